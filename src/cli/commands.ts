@@ -1,0 +1,11 @@
+import type { Command } from "./command.ts";
+
+/**
+ * The command table. Each entry loads its module lazily so that a hook invocation
+ * (`capture`, `prelude`) pays only for the code it runs.
+ * PERF: keep this file free of imports other than types; it is on every start-up path.
+ */
+export const commands: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
+  embed: { summary: "Embed text with the built-in static model", load: () => import("./commands/embed.ts") },
+  doctor: { summary: "Check the installation and print a fix for each problem", load: () => import("./commands/doctor.ts") },
+};

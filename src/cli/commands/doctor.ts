@@ -1,0 +1,48 @@
+import { defineCommand } from "../command.ts";
+import { dataDir } from "../paths.ts";
+import { describeModelSource, loadModel } from "../../embed/source.ts";
+
+/** One check: a name, whether it passed, what was seen, and the fix when it did not pass. */
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+export async function runChecks(): Promise<Check[]> {
+  const checks: Check[] = [];
+  checks.push({ name: "binary", ok: true, detail: process.execPath });
+  checks.push({ name: "data directory", ok: true, detail: dataDir() });
+  try {
+    const model = await loadModel();
+    const probe = await model.embed("triforge doctor");
+    const ok = probe.some((x) => x !== 0);
+    checks.push({
+      name: "embedding model",
+      ok,
+      detail: `${model.id}, dimension ${model.dim}, from ${describeModelSource()}`,
+      fix: ok ? undefined : "the model returns zero vectors: reinstall triforge or unset TRIFORGE_MODEL_DIR",
+    });
+  } catch (error) {
+    checks.push({ name: "embedding model", ok: false, detail: (error as Error).message, fix: "reinstall triforge, or unset TRIFORGE_MODEL_DIR" });
+  }
+  return checks;
+}
+
+export default defineCommand({
+  usage: "triforge doctor [--json]",
+  description: "Checks the installation and prints the fix for each problem found. Exits 1 when a check fails.",
+  options: { json: { type: "boolean", description: "Print the checks as JSON" } },
+  async run({ values }) {
+    const checks = await runChecks();
+    if (values.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
+    else {
+      for (const c of checks) {
+        process.stdout.write(`${c.ok ? "ok  " : "FAIL"}  ${c.name}: ${c.detail}\n`);
+        if (!c.ok && c.fix) process.stdout.write(`      fix: ${c.fix}\n`);
+      }
+    }
+    return checks.every((c) => c.ok) ? 0 : 1;
+  },
+});

@@ -1,0 +1,18 @@
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { dataDir, projectDataDir } from "./paths.ts";
+
+/**
+ * Appends one line to an `errors.log` (the project's when a project is known, else the global one).
+ * Never throws: logging is what we do when something already went wrong.
+ */
+export function logError(context: string, error: unknown, projectPath?: string): void {
+  try {
+    const file = join(projectPath ? projectDataDir(projectPath) : dataDir(), "errors.log");
+    mkdirSync(dirname(file), { recursive: true });
+    const message = error instanceof Error ? `${error.message}${error.stack ? `\n  ${error.stack.split("\n").slice(1, 4).join("\n  ")}` : ""}` : String(error);
+    appendFileSync(file, `${new Date().toISOString()} [${context}] ${message}\n`);
+  } catch {
+    // Nowhere left to report to; the caller still fails open.
+  }
+}

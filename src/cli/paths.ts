@@ -1,0 +1,37 @@
+import { createHash } from "node:crypto";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/**
+ * Where triforge keeps its data: `~/.claude/triforge/` (Windows `%USERPROFILE%\.claude\triforge\`).
+ * TRIFORGE_HOME overrides it (tests, and users who want the data elsewhere).
+ */
+export function dataDir(): string {
+  return process.env.TRIFORGE_HOME || join(homedir(), ".claude", "triforge");
+}
+
+/** Extracted model files and other caches that can be rebuilt at any time. */
+export function cacheDir(): string {
+  return join(dataDir(), "cache");
+}
+
+/**
+ * A path in one spelling on every OS, so that the same project hashes the same everywhere:
+ * absolute, forward slashes, lower-case drive letter, no trailing slash.
+ */
+export function normalizeProjectPath(path: string): string {
+  let p = resolve(path).replaceAll("\\", "/");
+  if (/^[A-Za-z]:/.test(p)) p = p[0].toLowerCase() + p.slice(1);
+  if (p.length > 1 && p.endsWith("/") && !/^[a-z]:\/$/.test(p)) p = p.slice(0, -1);
+  return p;
+}
+
+/** `sha256(normalised absolute project path)[:12]`: the project's folder name in the data directory. */
+export function projectKey(projectPath: string): string {
+  return createHash("sha256").update(normalizeProjectPath(projectPath)).digest("hex").slice(0, 12);
+}
+
+/** The per-project data folder: chats.jsonl, the store, summary.md, errors.log. */
+export function projectDataDir(projectPath: string): string {
+  return join(dataDir(), projectKey(projectPath));
+}

@@ -1,0 +1,160 @@
+import { halfToFloatTable, readSafetensors, type Tensor } from "./safetensors.ts";
+
+/**
+ * Inputs longer than this many tokens are truncated (model2vec's own default for `encode`).
+ * Static embeddings mean-pool, so the tail of a very long text adds little; the cap bounds cost.
+ */
+export const MAX_TOKENS = 512;
+/** Characters kept before tokenising: a generous bound on MAX_TOKENS tokens, so huge inputs stay cheap. */
+const MAX_CHARS = MAX_TOKENS * 16;
+
+export interface ModelFiles {
+  /** A name for people and for index compatibility checks, e.g. `potion-base-2M-int8`. */
+  id: string;
+  config: string;
+  tokenizer: string;
+  weights: Uint8Array;
+  /** Where the files came from, for error messages. */
+  origin: string;
+}
+
+interface Tokenizer {
+  encodeBatch(texts: string[], options: { addSpecialTokens: boolean }): Promise<{ getIds(): number[] }[]>;
+  getVocabSize(withAddedTokens?: boolean): number;
+  tokenToId(token: string): number | null;
+}
+
+export class ModelError extends Error {}
+
+/** A model2vec static embedding model: token rows, mean-pooled, optionally L2-normalised. */
+export class StaticModel {
+  readonly id: string;
+  readonly dim: number;
+  readonly normalize: boolean;
+  private readonly rowOf: Int32Array | undefined;
+  private readonly scale: Float32Array | Float64Array | undefined;
+  private readonly rows: Tensor;
+  private readonly unkId: number;
+
+  private constructor(files: ModelFiles, private readonly tokenizer: Tokenizer, tensors: Map<string, Tensor>, normalize: boolean) {
+    this.id = files.id;
+    this.normalize = normalize;
+    const rows = tensors.get("embeddings");
+    if (rows?.shape.length !== 2) throw new ModelError(`${files.origin}/model.safetensors: no 2-D 'embeddings' tensor`);
+    if (!["F32", "F16", "I8"].includes(rows.dtype)) {
+      throw new ModelError(`${files.origin}/model.safetensors: unsupported embeddings dtype ${rows.dtype}`);
+    }
+    this.rows = rows;
+    this.dim = rows.shape[1];
+    const vocab = tokenizer.getVocabSize(true);
+    const mapping = tensors.get("mappings") ?? tensors.get("mapping");
+    if (mapping) {
+      if (mapping.data instanceof BigInt64Array) this.rowOf = Int32Array.from(mapping.data, Number);
+      else if (mapping.data instanceof Int32Array) this.rowOf = mapping.data;
+      else throw new ModelError(`${files.origin}/model.safetensors: mapping must be I64 or I32, not ${mapping.dtype}`);
+      if (this.rowOf.length < vocab) {
+        throw new ModelError(`${files.origin}/model.safetensors: mapping has ${this.rowOf.length} entries for a vocabulary of ${vocab}`);
+      }
+      for (const row of this.rowOf) {
+        if (row < 0 || row >= rows.shape[0]) throw new ModelError(`${files.origin}/model.safetensors: mapping points outside embeddings`);
+      }
+    } else if (rows.shape[0] < vocab) {
+      throw new ModelError(`${files.origin}/model.safetensors: embeddings have ${rows.shape[0]} rows for a vocabulary of ${vocab}`);
+    }
+    const weights = tensors.get("weights");
+    if (weights) {
+      if (!(weights.data instanceof Float32Array || weights.data instanceof Float64Array)) {
+        throw new ModelError(`${files.origin}/model.safetensors: weights must be F32 or F64, not ${weights.dtype}`);
+      }
+      if (weights.data.length < vocab) throw new ModelError(`${files.origin}/model.safetensors: weights shorter than the vocabulary`);
+      this.scale = weights.data;
+    }
+    this.unkId = tokenizer.tokenToId("[UNK]") ?? tokenizer.tokenToId("<unk>") ?? -1;
+  }
+
+  static async load(files: ModelFiles): Promise<StaticModel> {
+    let config: { normalize?: boolean };
+    try {
+      config = JSON.parse(files.config);
+    } catch {
+      throw new ModelError(`${files.origin}/config.json: not valid JSON`);
+    }
+    let tokenizer: Tokenizer;
+    try {
+      // Native code cannot open paths inside the compiled binary, so the tokenizer is built from its JSON text.
+      const addon = await import("@anush008/tokenizers");
+      // The compiled build swaps in the bare addon (CommonJS), whose exports arrive as `default`.
+      const { Tokenizer } = (addon.Tokenizer ? addon : (addon as unknown as { default: typeof addon }).default);
+      tokenizer = Tokenizer.fromString(files.tokenizer) as unknown as Tokenizer;
+    } catch (error) {
+      throw new ModelError(`${files.origin}/tokenizer.json: cannot load tokenizer (${(error as Error).message})`);
+    }
+    let tensors: Map<string, Tensor>;
+    try {
+      tensors = readSafetensors(files.weights, `${files.origin}/model.safetensors`);
+    } catch (error) {
+      throw new ModelError((error as Error).message);
+    }
+    return new StaticModel(files, tokenizer, tensors, config.normalize ?? true);
+  }
+
+  /** Token ids as the model sees them: no special tokens, unknown tokens dropped, truncated to MAX_TOKENS. */
+  async tokenize(texts: string[]): Promise<number[][]> {
+    const encodings = await this.tokenizer.encodeBatch(
+      texts.map((t) => (t.length > MAX_CHARS ? t.slice(0, MAX_CHARS) : t)),
+      { addSpecialTokens: false },
+    );
+    return encodings.map((e) => {
+      const ids = e.getIds().filter((id) => id !== this.unkId);
+      return ids.length > MAX_TOKENS ? ids.slice(0, MAX_TOKENS) : ids;
+    });
+  }
+
+  /** Embeds many texts into one row-major Float32Array of `texts.length × dim`. */
+  async embedBatch(texts: string[]): Promise<Float32Array> {
+    const out = new Float32Array(texts.length * this.dim);
+    if (texts.length === 0) return out;
+    const ids = await this.tokenize(texts);
+    for (let i = 0; i < ids.length; i++) this.pool(ids[i], out.subarray(i * this.dim, (i + 1) * this.dim));
+    return out;
+  }
+
+  async embed(text: string): Promise<Float32Array> {
+    return this.embedBatch([text]);
+  }
+
+  /** Mean of the (scaled) rows of `ids` into `target`; all-unknown or empty input leaves zeros. */
+  private pool(ids: number[], target: Float32Array): void {
+    if (ids.length === 0) return;
+    const dim = this.dim;
+    const data = this.rows.data;
+    const half = this.rows.dtype === "F16" ? halfToFloatTable() : undefined;
+    for (const id of ids) {
+      const row = this.rowOf ? this.rowOf[id] : id;
+      const scale = this.scale ? this.scale[id] : 1;
+      const base = row * dim;
+      if (half) for (let d = 0; d < dim; d++) target[d] += half[(data as Uint16Array)[base + d]] * scale;
+      else for (let d = 0; d < dim; d++) target[d] += (data as Float32Array | Int8Array)[base + d] * scale;
+    }
+    if (this.normalize) {
+      let norm = 0;
+      for (let d = 0; d < dim; d++) norm += target[d] * target[d];
+      norm = Math.sqrt(norm);
+      if (norm > 0) for (let d = 0; d < dim; d++) target[d] /= norm;
+    } else {
+      for (let d = 0; d < dim; d++) target[d] /= ids.length;
+    }
+  }
+}
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}

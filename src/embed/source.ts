@@ -1,0 +1,106 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { cacheDir } from "../cli/paths.ts";
+import { ModelError, type ModelFiles, StaticModel } from "./model.ts";
+
+const REPO_ROOT = resolve(import.meta.dir, "../..");
+/** Preference when several models were fetched into models/: best retrieval quality first. */
+export const MODEL_PREFERENCE = [
+  "potion-retrieval-32M",
+  "potion-code-16M",
+  "potion-base-8M",
+  "potion-multilingual-128M",
+  "potion-base-2M",
+];
+export const SHARED_DEFAULT_MODEL = resolve(REPO_ROOT, "../shared/models/potion-base-2M-int8");
+
+const MODEL_FILES = ["config.json", "tokenizer.json", "model.safetensors"] as const;
+
+export function isModelDir(dir: string): boolean {
+  return MODEL_FILES.every((f) => existsSync(join(dir, f)));
+}
+
+/**
+ * The model folder a build or a source checkout uses: TRIFORGE_MODEL_DIR, else the best model
+ * fetched into models/, else the default potion-base-2M in ../shared.
+ */
+export function resolveModelDir(): string {
+  const fromEnv = process.env.TRIFORGE_MODEL_DIR;
+  if (fromEnv) {
+    if (!isModelDir(fromEnv)) throw new ModelError(`TRIFORGE_MODEL_DIR=${fromEnv} is not a model2vec folder (needs ${MODEL_FILES.join(", ")})`);
+    return resolve(fromEnv);
+  }
+  const modelsDir = join(REPO_ROOT, "models");
+  const present = existsSync(modelsDir) ? readdirSync(modelsDir).filter((d) => isModelDir(join(modelsDir, d))) : [];
+  for (const name of MODEL_PREFERENCE) {
+    const hit = present.find((d) => d === name || d.startsWith(`${name}-`));
+    if (hit) return join(modelsDir, hit);
+  }
+  if (present.length) return join(modelsDir, present[0]);
+  if (isModelDir(SHARED_DEFAULT_MODEL)) return SHARED_DEFAULT_MODEL;
+  throw new ModelError("no embedding model found: set TRIFORGE_MODEL_DIR or run 'bun run fetch-model potion-base-8M'");
+}
+
+export function readModelDir(dir: string): ModelFiles {
+  for (const f of MODEL_FILES) {
+    if (!existsSync(join(dir, f))) throw new ModelError(`${join(dir, f)}: missing`);
+  }
+  return {
+    id: basename(dir),
+    origin: dir,
+    config: readFileSync(join(dir, "config.json"), "utf8"),
+    tokenizer: readFileSync(join(dir, "tokenizer.json"), "utf8"),
+    weights: mapFile(join(dir, "model.safetensors")),
+  };
+}
+
+function mapFile(path: string): Uint8Array {
+  // Bun.mmap shares pages with the file; fall back to reading where mapping is unavailable.
+  try {
+    return Bun.mmap(path, { shared: false });
+  } catch {
+    return new Uint8Array(readFileSync(path));
+  }
+}
+
+/** The model built into the binary, if this is a compiled build that embeds one. */
+async function embeddedModel(): Promise<ModelFiles | undefined> {
+  if (!process.env.TRIFORGE_EMBEDDED_MODEL) return undefined;
+  const embedded = (await import("triforge:embedded-model")).default;
+  // The weights are extracted once to the cache (keyed by their hash) and memory-mapped on later starts.
+  const dir = join(cacheDir(), "models", `${embedded.id}-${embedded.sha256.slice(0, 12)}`);
+  const weightsPath = join(dir, "model.safetensors");
+  if (!existsSync(weightsPath) || statSync(weightsPath).size !== embedded.size) {
+    mkdirSync(dir, { recursive: true });
+    const temporary = `${weightsPath}.${process.pid}.tmp`;
+    writeFileSync(temporary, await Bun.file(embedded.weights).bytes());
+    renameSync(temporary, weightsPath);
+  }
+  return {
+    id: embedded.id,
+    origin: `${embedded.id} (embedded)`,
+    config: await Bun.file(embedded.config).text(),
+    tokenizer: await Bun.file(embedded.tokenizer).text(),
+    weights: mapFile(weightsPath),
+  };
+}
+
+/** Where the model that `loadModel()` would use comes from, without loading it. */
+export function describeModelSource(): string {
+  if (process.env.TRIFORGE_MODEL_DIR) return process.env.TRIFORGE_MODEL_DIR;
+  if (process.env.TRIFORGE_EMBEDDED_MODEL) return `${process.env.TRIFORGE_EMBEDDED_MODEL} (embedded)`;
+  return resolveModelDir();
+}
+
+let loaded: Promise<StaticModel> | undefined;
+/**
+ * The process-wide model: TRIFORGE_MODEL_DIR when set (a user's larger model), else the one
+ * embedded in the binary, else the source-checkout resolution. Loaded once, on first use.
+ */
+export function loadModel(): Promise<StaticModel> {
+  loaded ??= (async () => {
+    const files = (!process.env.TRIFORGE_MODEL_DIR && (await embeddedModel())) || readModelDir(resolveModelDir());
+    return StaticModel.load(files);
+  })();
+  return loaded;
+}

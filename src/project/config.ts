@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+
+/** `.triforge/config.json`: its presence is what makes a project active. */
+export interface ProjectConfig {
+  storage: "local" | "postgres" | "insforge";
+  /** `auto` tries Anthropic → OpenAI → Ollama → none (see src/llm). */
+  llm: "auto" | "anthropic" | "openai" | "ollama" | "none";
+  /** Extra literal strings or /regex/ to redact, beside `.triforge/exclude.txt`. */
+  exclude: string[];
+  /** Optional model names per provider, e.g. {"anthropic": "claude-haiku-4-5"}. */
+  models?: Partial<Record<"anthropic" | "openai" | "ollama", string>>;
+}
+
+export const DEFAULT_CONFIG: ProjectConfig = { storage: "local", llm: "auto", exclude: [] };
+
+export function configPath(projectRoot: string): string {
+  return join(projectRoot, ".triforge", "config.json");
+}
+
+/**
+ * The nearest folder at or above `start` that holds `.triforge/config.json`, or undefined when the
+ * project is not active. Hooks may run from a subfolder of the project.
+ */
+export function findProjectRoot(start: string): string | undefined {
+  let dir = resolve(start);
+  for (;;) {
+    if (existsSync(configPath(dir))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** Reads the project's config, filling defaults; a malformed file is an error that names the file. */
+export function readProjectConfig(projectRoot: string): ProjectConfig {
+  const file = configPath(projectRoot);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`${file}: ${(error as Error).message}`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`${file}: expected a JSON object`);
+  return { ...DEFAULT_CONFIG, ...(raw as Partial<ProjectConfig>) };
+}

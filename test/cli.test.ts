@@ -1,0 +1,38 @@
+import { describe, expect, test } from "bun:test";
+import { runBinary, tempDir } from "./helpers.ts";
+
+describe("the compiled binary's dispatcher", () => {
+  const home = tempDir();
+
+  test("--version prints the package version", async () => {
+    const { code, stdout } = await runBinary(["--version"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^triforge \d+\.\d+\.\d+\n$/);
+  });
+
+  test("--version --verbose names the embedded model", async () => {
+    const { code, stdout } = await runBinary(["--version", "--verbose"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/model potion-base-2M-\w+ \(dimension 64\)/);
+  });
+
+  test("an unknown command prints usage to stderr and exits 2", async () => {
+    const { code, stdout, stderr } = await runBinary(["frobnicate"], { home });
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("unknown command 'frobnicate'");
+    expect(stderr).toContain("Usage: triforge <command>");
+  });
+
+  test("an unknown option prints the command's usage to stderr and exits 2", async () => {
+    const { code, stderr } = await runBinary(["embed", "--no-such-flag"], { home });
+    expect(code).toBe(2);
+    expect(stderr).toContain("Usage: triforge embed");
+  });
+
+  test("--help on a command prints its options and exits 0", async () => {
+    const { code, stdout } = await runBinary(["embed", "--help"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toContain("--stdin");
+  });
+});

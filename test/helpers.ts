@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync, statSync, readdirSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll } from "bun:test";
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const SHARED = resolve(ROOT, "../shared");
+
+/** A fresh temporary folder, removed after the test file finishes. */
+export function tempDir(prefix = "triforge-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function newestSourceMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSourceMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+let building: Promise<string> | undefined;
+/**
+ * The compiled binary for this machine (dist/triforge-<os>-<arch>), rebuilt when any file under src/
+ * is newer. Tests that spawn it exercise exactly what users run. TRIFORGE_TEST_BINARY overrides.
+ */
+export function compiledBinary(): Promise<string> {
+  if (process.env.TRIFORGE_TEST_BINARY) return Promise.resolve(process.env.TRIFORGE_TEST_BINARY);
+  building ??= (async () => {
+    const { buildTarget, hostTarget } = await import("../build/build.ts");
+    const { resolveModelDir } = await import("../src/embed/source.ts");
+    const target = hostTarget();
+    const file = join(ROOT, "dist", `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`);
+    const stale = !existsSync(file) || statSync(file).mtimeMs < Math.max(newestSourceMtime(join(ROOT, "src")), statSync(join(ROOT, "package.json")).mtimeMs);
+    if (stale) await buildTarget(target, join(ROOT, "dist"), resolveModelDir());
+    return file;
+  })();
+  return building;
+}
+
+/** Runs the compiled binary with an isolated data directory; returns exit code and output. */
+export async function runBinary(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string; home: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const binary = await compiledBinary();
+  const proc = Bun.spawn([binary, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, HOME: options.home, USERPROFILE: options.home, TRIFORGE_HOME: join(options.home, ".claude", "triforge"), ...options.env },
+    stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
