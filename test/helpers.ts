@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, readdirSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll } from "bun:test";
@@ -34,8 +34,18 @@ export function compiledBinary(): Promise<string> {
     const { resolveModelDir } = await import("../src/embed/source.ts");
     const target = hostTarget();
     const file = join(ROOT, "dist", `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`);
+    mkdirSync(join(ROOT, "dist"), { recursive: true });
     const stale = !existsSync(file) || statSync(file).mtimeMs < Math.max(newestSourceMtime(join(ROOT, "src")), statSync(join(ROOT, "package.json")).mtimeMs);
-    if (stale) await buildTarget(target, join(ROOT, "dist"), resolveModelDir());
+    if (stale) {
+      // Build beside the target and rename: several test runs may build at once.
+      const scratch = mkdtempSync(join(ROOT, "dist", ".build-"));
+      try {
+        const built = await buildTarget(target, scratch, resolveModelDir());
+        renameSync(built, file);
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    }
     return file;
   })();
   return building;
