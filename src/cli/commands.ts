@@ -7,5 +7,6 @@ import type { Command } from "./command.ts";
  */
 export const commands: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
   embed: { summary: "Embed text with the built-in static model", load: () => import("./commands/embed.ts") },
+  prelude: { summary: "SessionStart hook: inject the newest session summaries as recalled data", load: () => import("./commands/prelude.ts") },
   doctor: { summary: "Check the installation and print a fix for each problem", load: () => import("./commands/doctor.ts") },
 };

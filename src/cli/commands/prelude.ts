@@ -1,0 +1,87 @@
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { preludeContext, sessionStartOutput } from "../../mcp/prelude.ts";
+import { findProjectRoot } from "../../project/config.ts";
+import { defineCommand } from "../command.ts";
+import { logError } from "../log.ts";
+import { projectDataDir } from "../paths.ts";
+
+// PERF: a SessionStart hook on every session; imports only node:fs and small local modules
+// (no SDK, no zod, no model), so it costs about what an empty binary start costs.
+
+/** Bytes read from the end of summary.md: far more than the prelude budget, bounded as the file grows. */
+const SUMMARY_TAIL_BYTES = 64 * 1024;
+
+export default defineCommand({
+  usage: "triforge prelude [--project=<path>]",
+  description:
+    "SessionStart hook: prints Claude Code hook JSON carrying the newest entries of the project's session summary " +
+    "as recalled data. Prints nothing for a project that is not active or has no summary yet. Never fails the session.",
+  options: {
+    project: {
+      type: "string",
+      arg: "path",
+      description: "Project folder (walks up to the active root); default: the hook's cwd",
+    },
+  },
+  async run({ values }) {
+    let root: string | undefined;
+    try {
+      const start =
+        typeof values.project === "string" ? values.project : ((await hookInputCwd()) ?? process.cwd());
+      root = findProjectRoot(start);
+      if (!root) return 0;
+      const summaryFile = join(projectDataDir(root), "summary.md");
+      const tail = readTail(summaryFile, SUMMARY_TAIL_BYTES);
+      if (!tail) return 0;
+      // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
+      const context =
+        preludeContext(tail.text) ??
+        (tail.partial ? preludeContext(readFileSync(summaryFile, "utf8")) : undefined);
+      if (context) process.stdout.write(`${sessionStartOutput(context)}\n`);
+    } catch (error) {
+      logError("prelude", error, root);
+    }
+    return 0;
+  },
+});
+
+/**
+ * The `cwd` of the hook JSON on stdin, when the hook was not given --project. Absent, empty or
+ * garbage input is not an error: the prelude then uses its own working directory.
+ */
+async function hookInputCwd(): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined;
+  try {
+    const input: unknown = JSON.parse(await Bun.stdin.text());
+    const cwd = (input as { cwd?: unknown } | null)?.cwd;
+    return typeof cwd === "string" && cwd ? cwd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The last `bytes` of a file from a line start; undefined when it is missing or empty. */
+function readTail(file: string, bytes: number): { text: string; partial: boolean } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return undefined;
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    readSync(fd, buffer, 0, buffer.length, start);
+    const text = buffer.toString("utf8");
+    // Starting mid-file means starting mid-line: drop that partial line (it may not be a real header).
+    return start === 0
+      ? { text, partial: false }
+      : { text: text.slice(text.indexOf("\n") + 1), partial: true };
+  } finally {
+    closeSync(fd);
+  }
+}
