@@ -22,26 +22,40 @@ export function readSafetensors(bytes: Uint8Array, file = "model.safetensors"): 
   if (headerLength <= 0 || 8 + headerLength > bytes.byteLength) {
     throw new SafetensorsError(`${file}: header length ${headerLength} does not fit in ${bytes.byteLength} bytes`);
   }
-  let header: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+  let header: unknown;
   try {
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
   } catch {
     throw new SafetensorsError(`${file}: header is not valid JSON`);
   }
+  if (typeof header !== "object" || header === null || Array.isArray(header)) {
+    throw new SafetensorsError(`${file}: header is not a JSON object of tensors`);
+  }
   const dataStart = 8 + headerLength;
   const tensors = new Map<string, Tensor>();
-  for (const [name, info] of Object.entries(header)) {
+  for (const [name, info] of Object.entries(header as Record<string, unknown>)) {
     if (name === "__metadata__") continue;
-    const dtype = info.dtype as DType;
-    if (!(dtype in BYTES)) throw new SafetensorsError(`${file}: tensor '${name}' has unsupported dtype ${info.dtype}`);
-    const [start, end] = info.data_offsets;
-    const count = info.shape.reduce((a, b) => a * b, 1);
-    if (end - start !== count * BYTES[dtype] || dataStart + end > bytes.byteLength) {
-      throw new SafetensorsError(`${file}: tensor '${name}' (${dtype} ${JSON.stringify(info.shape)}) does not match its byte range`);
+    const { dtype, shape, data_offsets: offsets } = (info ?? {}) as Record<string, unknown>;
+    // Object.hasOwn, not `in`: a dtype such as "toString" must not match the prototype.
+    if (typeof dtype !== "string" || !Object.hasOwn(BYTES, dtype)) {
+      throw new SafetensorsError(`${file}: tensor '${name}' has unsupported dtype ${String(dtype)}`);
     }
-    tensors.set(name, { dtype, shape: info.shape, data: typedView(bytes, dataStart + start, count, dtype) });
+    if (!isCountList(shape) || !isCountList(offsets) || offsets.length !== 2) {
+      throw new SafetensorsError(`${file}: tensor '${name}' needs a 'shape' and two 'data_offsets' of non-negative integers`);
+    }
+    const [start, end] = offsets;
+    const count = shape.reduce((a, b) => a * b, 1);
+    const type = dtype as DType;
+    if (end - start !== count * BYTES[type] || dataStart + end > bytes.byteLength) {
+      throw new SafetensorsError(`${file}: tensor '${name}' (${dtype} ${JSON.stringify(shape)}) does not match its byte range`);
+    }
+    tensors.set(name, { dtype: type, shape, data: typedView(bytes, dataStart + start, count, type) });
   }
   return tensors;
+}
+
+function isCountList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((n) => Number.isSafeInteger(n) && n >= 0);
 }
 
 function typedView(bytes: Uint8Array, offset: number, count: number, dtype: DType): Tensor["data"] {

@@ -27,7 +27,12 @@ export function isModelDir(dir: string): boolean {
 export function resolveModelDir(): string {
   const fromEnv = process.env.TRIFORGE_MODEL_DIR;
   if (fromEnv) {
-    if (!isModelDir(fromEnv)) throw new ModelError(`TRIFORGE_MODEL_DIR=${fromEnv} is not a model2vec folder (needs ${MODEL_FILES.join(", ")})`);
+    const missing = MODEL_FILES.filter((f) => !existsSync(join(fromEnv, f)));
+    if (missing.length) {
+      throw new ModelError(
+        `${join(resolve(fromEnv), missing[0])}: missing (TRIFORGE_MODEL_DIR must be a model2vec folder with ${MODEL_FILES.join(", ")})`,
+      );
+    }
     return resolve(fromEnv);
   }
   const modelsDir = join(REPO_ROOT, "models");
