@@ -9,4 +9,8 @@ export const commands: Record<string, { summary: string; load: () => Promise<{ d
   embed: { summary: "Embed text with the built-in static model", load: () => import("./commands/embed.ts") },
   prelude: { summary: "SessionStart hook: inject the newest session summaries as recalled data", load: () => import("./commands/prelude.ts") },
   doctor: { summary: "Check the installation and print a fix for each problem", load: () => import("./commands/doctor.ts") },
+  install: { summary: "Wire triforge into Claude Code (and Codex, Cursor, OpenCode)", load: () => import("./commands/install.ts") },
+  uninstall: { summary: "Remove exactly what install added", load: () => import("./commands/uninstall.ts") },
+  activate: { summary: "Turn memory on in a project (what /rag runs)", load: () => import("./commands/activate.ts") },
+  deactivate: { summary: "Turn memory off in a project, removing what activate wrote", load: () => import("./commands/deactivate.ts") },
 };

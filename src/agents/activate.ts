@@ -1,0 +1,140 @@
+import { existsSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { dataDir, projectKey } from "../cli/paths.ts";
+import { DEFAULT_CONFIG, findProjectRoot, type ProjectConfig } from "../project/config.ts";
+import { type Applied, type Edit, editTarget } from "./edits.ts";
+import { commandLine, type Platform } from "./launcher.ts";
+import agentsMd from "./templates/agents-md.md" with { type: "text" };
+import { SECTION_ID } from "./claude.ts";
+import {
+  applyChanges,
+  type ChangeRecord,
+  type FileChange,
+  type Outcome,
+  readRecord,
+  readText,
+  removeIfEmpty,
+  revertChanges,
+  writeRecord,
+} from "./tracked.ts";
+
+/**
+ * Hook timeouts in seconds. Claude Code waits for SessionStart and Stop hooks; SessionEnd only
+ * spawns the detached indexer, so its budget is short (Claude Code exits right after it).
+ */
+export const HOOK_TIMEOUTS = { SessionStart: 15, Stop: 30, SessionEnd: 5 } as const;
+export type HookEvent = keyof typeof HOOK_TIMEOUTS;
+
+/** The three hooks of the agents contract, as Claude Code's settings spell a command hook. */
+export function projectHooks(
+  launcher: string[],
+  root: string,
+  platform: Platform = process.platform,
+): Record<HookEvent, object> {
+  const hook = (event: HookEvent, args: string[]) => ({
+    hooks: [
+      {
+        type: "command",
+        command: commandLine([...launcher, ...args], platform),
+        timeout: HOOK_TIMEOUTS[event],
+      },
+    ],
+  });
+  return {
+    SessionStart: hook("SessionStart", ["prelude", `--project=${root}`]),
+    Stop: hook("Stop", ["capture", `--project=${root}`]),
+    SessionEnd: hook("SessionEnd", ["index", `--project=${root}`, "--background"]),
+  };
+}
+
+/** Everything below `.triforge/` except what a team may share (config, exclusions) stays out of git. */
+export const TRIFORGE_GITIGNORE =
+  "# Written by `triforge activate`: only the shared settings belong in git.\n*\n!.gitignore\n!config.json\n!exclude.txt\n";
+
+export function activationRecordPath(root: string): string {
+  return join(dataDir(), "activations", `${projectKey(root)}.json`);
+}
+
+/** The project to act on: the active project enclosing `start`, else `start` itself. */
+export function resolveProject(start: string | undefined): string {
+  const dir = resolve(start ?? process.cwd());
+  return findProjectRoot(dir) ?? dir;
+}
+
+/** `@AGENTS.md` (or `@./AGENTS.md`) anywhere in CLAUDE.md already brings AGENTS.md in. */
+function importsAgentsMd(text: string): boolean {
+  return /(^|\s)@(\.\/)?AGENTS\.md\b/m.test(text);
+}
+
+export interface ActivateOptions {
+  root: string;
+  launcher: string[];
+  storage?: ProjectConfig["storage"];
+  platform?: Platform;
+}
+
+export function activationChanges(options: ActivateOptions, earlier: ChangeRecord | undefined): FileChange[] {
+  const { root, launcher } = options;
+  const recorded = (path: string, edit: Edit) =>
+    earlier?.files.some(
+      (f) => f.path === path && f.edits.some((e: Applied) => editTarget(e) === editTarget(edit)),
+    ) ?? false;
+  const configFile = join(root, ".triforge", "config.json");
+  const config: ProjectConfig = { ...DEFAULT_CONFIG, storage: options.storage ?? DEFAULT_CONFIG.storage };
+  const configEdits: Edit[] = [
+    // The file's presence is what turns memory on, so deactivate removes it even when edited.
+    { kind: "file", content: `${JSON.stringify(config, null, 2)}\n`, createOnly: true, force: true },
+  ];
+  if (options.storage && existsSync(configFile))
+    configEdits.push({ kind: "json", path: ["storage"], value: options.storage });
+  const changes: FileChange[] = [
+    { path: configFile, edits: configEdits },
+    {
+      path: join(root, ".triforge", ".gitignore"),
+      edits: [{ kind: "file", content: TRIFORGE_GITIGNORE, createOnly: true }],
+    },
+    { path: join(root, "AGENTS.md"), edits: [{ kind: "section", id: SECTION_ID, body: agentsMd }] },
+  ];
+  // Claude Code reads CLAUDE.md, not AGENTS.md: an existing CLAUDE.md gets an import line.
+  const claudeMd = join(root, "CLAUDE.md");
+  const importLine: Edit = { kind: "line", line: "@AGENTS.md" };
+  const claudeText = readText(claudeMd);
+  if (recorded(claudeMd, importLine) || (claudeText !== undefined && !importsAgentsMd(claudeText))) {
+    changes.push({ path: claudeMd, edits: [importLine] });
+  }
+  const hooks = projectHooks(launcher, root, options.platform);
+  changes.push({
+    path: join(root, ".claude", "settings.local.json"),
+    edits: Object.entries(hooks).map(([event, value]) => ({
+      kind: "json-append",
+      path: ["hooks", event],
+      value,
+    })),
+  });
+  return changes;
+}
+
+export function activate(options: ActivateOptions): { root: string; outcomes: Outcome[] } {
+  const recordPath = activationRecordPath(options.root);
+  const earlier = readRecord(recordPath);
+  const { record, outcomes } = applyChanges(
+    earlier,
+    activationChanges(options, earlier),
+    options.launcher,
+    join(dataDir(), "backups"),
+  );
+  if (!earlier || outcomes.some((o) => o.action !== "unchanged"))
+    writeRecord(recordPath, { ...record, project: options.root });
+  return { root: options.root, outcomes };
+}
+
+/** Removes exactly what activate wrote; undefined when this project was never activated here. */
+export function deactivate(root: string): Outcome[] | undefined {
+  const recordPath = activationRecordPath(root);
+  const record = readRecord(recordPath);
+  if (!record) return undefined;
+  const outcomes = revertChanges(record, join(dataDir(), "backups"));
+  rmSync(recordPath, { force: true });
+  removeIfEmpty(dirname(recordPath));
+  return outcomes;
+}

@@ -1,0 +1,101 @@
+import { existsSync, rmSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { dataDir } from "../cli/paths.ts";
+import { claudeChanges } from "./claude.ts";
+import { codexChanges, codexConfigDir } from "./codex.ts";
+import { cursorChanges, cursorConfigDir } from "./cursor.ts";
+import { opencodeChanges, opencodeConfigDir } from "./opencode.ts";
+import {
+  applyChanges,
+  type FileChange,
+  makeDirs,
+  type Outcome,
+  readRecord,
+  removeIfEmpty,
+  revertChanges,
+  writeRecord,
+} from "./tracked.ts";
+
+export const AGENTS = ["claude", "codex", "cursor", "opencode"] as const;
+export type Agent = (typeof AGENTS)[number];
+
+export function manifestPath(): string {
+  return join(dataDir(), "install-manifest.json");
+}
+
+export function backupsDir(): string {
+  return join(dataDir(), "backups");
+}
+
+/** Claude Code always; the others when their config folder shows they are installed. */
+export function detectAgents(home: string, env = process.env): Agent[] {
+  const present: Agent[] = ["claude"];
+  if (existsSync(codexConfigDir(home, env))) present.push("codex");
+  if (existsSync(cursorConfigDir(home))) present.push("cursor");
+  if (existsSync(opencodeConfigDir(home, env))) present.push("opencode");
+  return present;
+}
+
+export interface InstallOptions {
+  launcher: string[];
+  /** Explicit `--agents`; undefined: detect. */
+  agents?: Agent[];
+  insforge: boolean;
+  semble: boolean;
+  home?: string;
+  env?: Record<string, string | undefined>;
+}
+
+export function installChanges(agent: Agent, options: InstallOptions, home: string): FileChange[] {
+  const env = options.env ?? process.env;
+  switch (agent) {
+    case "claude":
+      return claudeChanges(
+        home,
+        options.launcher,
+        { insforge: options.insforge, semble: options.semble },
+        env,
+      );
+    case "codex":
+      return codexChanges(home, options.launcher, env);
+    case "cursor":
+      return cursorChanges(home, options.launcher);
+    case "opencode":
+      return opencodeChanges(home, options.launcher, env);
+  }
+}
+
+/** Wires triforge into the agents; a second run with the same options writes nothing. */
+export function install(options: InstallOptions): {
+  agents: Agent[];
+  outcomes: Outcome[];
+  dataDir: string;
+  createdDataDir: boolean;
+} {
+  const home = options.home ?? homedir();
+  const agents = options.agents ?? detectAgents(home, options.env);
+  const createdDirs = makeDirs(dataDir());
+  const record = readRecord(manifestPath());
+  const changes = agents.flatMap((agent) => installChanges(agent, options, home));
+  const { record: next, outcomes } = applyChanges(record, changes, options.launcher, backupsDir());
+  // Folders made for the data directory (~/.claude on a fresh machine) go on uninstall when empty.
+  next.dirs = [...new Set([...createdDirs, ...next.dirs])];
+  if (!record || outcomes.some((o) => o.action !== "unchanged")) writeRecord(manifestPath(), next);
+  return { agents, outcomes, dataDir: dataDir(), createdDataDir: createdDirs.length > 0 };
+}
+
+/**
+ * Removes what install added: files nobody touched since come back byte for byte, others lose
+ * only our keys and sections. Memories in the data directory stay (`purge` removes those).
+ */
+export function uninstall(): { outcomes: Outcome[]; dataDirKept: boolean } | undefined {
+  const record = readRecord(manifestPath());
+  if (!record) return undefined;
+  const outcomes = revertChanges(record, backupsDir());
+  rmSync(manifestPath(), { force: true });
+  removeIfEmpty(dataDir());
+  // The data directory sits inside ~/.claude by default: folders we created around it may be empty now.
+  for (const dir of [...record.dirs].reverse()) removeIfEmpty(dir);
+  return { outcomes, dataDirKept: existsSync(dataDir()) };
+}

@@ -1,0 +1,44 @@
+import { resolve } from "node:path";
+
+/**
+ * How an agent starts this triforge: the argv prefix before the subcommand.
+ * - TRIFORGE_BINARY (tests, packagers, wrappers) wins;
+ * - a compiled binary is `process.execPath` itself;
+ * - run from source (`bun src/index.ts`), execPath is Bun, so the script must follow it.
+ */
+export function launcher(env: Record<string, string | undefined> = process.env): string[] {
+  if (env.TRIFORGE_BINARY) return [resolve(env.TRIFORGE_BINARY)];
+  if (isCompiled()) return [process.execPath];
+  return [process.execPath, resolve(Bun.main)];
+}
+
+/** A `bun build --compile` binary runs its entry from Bun's embedded file system. */
+export function isCompiled(): boolean {
+  return Bun.main.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(Bun.main);
+}
+
+export type Platform = NodeJS.Platform;
+
+/**
+ * One argument quoted for the shell that runs Claude Code hooks: POSIX `sh` on Unix; on Windows,
+ * Git Bash (which Claude Code uses) or cmd, so double quotes and forward slashes, which both read
+ * alike and which Windows programs accept in paths.
+ */
+export function shellQuote(arg: string, platform: Platform = process.platform): string {
+  if (platform === "win32") {
+    // Always quoted: Windows paths hold spaces ("Program Files") more often than not.
+    return `"${arg.replaceAll("\\", "/").replaceAll('"', '\\"')}"`;
+  }
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/** A hook command line: the launcher, a subcommand and its options, each quoted as needed. */
+export function commandLine(argv: string[], platform: Platform = process.platform): string {
+  return argv
+    .map((arg) => {
+      // `--project=<path>`: quote only the value, so the option name stays readable.
+      const option = /^(--[a-z-]+=)(.*)$/s.exec(arg);
+      return option ? option[1] + shellQuote(option[2], platform) : shellQuote(arg, platform);
+    })
+    .join(" ");
+}
