@@ -1,0 +1,254 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { hostTarget } from "../build/build.ts";
+import { compiledBinary, ROOT, tempDir } from "./helpers.ts";
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+const INSTALL_SH = join(ROOT, "install.sh");
+const INSTALL_PS1 = join(ROOT, "install.ps1");
+const onWindows = process.platform === "win32";
+const host = hostTarget();
+const hostAsset = `triforge-${host}${onWindows ? ".exe" : ""}`;
+
+/**
+ * Release folders shaped like dist/ (assets + SHA256SUMS), served on 127.0.0.1 under /<release>/.
+ * `good`: the host binary and a small stand-in for another platform; `tampered`: the host binary with
+ * one byte changed after its sum was taken; `unlisted`: SHA256SUMS without the host asset.
+ */
+const releases = tempDir("triforge-releases-");
+const requests: string[] = [];
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch(request) {
+    const path = decodeURIComponent(new URL(request.url).pathname);
+    requests.push(path);
+    const file = join(releases, path);
+    if (path.includes("..") || !existsSync(file)) return new Response("Not Found", { status: 404 });
+    return new Response(Bun.file(file));
+  },
+});
+afterAll(() => server.stop(true));
+
+let prepared: Promise<Buffer> | undefined;
+function prepareReleases(): Promise<Buffer> {
+  prepared ??= (async () => {
+    const binary = readFileSync(await compiledBinary());
+    const standIn = Buffer.from("#!/bin/sh\nexit 3\n");
+    const write = (release: string, assets: Record<string, Buffer>, sums: Record<string, Buffer>) => {
+      mkdirSync(join(releases, release), { recursive: true });
+      for (const [name, bytes] of Object.entries(assets)) writeFileSync(join(releases, release, name), bytes);
+      const lines = Object.entries(sums).map(([name, bytes]) => `${sha256(bytes)}  ${name}`);
+      writeFileSync(join(releases, release, "SHA256SUMS"), `${lines.join("\n")}\n`);
+    };
+    const assets = { [hostAsset]: binary, "triforge-darwin-arm64": standIn };
+    write("good", assets, assets);
+    const tampered = Buffer.from(binary);
+    tampered[tampered.length >> 1] ^= 0xff;
+    write("tampered", { ...assets, [hostAsset]: tampered }, assets);
+    write("unlisted", assets, { "triforge-darwin-arm64": standIn });
+    return binary;
+  })();
+  return prepared;
+}
+
+/** A folder of fake commands put first on PATH (e.g. a `uname` that reports another platform). */
+function fakeBin(commands: Record<string, string>): string {
+  const dir = tempDir("triforge-fakebin-");
+  for (const [name, script] of Object.entries(commands)) {
+    writeFileSync(join(dir, name), `#!/bin/sh\n${script}\n`);
+    chmodSync(join(dir, name), 0o755);
+  }
+  return dir;
+}
+
+async function runInstallSh(env: Record<string, string>, pathPrefix?: string) {
+  const home = tempDir();
+  const tmp = join(home, "tmp");
+  mkdirSync(tmp);
+  const proc = Bun.spawn(["sh", INSTALL_SH], {
+    env: {
+      HOME: home,
+      TMPDIR: tmp,
+      PATH: `${pathPrefix ? `${pathPrefix}:` : ""}${process.env.PATH}`,
+      TRIFORGE_INSTALL_DIR: join(home, "bin"),
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, code, home, bin: join(home, "bin"), tmp };
+}
+
+const url = (release: string) => `http://127.0.0.1:${server.port}/${release}`;
+
+describe.skipIf(onWindows)("install.sh against a local release server", () => {
+  test("downloads the host's asset, verifies it and installs a working binary", async () => {
+    const binary = await prepareReleases();
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good") });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const installed = join(r.bin, "triforge");
+    expect(readFileSync(installed).equals(binary)).toBe(true);
+    expect(readdirSync(r.bin)).toEqual(["triforge"]);
+    expect(readdirSync(r.tmp)).toEqual([]); // the download folder is cleaned up
+    expect(r.stdout).toContain(`Downloading ${hostAsset} (latest) from ${url("good")}`);
+    expect(r.stdout).toMatch(/Installed triforge \d+\.\d+\.\d+ to /);
+    expect(r.stdout).toContain(`${r.bin} is not on your PATH`);
+    expect(r.stdout).toContain(`Next: run '${installed} install'`);
+    const run = Bun.spawnSync([installed, "--version"], { env: { HOME: r.home } });
+    expect(run.stdout.toString()).toMatch(/^triforge \d+\.\d+\.\d+/);
+  });
+
+  test("on PATH, the next step names the bare command", async () => {
+    await prepareReleases();
+    const home = tempDir();
+    const bin = join(home, "bin");
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good"), TRIFORGE_INSTALL_DIR: bin }, bin);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("is not on your PATH");
+    expect(r.stdout).toContain("Next: run 'triforge install'");
+  });
+
+  test("a tampered asset is refused and nothing is installed", async () => {
+    await prepareReleases();
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("tampered") });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`checksum mismatch for ${hostAsset}`);
+    expect(r.stderr).toContain("refusing to install");
+    expect(existsSync(join(r.bin, "triforge"))).toBe(false);
+    expect(readdirSync(r.tmp)).toEqual([]);
+  });
+
+  test("a tampered asset does not replace an existing install", async () => {
+    await prepareReleases();
+    const home = tempDir();
+    const bin = join(home, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "triforge"), "previous version");
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("tampered"), TRIFORGE_INSTALL_DIR: bin });
+    expect(r.code).toBe(1);
+    expect(readFileSync(join(bin, "triforge"), "utf8")).toBe("previous version");
+  });
+
+  test("an upgrade replaces the old binary in place and leaves no temporary file", async () => {
+    const binary = await prepareReleases();
+    const home = tempDir();
+    const bin = join(home, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "triforge"), "previous version");
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good"), TRIFORGE_INSTALL_DIR: bin });
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(bin, "triforge")).equals(binary)).toBe(true);
+    expect(readdirSync(bin)).toEqual(["triforge"]);
+  });
+
+  test("an asset missing from SHA256SUMS is refused", async () => {
+    await prepareReleases();
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("unlisted") });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`SHA256SUMS has no entry for ${hostAsset}`);
+    expect(existsSync(join(r.bin, "triforge"))).toBe(false);
+  });
+
+  test("an unreachable release is a clear error", async () => {
+    await prepareReleases();
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("no-such-release") });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot download ${url("no-such-release")}/SHA256SUMS`);
+  });
+
+  test("the OS and processor pick the asset (macOS on Apple silicon)", async () => {
+    await prepareReleases();
+    const uname = fakeBin({ uname: 'case "$1" in -s) echo Darwin ;; -m) echo arm64 ;; esac' });
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good") }, uname);
+    expect(r.code).toBe(0);
+    expect(requests).toContain("/good/triforge-darwin-arm64");
+    // The stand-in asset does not run: the installer says so instead of claiming success.
+    expect(r.stdout).toContain("warning: it did not run here");
+  });
+
+  test.each([
+    ["FreeBSD", "amd64", "no triforge build for FreeBSD"],
+    ["Linux", "riscv64", "no triforge build for the riscv64 processor"],
+    ["MINGW64_NT-10.0", "x86_64", "install.ps1"],
+  ])("%s on %s is refused before downloading", async (os, arch, says) => {
+    const uname = fakeBin({ uname: `case "$1" in -s) echo ${os} ;; -m) echo ${arch} ;; esac` });
+    const before = requests.length;
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good") }, uname);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(says);
+    expect(requests.length).toBe(before);
+  });
+
+  test.each([
+    ["", "https://github.com/ilyasmukiev/triforge/releases/latest/download/SHA256SUMS"],
+    ["0.3.1", "https://github.com/ilyasmukiev/triforge/releases/download/v0.3.1/SHA256SUMS"],
+    ["v0.3.1", "https://github.com/ilyasmukiev/triforge/releases/download/v0.3.1/SHA256SUMS"],
+  ])("TRIFORGE_VERSION=%p downloads from GitHub releases", async (version, expected) => {
+    // A curl that records its arguments and fails: no request leaves the machine.
+    const dir = tempDir();
+    const log = join(dir, "curl.log");
+    const curl = fakeBin({ curl: `echo "$@" >> "${log}"; exit 22` });
+    const r = await runInstallSh(version ? { TRIFORGE_VERSION: version } : {}, curl);
+    expect(r.code).toBe(1);
+    expect(readFileSync(log, "utf8")).toContain(expected);
+  });
+
+  test("is POSIX sh: dash parses it and shellcheck (when installed) finds nothing", () => {
+    const dash = Bun.spawnSync(["sh", "-n", INSTALL_SH]);
+    expect(dash.stderr.toString()).toBe("");
+    expect(dash.exitCode).toBe(0);
+    if (Bun.which("shellcheck")) {
+      const check = Bun.spawnSync(["shellcheck", "-s", "sh", INSTALL_SH]);
+      expect(check.stdout.toString()).toBe("");
+      expect(check.exitCode).toBe(0);
+    }
+  });
+});
+
+const pwsh = Bun.which("pwsh");
+if (!pwsh) console.warn("install.test: pwsh is not installed: install.ps1 is checked in CI on Windows only");
+
+describe.skipIf(!pwsh)("install.ps1", () => {
+  test("parses without errors", () => {
+    const check = Bun.spawnSync([
+      pwsh!,
+      "-NoProfile",
+      "-Command",
+      `$errors = $null; [void][System.Management.Automation.Language.Parser]::ParseFile('${INSTALL_PS1}', [ref]$null, [ref]$errors); if ($errors) { $errors | ForEach-Object { $_.ToString() }; exit 1 }`,
+    ]);
+    expect(check.stdout.toString()).toBe("");
+    expect(check.exitCode).toBe(0);
+  });
+
+  test.skipIf(!onWindows)("installs the verified binary and refuses a tampered one", async () => {
+    const binary = await prepareReleases();
+    const home = tempDir();
+    const run = (release: string) =>
+      Bun.spawnSync([pwsh!, "-NoProfile", "-File", INSTALL_PS1], {
+        env: {
+          ...process.env,
+          TRIFORGE_DOWNLOAD_URL: url(release),
+          TRIFORGE_INSTALL_DIR: join(home, "bin"),
+          TRIFORGE_NO_MODIFY_PATH: "1",
+        },
+      });
+    const tampered = run("tampered");
+    expect(tampered.exitCode).toBe(1);
+    expect(tampered.stderr.toString()).toContain("checksum mismatch");
+    expect(existsSync(join(home, "bin", "triforge.exe"))).toBe(false);
+
+    const good = run("good");
+    expect(good.exitCode).toBe(0);
+    expect(readFileSync(join(home, "bin", "triforge.exe")).equals(binary)).toBe(true);
+    expect(good.stdout.toString()).toContain("install' to connect triforge");
+  });
+});
