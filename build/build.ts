@@ -81,7 +81,19 @@ export async function buildTarget(target: Target, outdir: string, modelDir: stri
   if (!result.success) {
     throw new Error(`build for ${target} failed:\n${result.logs.map(String).join("\n")}`);
   }
+  if (target.startsWith("darwin") && process.platform === "darwin") adHocSign(outfile);
   return outfile;
+}
+
+/**
+ * macOS kills (SIGKILL) a binary whose signature does not match its contents, and --compile appends the
+ * program after the runtime was signed. Re-sign ad hoc where `codesign` exists (macOS hosts); binaries
+ * cross-built elsewhere are signed by the release workflow's macOS job.
+ */
+function adHocSign(file: string): void {
+  Bun.spawnSync(["codesign", "--remove-signature", file]);
+  const signed = Bun.spawnSync(["codesign", "--force", "--sign", "-", file], { stderr: "pipe" });
+  if (signed.exitCode !== 0) throw new Error(`codesign ${file} failed: ${signed.stderr.toString().trim()}`);
 }
 
 if (import.meta.main) {
