@@ -1,0 +1,120 @@
+import { createHash } from "node:crypto";
+
+/** One line of `chats.jsonl` (the capture contract). */
+export interface ChatRecord {
+  ts: string;
+  session_id: string;
+  role: "user" | "assistant";
+  text: string;
+  uuid: string;
+  review?: boolean;
+}
+
+/** One turn inside a chunk: where its text sits in the chunk's text. */
+export interface Turn {
+  uuid: string;
+  role: "user" | "assistant";
+  ts: string;
+  start: number;
+  end: number;
+}
+
+/** The unit of memory: a user turn and the assistant's reply to it, turn boundaries kept. */
+export interface Chunk {
+  hash: string;
+  sessionId: string;
+  /** The first turn's time. */
+  ts: string;
+  /** The turns' texts joined by TURN_SEPARATOR; `turns` hold each one's span. */
+  text: string;
+  turns: Turn[];
+}
+
+/** Between turns in a chunk's text: a paragraph break keeps sentences of different speakers apart. */
+export const TURN_SEPARATOR = "\n\n";
+
+/**
+ * Parses one `chats.jsonl` line; undefined for a line that is not a usable record (the caller logs it).
+ * A record without a uuid gets one derived from its content, so re-reading it dedupes the same way.
+ */
+export function parseRecord(line: string): ChatRecord | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const r = raw as Record<string, unknown>;
+  if (r.role !== "user" && r.role !== "assistant") return undefined;
+  if (typeof r.text !== "string" || typeof r.session_id !== "string" || !r.session_id) return undefined;
+  const ts = typeof r.ts === "string" ? r.ts : "";
+  const uuid =
+    typeof r.uuid === "string" && r.uuid
+      ? r.uuid
+      : createHash("sha256")
+          .update(`${r.session_id}\0${ts}\0${r.role}\0${r.text}`)
+          .digest("hex")
+          .slice(0, 32);
+  return {
+    ts,
+    session_id: r.session_id,
+    role: r.role,
+    text: r.text,
+    uuid,
+    ...(r.review === true ? { review: true } : {}),
+  };
+}
+
+/**
+ * Groups records into chunks, per session, in file order: each user turn opens a chunk and the assistant
+ * turns after it (in the same session) join it. Assistant turns with no user turn before them in this
+ * batch form a chunk of their own. Deterministic in the records, so re-chunking the same records (after
+ * a crash) yields the same hashes.
+ */
+export function chunkRecords(records: ChatRecord[]): Chunk[] {
+  const open = new Map<string, ChatRecord[]>();
+  const groups: ChatRecord[][] = [];
+  for (const record of records) {
+    if (!record.text.trim()) continue;
+    const current = open.get(record.session_id);
+    if (record.role === "user" || !current) {
+      const group = [record];
+      groups.push(group);
+      open.set(record.session_id, group);
+    } else current.push(record);
+  }
+  return groups.map(makeChunk);
+}
+
+function makeChunk(records: ChatRecord[]): Chunk {
+  const turns: Turn[] = [];
+  let text = "";
+  for (const r of records) {
+    if (text) text += TURN_SEPARATOR;
+    const start = text.length;
+    text += r.text.trim();
+    turns.push({ uuid: r.uuid, role: r.role, ts: r.ts, start, end: text.length });
+  }
+  const hash = createHash("sha256");
+  hash.update(records[0].session_id);
+  for (const r of records) hash.update(`\0${r.uuid}\0${r.role}\0${r.text}`);
+  return {
+    hash: hash.digest("hex").slice(0, 32),
+    sessionId: records[0].session_id,
+    ts: records[0].ts,
+    text,
+    turns,
+  };
+}
+
+/** The roles a chunk holds, as shown in recall hits: `user`, `assistant` or `user+assistant`. */
+export function chunkRole(turns: { role: string }[]): string {
+  const roles = [...new Set(turns.map((t) => t.role))];
+  return roles.join("+");
+}
+
+/** A chunk's text with each turn labelled by its role, for people and agents. */
+export function labelledText(text: string, turns: { role: string; start: number; end: number }[]): string {
+  return turns.map((t) => `[${t.role}] ${text.slice(t.start, t.end)}`).join("\n");
+}

@@ -1,0 +1,91 @@
+/**
+ * Turning extractor output (local or OpenIE) into a chunk's graph contribution, and the synonym edges
+ * between phrase nodes. Both graph sources end in the same ChunkGraph shape, so everything after this
+ * point (store, PPR) is blind to where a fact came from.
+ */
+import type { OpenIEResult } from "../llm/openie.ts";
+import type { ChunkGraph, EntityMention, FactMention, SynonymEdge } from "../store/types.ts";
+import { normalizePhrase, phraseLabel } from "./phrases.ts";
+
+/** HippoRAG 2's synonymy threshold on phrase-embedding cosine. */
+export const SYNONYM_THRESHOLD = 0.8;
+/**
+ * At most this many synonym edges from one new phrase, its nearest first. Static embeddings put many
+ * short phrases that share a word above the threshold; a cap keeps hub words from wiring everything
+ * together (HippoRAG bounds it the same way with its KNN top-k).
+ */
+export const SYNONYM_MAX_PER_PHRASE = 20;
+
+/** A chunk's graph from a validated OpenIE result: each triple term is a phrase node, as in HippoRAG 2. */
+export function graphFromOpenIE(result: OpenIEResult): ChunkGraph {
+  const entities = new Map<string, EntityMention>();
+  const facts = new Map<string, FactMention>();
+  const mention = (raw: string) => {
+    const phrase = normalizePhrase(raw);
+    if (phrase && !entities.has(phrase)) entities.set(phrase, { phrase, label: phraseLabel(raw) });
+    return phrase;
+  };
+  for (const [s, p, o] of result.triples) {
+    const subject = mention(s);
+    const object = mention(o);
+    const predicate = p.normalize("NFKC").replace(/\s+/gu, " ").trim().toLowerCase();
+    if (!subject || !object || subject === object || !predicate) continue;
+    facts.set(`${subject}\u0001${predicate}\u0001${object}`, { subject, predicate, object });
+  }
+  // HippoRAG 2 builds phrase nodes from triple terms only; named entities that no triple uses still
+  // link their passage, which keeps a passage with no triple reachable from the graph.
+  for (const e of result.entities) mention(e);
+  return { entities: [...entities.values()], facts: [...facts.values()] };
+}
+
+/** The text a fact is embedded and matched as. */
+export function factText(labels: Map<string, string>, fact: FactMention): string {
+  return `${labels.get(fact.subject) ?? fact.subject} ${fact.predicate} ${labels.get(fact.object) ?? fact.object}`;
+}
+
+function dot(v: Float32Array, i: number, w: Float32Array, j: number, dim: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  const a = i * dim;
+  const b = j * dim;
+  let d = 0;
+  for (; d + 3 < dim; d += 4) {
+    s0 += v[a + d] * w[b + d];
+    s1 += v[a + d + 1] * w[b + d + 1];
+    s2 += v[a + d + 2] * w[b + d + 2];
+    s3 += v[a + d + 3] * w[b + d + 3];
+  }
+  for (; d < dim; d++) s0 += v[a + d] * w[b + d];
+  return s0 + s1 + s2 + s3;
+}
+
+/**
+ * Synonym edges for NEW phrases only: each new phrase against every existing phrase and every new
+ * phrase before it (so no pair is compared, or stored, twice). Vectors are L2-normalised rows.
+ */
+export function synonymEdges(
+  existing: { phrases: string[]; vectors: Float32Array },
+  fresh: { phrases: string[]; vectors: Float32Array },
+  dim: number,
+): SynonymEdge[] {
+  const edges: SynonymEdge[] = [];
+  const nExisting = existing.phrases.length;
+  for (let i = 0; i < fresh.phrases.length; i++) {
+    const found: { b: string; score: number }[] = [];
+    for (let j = 0; j < nExisting; j++) {
+      const score = dot(fresh.vectors, i, existing.vectors, j, dim);
+      if (score >= SYNONYM_THRESHOLD) found.push({ b: existing.phrases[j], score });
+    }
+    for (let j = 0; j < i; j++) {
+      const score = dot(fresh.vectors, i, fresh.vectors, j, dim);
+      if (score >= SYNONYM_THRESHOLD) found.push({ b: fresh.phrases[j], score });
+    }
+    if (found.length > SYNONYM_MAX_PER_PHRASE)
+      found.sort((x, y) => y.score - x.score).length = SYNONYM_MAX_PER_PHRASE;
+    for (const f of found)
+      if (f.b !== fresh.phrases[i]) edges.push({ a: fresh.phrases[i], b: f.b, score: f.score });
+  }
+  return edges;
+}

@@ -1,0 +1,425 @@
+/**
+ * The indexer: turns new lines of `chats.jsonl` into chunks, static embeddings, a knowledge graph and
+ * session summaries in the project's store. One per project at a time (a lock); crash-safe: every batch
+ * is one SQLite transaction, and records already held by a chunk are skipped by uuid, so a run killed at
+ * any point resumes with no duplicate and no loss. A damaged store is rebuilt from chats.jsonl.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { logError } from "../cli/log.ts";
+import type { StaticModel } from "../embed/model.ts";
+import type { Llm } from "../llm/client.ts";
+import {
+  chatLogPath,
+  discardStore,
+  openStoreForWrite,
+  StoreCorruptError,
+  summaryPath,
+} from "../store/index.ts";
+import type { SqliteMemoryStore } from "../store/sqlite.ts";
+import { factKey } from "../store/sqlite.ts";
+import type { ChunkGraph, GraphSource, NewChunk, SummaryEntry } from "../store/types.ts";
+import { type ChatRecord, type Chunk, chunkRecords, parseRecord } from "./chunking.ts";
+import { extractGraph } from "./extract.ts";
+import { factText, graphFromOpenIE, synonymEdges } from "./graph.ts";
+import { indexLockPath, tryLock } from "./lock.ts";
+import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
+
+/** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */
+export const BATCH_CHUNKS = 256;
+/** Parallel LLM calls while indexing: providers rate-limit, and a background job need not hurry. */
+const LLM_CONCURRENCY = 4;
+/** Bytes hashed before the saved offset to notice that chats.jsonl was rewritten under us. */
+const OFFSET_CHECK_BYTES = 256;
+/** Earlier OpenIE failures retried per run: a long outage should not turn one run into thousands of calls. */
+const MAX_LLM_RETRIES_PER_RUN = 500;
+
+export interface IndexProgress {
+  phase: "reading" | "indexing" | "llm-retry" | "done";
+  done: number;
+  total: number;
+}
+
+export interface IndexOptions {
+  onProgress?: (progress: IndexProgress) => void;
+  /** The LLM to use: undefined resolves the project's config (`llm`), null means none (local extractor). */
+  llm?: Llm | null;
+  /** The embedding model; defaults to the process-wide one. */
+  model?: StaticModel;
+}
+
+export interface IndexResult {
+  /** `busy`: another indexer holds the project's lock, nothing was done. */
+  status: "indexed" | "busy";
+  records: number;
+  chunks: number;
+  sessions: number;
+  badLines: number;
+  rebuilt: boolean;
+  llm: string | null;
+  llmFailures: number;
+}
+
+/** Hash of the bytes just before `offset`, the fingerprint of what was consumed. */
+function offsetFingerprint(file: string, offset: number): string {
+  if (offset === 0) return "";
+  const length = Math.min(OFFSET_CHECK_BYTES, offset);
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(file, "r");
+  try {
+    readSync(fd, buffer, 0, length, offset - length);
+  } finally {
+    closeSync(fd);
+  }
+  return createHash("sha256").update(buffer).digest("hex").slice(0, 16);
+}
+
+function readFrom(file: string, offset: number, end: number): Buffer {
+  const buffer = Buffer.alloc(end - offset);
+  const fd = openSync(file, "r");
+  try {
+    let read = 0;
+    while (read < buffer.length) {
+      const n = readSync(fd, buffer, read, buffer.length - read, offset + read);
+      if (n === 0) break;
+      read += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return buffer;
+}
+
+/** Opens the store, rebuilding it from scratch when it is damaged. */
+function openOrRebuild(projectRoot: string): { store: SqliteMemoryStore; rebuilt: boolean } {
+  try {
+    const store = openStoreForWrite(projectRoot);
+    if (store.integrityOk()) return { store, rebuilt: false };
+    store.close();
+    throw new StoreCorruptError("integrity check failed");
+  } catch (error) {
+    if (!(error instanceof StoreCorruptError)) throw error;
+    logError("index", `memory store damaged, rebuilding from chats.jsonl: ${error.message}`, projectRoot);
+    discardStore(projectRoot);
+    return { store: openStoreForWrite(projectRoot), rebuilt: true };
+  }
+}
+
+async function defaultLlm(projectRoot: string, store: SqliteMemoryStore): Promise<Llm | null> {
+  const { readProjectConfig, configPath } = await import("../project/config.ts");
+  if (!existsSync(configPath(projectRoot))) return null;
+  const { resolveLlm } = await import("../llm/index.ts");
+  return resolveLlm(readProjectConfig(projectRoot), { usage: store, projectRoot });
+}
+
+/** Runs `work` over items with at most `limit` in flight. */
+async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]);
+    }
+  });
+  await Promise.all(runners);
+  return results;
+}
+
+/** Splits chunks into batches of whole sessions where possible, BATCH_CHUNKS at most. */
+function batches(chunks: Chunk[]): Chunk[][] {
+  const bySession = new Map<string, Chunk[]>();
+  for (const c of chunks) {
+    let list = bySession.get(c.sessionId);
+    if (!list) bySession.set(c.sessionId, (list = []));
+    list.push(c);
+  }
+  const out: Chunk[][] = [];
+  let current: Chunk[] = [];
+  for (const list of bySession.values()) {
+    for (let i = 0; i < list.length; i += BATCH_CHUNKS) {
+      const part = list.slice(i, i + BATCH_CHUNKS);
+      if (current.length + part.length > BATCH_CHUNKS && current.length) {
+        out.push(current);
+        current = [];
+      }
+      current.push(...part);
+    }
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+/**
+ * Indexes what is new in the project's chats.jsonl. Returns `busy` at once when another indexer runs.
+ */
+export async function indexProject(projectRoot: string, options: IndexOptions = {}): Promise<IndexResult> {
+  const result: IndexResult = {
+    status: "indexed",
+    records: 0,
+    chunks: 0,
+    sessions: 0,
+    badLines: 0,
+    rebuilt: false,
+    llm: null,
+    llmFailures: 0,
+  };
+  const lock = tryLock(indexLockPath(projectRoot), "index");
+  if (!lock) return { ...result, status: "busy" };
+  let store: SqliteMemoryStore | undefined;
+  try {
+    const opened = openOrRebuild(projectRoot);
+    store = opened.store;
+    result.rebuilt = opened.rebuilt;
+    const run = new IndexRun(projectRoot, store, options, result);
+    await run.execute();
+    return result;
+  } finally {
+    store?.close();
+    lock.release();
+  }
+}
+
+class IndexRun {
+  private model!: StaticModel;
+  private llm: Llm | null = null;
+  /** Phrases the store holds, with vectors, for synonym edges of new phrases. */
+  private known: { phrases: string[]; vectors: Float32Array; set: Set<string> } = {
+    phrases: [],
+    vectors: new Float32Array(0),
+    set: new Set(),
+  };
+
+  constructor(
+    private readonly root: string,
+    private readonly store: SqliteMemoryStore,
+    private readonly options: IndexOptions,
+    private readonly result: IndexResult,
+  ) {}
+
+  async execute(): Promise<void> {
+    const progress = this.options.onProgress ?? (() => {});
+    progress({ phase: "reading", done: 0, total: 0 });
+    const file = chatLogPath(this.root);
+    const state = await this.store.state();
+    let consumedTo = state.offset;
+    let chunks: Chunk[] = [];
+    if (existsSync(file)) {
+      const size = statSync(file).size;
+      let offset = state.offset;
+      // A file shorter than our offset, or different just before it, was rewritten (forget, or by hand):
+      // read it all again; records already indexed are skipped by uuid.
+      if (offset > size || offsetFingerprint(file, offset) !== state.offsetCheck) offset = 0;
+      const bytes = readFrom(file, offset, size);
+      const end = bytes.lastIndexOf(10) + 1; // a last line without its newline is still being written
+      consumedTo = offset + end;
+      const records = await this.newRecords(bytes.subarray(0, end).toString("utf8"));
+      this.result.records = records.length;
+      chunks = chunkRecords(records);
+    }
+    const needsLlm = chunks.length > 0 || (await this.store.pendingLlmChunks(1)).length > 0;
+    if (needsLlm) {
+      this.model = this.options.model ?? (await (await import("../embed/source.ts")).loadModel());
+      this.llm =
+        this.options.llm !== undefined
+          ? this.options.llm
+          : await defaultLlm(this.root, this.store).catch((error) => {
+              logError("index: llm", error, this.root);
+              return null;
+            });
+      this.result.llm = this.llm ? `${this.llm.provider}/${this.llm.model}` : null;
+      const entities = await this.store.entityVectors();
+      this.known = { phrases: entities.phrases, vectors: entities.vectors, set: new Set(entities.phrases) };
+    }
+    // Chunks left pending by EARLIER runs; this run's own failures wait for the next run.
+    const pending = this.llm ? await this.store.pendingLlmChunks(MAX_LLM_RETRIES_PER_RUN) : [];
+    const sessions = new Set<string>();
+    let done = 0;
+    progress({ phase: "indexing", done, total: chunks.length });
+    for (const batch of batches(chunks)) {
+      await this.indexBatch(batch);
+      for (const c of batch) sessions.add(c.sessionId);
+      done += batch.length;
+      this.result.chunks = done;
+      progress({ phase: "indexing", done, total: chunks.length });
+    }
+    this.result.sessions = sessions.size;
+    if (pending.length) await this.retryPendingLlm(pending, progress);
+    await this.store.setState({
+      offset: consumedTo,
+      offsetCheck: existsSync(file) ? offsetFingerprint(file, consumedTo) : "",
+      ...(chunks.length || !state.lastIndexed ? { lastIndexed: new Date().toISOString() } : {}),
+    });
+    const summary = summaryPath(this.root);
+    if (chunks.length || this.result.rebuilt || !existsSync(summary))
+      writeSummaryFile(summary, await this.store.summaries());
+    progress({ phase: "done", done, total: chunks.length });
+  }
+
+  /** Parses lines, dropping bad ones (logged), forgotten sessions and records already indexed. */
+  private async newRecords(text: string): Promise<ChatRecord[]> {
+    const records: ChatRecord[] = [];
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      const record = parseRecord(line);
+      if (record) records.push(record);
+      else this.result.badLines++;
+    }
+    if (this.result.badLines)
+      logError("index", `${this.result.badLines} unreadable line(s) in chats.jsonl skipped`, this.root);
+    const forgotten = await this.store.forgottenSessions();
+    const fresh = records.filter((r) => !forgotten.has(r.session_id));
+    const indexed = await this.store.indexedRecords(fresh.map((r) => r.uuid));
+    return fresh.filter((r) => !indexed.has(r.uuid));
+  }
+
+  /** The chunk's graph: cached OpenIE, else live OpenIE, else the local extractor. */
+  private async graphOf(chunk: {
+    hash: string;
+    text: string;
+  }): Promise<{ graph: ChunkGraph; source: GraphSource }> {
+    const { cacheKey } = await import("../llm/cache.ts");
+    const { parseOpenIEOutput, extractOpenIE } = await import("../llm/openie.ts");
+    const cached = this.store.get(cacheKey("openie", chunk.hash));
+    if (cached) {
+      try {
+        // Stored results (a benchmark's, or an earlier run's) pass the same validation as live output.
+        return { graph: graphFromOpenIE(parseOpenIEOutput(cached)), source: "llm" };
+      } catch (error) {
+        logError("index: cached OpenIE unreadable", error, this.root);
+      }
+    }
+    if (this.llm) {
+      try {
+        const result = await extractOpenIE(this.llm, chunk.text, {
+          cache: { cache: this.store, chunkHash: chunk.hash },
+        });
+        return { graph: graphFromOpenIE(result), source: "llm" };
+      } catch (error) {
+        this.result.llmFailures++;
+        logError("index: OpenIE failed, local graph used, retried next run", error, this.root);
+        return { graph: extractGraph(chunk.text), source: "llm-pending" };
+      }
+    }
+    return { graph: extractGraph(chunk.text), source: "local" };
+  }
+
+  /** Vectors of a set of graphs' phrases and facts, and synonym edges for phrases new to the store. */
+  private async graphVectors(graphs: ChunkGraph[]) {
+    const labels = new Map<string, string>();
+    const facts = new Map<string, string>();
+    for (const g of graphs) {
+      for (const e of g.entities) if (!labels.has(e.phrase)) labels.set(e.phrase, e.label);
+    }
+    for (const g of graphs) {
+      for (const f of g.facts) facts.set(factKey(f.subject, f.predicate, f.object), factText(labels, f));
+    }
+    const phrases = [...labels.keys()];
+    const phraseVectors = await this.model.embedBatch(phrases.map((p) => labels.get(p)!));
+    const factKeys = [...facts.keys()];
+    const factVectors = await this.model.embedBatch([...facts.values()]);
+    const dim = this.model.dim;
+    const entityVectors = new Map<string, Float32Array>();
+    phrases.forEach((p, i) => {
+      entityVectors.set(p, phraseVectors.subarray(i * dim, (i + 1) * dim));
+    });
+    const factVectorMap = new Map<string, Float32Array>();
+    factKeys.forEach((k, i) => {
+      factVectorMap.set(k, factVectors.subarray(i * dim, (i + 1) * dim));
+    });
+    const fresh = phrases.filter((p) => !this.known.set.has(p));
+    const freshVectors = new Float32Array(fresh.length * dim);
+    fresh.forEach((p, i) => {
+      freshVectors.set(entityVectors.get(p)!, i * dim);
+    });
+    const synonyms = synonymEdges(this.known, { phrases: fresh, vectors: freshVectors }, dim);
+    return { entityVectors, factVectors: factVectorMap, synonyms, fresh, freshVectors };
+  }
+
+  /** Remembers phrases the store now holds, once their transaction committed. */
+  private rememberPhrases(fresh: string[], vectors: Float32Array): void {
+    const merged = new Float32Array(this.known.vectors.length + vectors.length);
+    merged.set(this.known.vectors);
+    merged.set(vectors, this.known.vectors.length);
+    this.known.vectors = merged;
+    for (const p of fresh) {
+      this.known.phrases.push(p);
+      this.known.set.add(p);
+    }
+  }
+
+  private async indexBatch(batch: Chunk[]): Promise<void> {
+    const dim = this.model.dim;
+    const vectors = await this.model.embedBatch(batch.map((c) => c.text));
+    const graphs = await pool(batch, this.llm ? LLM_CONCURRENCY : 1, (c) => this.graphOf(c));
+    const { entityVectors, factVectors, synonyms, fresh, freshVectors } = await this.graphVectors(
+      graphs.map((g) => g.graph),
+    );
+    const chunks: NewChunk[] = batch.map((c, i) => ({
+      ...c,
+      vector: vectors.subarray(i * dim, (i + 1) * dim),
+      graph: graphs[i].graph,
+      graphSource: graphs[i].source,
+    }));
+    const summaries = await this.summarise(batch);
+    await this.store.writeBatch({
+      model: this.model.id,
+      chunks,
+      entityVectors,
+      factVectors,
+      synonyms,
+      summaries,
+    });
+    this.rememberPhrases(fresh, freshVectors);
+  }
+
+  /** One summary entry per session in the batch: the LLM's when it answers, else extractive. */
+  private async summarise(batch: Chunk[]): Promise<SummaryEntry[]> {
+    const bySession = new Map<string, Chunk[]>();
+    for (const c of batch) {
+      let list = bySession.get(c.sessionId);
+      if (!list) bySession.set(c.sessionId, (list = []));
+      list.push(c);
+    }
+    const entries: SummaryEntry[] = [];
+    for (const [sessionId, chunks] of bySession) {
+      const last = chunks.reduce((a, c) => (c.ts > a ? c.ts : a), chunks[0].ts);
+      let text: string | undefined;
+      let source = "extractive";
+      if (this.llm) {
+        try {
+          const { summarizeChunk } = await import("../llm/summary.ts");
+          text = clipEntry(await summarizeChunk(this.llm, chunks.map((c) => c.text).join("\n\n")));
+          source = "llm";
+        } catch (error) {
+          logError("index: LLM summary failed, extractive summary used", error, this.root);
+        }
+      }
+      text ??= extractiveSummary(chunks);
+      entries.push({ sessionId, date: entryDate(chunks[0].ts || last), ts: last, text, source });
+    }
+    return entries;
+  }
+
+  /** Chunks whose OpenIE failed on an earlier run get their LLM graph now; failures stay pending. */
+  private async retryPendingLlm(
+    pending: { id: number; hash: string; text: string }[],
+    progress: (p: IndexProgress) => void,
+  ): Promise<void> {
+    let done = 0;
+    for (const chunk of pending) {
+      const { graph, source } = await this.graphOf(chunk);
+      if (source === "llm") {
+        const vectors = await this.graphVectors([graph]);
+        await this.store.replaceChunkGraph(chunk.id, graph, source, {
+          model: this.model.id,
+          entityVectors: vectors.entityVectors,
+          factVectors: vectors.factVectors,
+          synonyms: vectors.synonyms,
+        });
+        this.rememberPhrases(vectors.fresh, vectors.freshVectors);
+      }
+      progress({ phase: "llm-retry", done: ++done, total: pending.length });
+    }
+  }
+}

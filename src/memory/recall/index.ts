@@ -1,0 +1,231 @@
+/**
+ * Recall: the memory core every adapter (MCP `rag_search`, `triforge recall`, later HTTP) calls.
+ * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
+ */
+import { existsSync, statSync } from "node:fs";
+import { configPath } from "../../project/config.ts";
+import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
+import type { SqliteMemoryStore } from "../../store/sqlite.ts";
+import { chunkRole, labelledText } from "../chunking.ts";
+import { indexLockPath, isLocked } from "../lock.ts";
+import { fuse, HYBRID_WEIGHTS } from "./fusion.ts";
+import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
+
+export type { Mode } from "./memory-index.ts";
+export { formatRecalled } from "./format.ts";
+
+export interface RecallHit {
+  text: string;
+  role: string;
+  ts: string;
+  session_id: string;
+  score: number;
+  /** Which retrieval produced the hit (`hybrid`, `graph`, `dense`, `bm25`). */
+  source: string;
+  /** The chunk's turns in order (uuid, role), for callers that map hits back to single turns. */
+  turns: { uuid: string; role: string }[];
+}
+
+export interface RecallResult {
+  hits: RecallHit[];
+  reason?: string;
+}
+
+export interface RecallOptions {
+  topK?: number;
+  mode?: Mode;
+}
+
+export const MODES: readonly Mode[] = ["hybrid", "graph", "dense", "bm25"];
+export const DEFAULT_TOP_K = 5;
+
+interface Warm {
+  store: SqliteMemoryStore;
+  inode: number;
+  index?: MemoryIndex;
+  loading?: Promise<MemoryIndex>;
+}
+
+/** Open stores and their built indexes, per store file: a long-lived process answers warm. */
+const warm = new Map<string, Warm>();
+
+function notActiveReason(root: string): string {
+  return `memory is not active for ${root} (no .triforge/config.json); run 'triforge activate' there to turn it on`;
+}
+
+/** The project's warm index, reloaded when the store changed (a new generation or a rebuilt file). */
+async function memoryIndex(root: string): Promise<MemoryIndex | undefined> {
+  const path = storePath(root);
+  if (!existsSync(path)) return undefined;
+  const inode = statSync(path).ino;
+  let entry = warm.get(path);
+  if (entry && entry.inode !== inode) {
+    entry.store.close();
+    warm.delete(path);
+    entry = undefined;
+  }
+  if (!entry) {
+    const store = openStoreForRead(root);
+    if (!store) return undefined;
+    entry = { store, inode };
+    warm.set(path, entry);
+  }
+  const current = entry;
+  const generation = current.store.generation();
+  if (current.index && current.index.generation === generation) return current.index;
+  current.loading ??= (async () => {
+    const { loadModel } = await import("../../embed/source.ts");
+    const [snapshot, model] = await Promise.all([current.store.snapshot(), loadModel()]);
+    return MemoryIndex.build(snapshot, model);
+  })().finally(() => {
+    current.loading = undefined;
+  });
+  current.index = await current.loading;
+  return current.index;
+}
+
+/** Drops warm indexes (tests; a server that wants to free memory). */
+export function closeWarmIndexes(): void {
+  for (const entry of warm.values()) entry.store.close();
+  warm.clear();
+}
+
+/** Ranks chunks for a query in one mode; the benchmarks call this directly for deeper lists. */
+export async function rankChunks(
+  index: MemoryIndex,
+  query: string,
+  mode: Mode,
+  k: number,
+): Promise<Ranked[]> {
+  const n = index.chunks.length;
+  if (n === 0 || k <= 0) return [];
+  if (mode === "bm25") return top(index.bm25Scores(query), k, true);
+  const { loadModel } = await import("../../embed/source.ts");
+  const vector = await (await loadModel()).embed(query);
+  const dense = index.denseScores(vector);
+  if (mode === "dense") return top(dense, k, false);
+  const graph = index.graphScores(vector, dense);
+  if (mode === "graph") return top(graph, k, false);
+  return top(fuse([graph, index.bm25Scores(query), dense], HYBRID_WEIGHTS), k, true);
+}
+
+/** The k best, dropping zero scores where zero means "no match" (BM25, fusion). */
+function top(scores: ArrayLike<number>, k: number, positiveOnly: boolean): Ranked[] {
+  return topIndices(scores, k)
+    .filter((i) => !positiveOnly || scores[i] > 0)
+    .map((chunk) => ({ chunk, score: scores[chunk] }));
+}
+
+export async function recall(
+  projectRoot: string,
+  query: string,
+  options: RecallOptions = {},
+): Promise<RecallResult> {
+  const mode = options.mode ?? "hybrid";
+  const topK = Math.max(1, Math.floor(options.topK ?? DEFAULT_TOP_K));
+  if (!MODES.includes(mode)) return { hits: [], reason: `unknown mode '${mode}' (use ${MODES.join(", ")})` };
+  if (!existsSync(configPath(projectRoot))) return { hits: [], reason: notActiveReason(projectRoot) };
+  if (!query.trim()) return { hits: [], reason: "empty query" };
+  let index: MemoryIndex | undefined;
+  try {
+    index = await memoryIndex(projectRoot);
+  } catch (error) {
+    if (error instanceof StoreCorruptError) {
+      return {
+        hits: [],
+        reason: `the memory index is damaged (${error.message}); run 'triforge index --project=${projectRoot}' to rebuild it`,
+      };
+    }
+    throw error;
+  }
+  if (!index || index.chunks.length === 0) {
+    const running = isLocked(indexLockPath(projectRoot)) ? " (an indexer is running now)" : "";
+    return {
+      hits: [],
+      reason: `no memory indexed yet for this project${running}; it is built when a session ends, or by 'triforge index --project=${projectRoot}'`,
+    };
+  }
+  const ranked = await rankChunks(index, query, mode, topK);
+  if (ranked.length === 0) return { hits: [], reason: "nothing in memory matches the query" };
+  return {
+    hits: ranked.map(({ chunk, score }) => {
+      const c = index.chunks[chunk];
+      return {
+        text: labelledText(c.text, c.turns),
+        role: chunkRole(c.turns),
+        ts: c.ts,
+        session_id: c.sessionId,
+        score: Number(score.toFixed(6)),
+        source: mode,
+        turns: c.turns.map((t) => ({ uuid: t.uuid, role: t.role })),
+      };
+    }),
+  };
+}
+
+export interface MemoryStatus {
+  active: boolean;
+  reason?: string;
+  chunks: number;
+  sessions: number;
+  /** Graph nodes: passage nodes (chunks) plus phrase nodes. */
+  nodes: number;
+  edges: number;
+  entities: number;
+  facts: number;
+  edgesByKind: { fact: number; context: number; synonym: number };
+  lastIndexed: string | null;
+  llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
+  /** Chunks whose LLM extraction failed and will be retried on the next run. */
+  pendingLlm: number;
+  indexing: boolean;
+  store: string;
+}
+
+export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
+  const empty: MemoryStatus = {
+    active: existsSync(configPath(projectRoot)),
+    chunks: 0,
+    sessions: 0,
+    nodes: 0,
+    edges: 0,
+    entities: 0,
+    facts: 0,
+    edgesByKind: { fact: 0, context: 0, synonym: 0 },
+    lastIndexed: null,
+    llmUsage: [],
+    pendingLlm: 0,
+    indexing: isLocked(indexLockPath(projectRoot)),
+    store: storePath(projectRoot),
+  };
+  if (!empty.active) return { ...empty, reason: notActiveReason(projectRoot) };
+  let store: SqliteMemoryStore | undefined;
+  try {
+    store = openStoreForRead(projectRoot);
+    if (!store) return { ...empty, reason: "no memory indexed yet for this project" };
+    const s = await store.status();
+    const edges = s.edges.fact + s.edges.context + s.edges.synonym;
+    return {
+      ...empty,
+      chunks: s.chunks,
+      sessions: s.sessions,
+      nodes: s.chunks + s.entities,
+      edges,
+      entities: s.entities,
+      facts: s.facts,
+      edgesByKind: s.edges,
+      lastIndexed: s.lastIndexed,
+      llmUsage: s.llmUsage,
+      pendingLlm: s.pendingLlm,
+    };
+  } catch (error) {
+    if (error instanceof StoreCorruptError)
+      return {
+        ...empty,
+        reason: `the memory index is damaged; 'triforge index' rebuilds it (${error.message})`,
+      };
+    throw error;
+  } finally {
+    store?.close();
+  }
+}

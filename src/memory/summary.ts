@@ -1,0 +1,83 @@
+/**
+ * Session summaries for `summary.md` (what the SessionStart prelude shows). With an LLM the indexer
+ * asks for one; without, `extractiveSummary` picks the same three things from the text itself:
+ * what was discussed, what was decided (decision sentences), which files and identifiers came up.
+ */
+import { renameSync, writeFileSync } from "node:fs";
+import type { SummaryEntry } from "../store/types.ts";
+import type { Chunk } from "./chunking.ts";
+import { extractGraph } from "./extract.ts";
+
+const DECISION =
+  /\b(?:decid\w*|agreed?|we(?:'ll| will) (?:use|go|keep|switch)|let's|going with|chose|choose|switch(?:ed)? to|settled on|plan(?:ned)? (?:is|to)|instead of|the fix (?:is|was)|fixed|resolved|must|should(?: not)?|don't|never|always|renamed?|replaced?|removed?|added?|moved?)\b/i;
+/** A sentence ends at . ! ? followed by space (so `4.1.5` and `a.yml` stay whole) or at a line break. */
+const SENTENCE_BREAK = /(?<=[.!?])\s+|\n+/;
+const MAX_DECISIONS = 4;
+const MAX_SENTENCE_CHARS = 220;
+const MAX_TERMS = 12;
+/** An entry stays well inside the prelude's budget (3,500 characters) so several sessions fit. */
+export const MAX_ENTRY_CHARS = 1_200;
+
+function clip(text: string, max: number): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1).trimEnd()}…` : t;
+}
+
+const FILE_LIKE = /[\\/]|\.\w{1,5}$/;
+const IDENTIFIER_LIKE = /[_.]|\p{Ll}\p{Lu}|\(\)$/u;
+
+/** A summary without an LLM; never empty (falls back to the first user words). */
+export function extractiveSummary(chunks: Chunk[]): string {
+  const userTexts = chunks.map((c) => c.text.slice(c.turns[0]?.start ?? 0, c.turns[0]?.end ?? c.text.length));
+  const topic = clip(userTexts.find((t) => t.trim()) ?? chunks[0]?.text ?? "", 200);
+  const decisions: string[] = [];
+  const files = new Set<string>();
+  const identifiers = new Set<string>();
+  for (const chunk of chunks) {
+    for (const part of chunk.text.split(SENTENCE_BREAK)) {
+      const sentence = part.trim();
+      if (decisions.length < MAX_DECISIONS && sentence.length > 20 && DECISION.test(sentence)) {
+        const clipped = clip(sentence, MAX_SENTENCE_CHARS);
+        if (!decisions.includes(clipped)) decisions.push(clipped);
+      }
+    }
+    for (const e of extractGraph(chunk.text).entities) {
+      if (FILE_LIKE.test(e.label) && /[\\/]|\.[a-z]{1,5}$/i.test(e.label) && !/\s/.test(e.label))
+        files.add(e.label);
+      else if (IDENTIFIER_LIKE.test(e.label) && !/\s/.test(e.label)) identifiers.add(e.label);
+    }
+  }
+  const lines = [`Discussed: ${topic || "(no text)"}`];
+  if (decisions.length) lines.push("Decided:", ...decisions.map((d) => `- ${d}`));
+  if (files.size) lines.push(`Files: ${[...files].slice(0, MAX_TERMS).join(", ")}`);
+  if (identifiers.size) lines.push(`Identifiers: ${[...identifiers].slice(0, MAX_TERMS).join(", ")}`);
+  return clipEntry(lines.join("\n"));
+}
+
+/** Caps an entry at MAX_ENTRY_CHARS, cutting at a line. */
+export function clipEntry(text: string): string {
+  if (text.length <= MAX_ENTRY_CHARS) return text;
+  const cut = text.lastIndexOf("\n", MAX_ENTRY_CHARS - 1);
+  return `${text.slice(0, cut > 0 ? cut : MAX_ENTRY_CHARS - 1)}…`;
+}
+
+/** `YYYY-MM-DD` of a timestamp, or `undated`. */
+export function entryDate(ts: string): string {
+  const m = /^\d{4}-\d{2}-\d{2}/.exec(ts);
+  if (m) return m[0];
+  const parsed = Date.parse(ts);
+  return Number.isNaN(parsed) ? "undated" : new Date(parsed).toISOString().slice(0, 10);
+}
+
+/** The whole `summary.md`: entries oldest first, each starting `## <date> · session <id>`. */
+export function renderSummary(entries: SummaryEntry[]): string {
+  const body = entries.map((e) => `## ${e.date} · session ${e.sessionId}\n${e.text.trim()}\n`).join("\n");
+  return `# Memory of earlier sessions (written by triforge)\n\n${body}`;
+}
+
+/** Writes summary.md atomically, so the prelude never reads half a file. */
+export function writeSummaryFile(path: string, entries: SummaryEntry[]): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, renderSummary(entries));
+  renameSync(temporary, path);
+}

@@ -1,0 +1,52 @@
+/**
+ * Opening a project's memory store. Only the local SQLite backend exists today; `storage` in
+ * `.triforge/config.json` names the backend, and a Postgres one implements the same MemoryStore.
+ */
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { projectDataDir } from "../cli/paths.ts";
+import { SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
+
+export type { MemoryStore } from "./types.ts";
+export { SqliteMemoryStore, StoreCorruptError };
+
+export const STORE_FILE = "memory.db";
+
+export function storePath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), STORE_FILE);
+}
+
+/** The chats.jsonl that capture appends to: the source of truth the store is rebuilt from. */
+export function chatLogPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "chats.jsonl");
+}
+
+export function summaryPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "summary.md");
+}
+
+/** Opens (creating) the project's store for writing. Throws StoreCorruptError for a damaged file. */
+export function openStoreForWrite(projectRoot: string): SqliteMemoryStore {
+  mkdirSync(projectDataDir(projectRoot), { recursive: true });
+  return new SqliteMemoryStore(storePath(projectRoot));
+}
+
+/** Opens an existing store read-only, or undefined when there is none yet. */
+export function openStoreForRead(projectRoot: string): SqliteMemoryStore | undefined {
+  const path = storePath(projectRoot);
+  if (!existsSync(path)) return undefined;
+  return new SqliteMemoryStore(path, { readonly: true });
+}
+
+/**
+ * Moves a damaged store aside (kept once, as `memory.db.corrupt`, for a bug report) so the indexer can
+ * rebuild it from chats.jsonl.
+ */
+export function discardStore(projectRoot: string): void {
+  const path = storePath(projectRoot);
+  for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  if (existsSync(path)) {
+    rmSync(`${path}.corrupt`, { force: true });
+    renameSync(path, `${path}.corrupt`);
+  }
+}

@@ -1,0 +1,616 @@
+import { Database, type Statement } from "bun:sqlite";
+import type { LlmUsage } from "../llm/usage.ts";
+import {
+  type ChunkGraph,
+  EDGE_KIND,
+  type ForgetResult,
+  type GraphSource,
+  type IndexBatch,
+  type IndexState,
+  type MemoryStore,
+  type StoreSnapshot,
+  type StoreStatus,
+  type SummaryEntry,
+  type Turn,
+} from "./types.ts";
+
+/** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
+export const SCHEMA_VERSION = 1;
+
+/** An edge whose weight falls to this or below after `forget` no longer exists. */
+const EDGE_EPSILON = 1e-9;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunks(
+  id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, ts TEXT NOT NULL,
+  text TEXT NOT NULL, graph_source TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_session ON chunks(session_id);
+CREATE TABLE IF NOT EXISTS turns(
+  uuid TEXT PRIMARY KEY, chunk_id INTEGER NOT NULL, ord INTEGER NOT NULL, role TEXT NOT NULL, ts TEXT NOT NULL,
+  start INTEGER NOT NULL, end INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS turns_chunk ON turns(chunk_id);
+CREATE TABLE IF NOT EXISTS entities(id INTEGER PRIMARY KEY, phrase TEXT NOT NULL UNIQUE, label TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS facts(
+  id INTEGER PRIMARY KEY, subject INTEGER NOT NULL, predicate TEXT NOT NULL, object INTEGER NOT NULL,
+  model TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE(subject, predicate, object));
+CREATE TABLE IF NOT EXISTS fact_sources(fact_id INTEGER NOT NULL, chunk_id INTEGER NOT NULL, PRIMARY KEY(fact_id, chunk_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS fact_sources_chunk ON fact_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS edges(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, a INTEGER NOT NULL, b INTEGER NOT NULL, weight REAL NOT NULL, UNIQUE(kind, a, b));
+CREATE INDEX IF NOT EXISTS edges_b ON edges(b);
+CREATE TABLE IF NOT EXISTS edge_sources(edge_id INTEGER NOT NULL, chunk_id INTEGER NOT NULL, amount REAL NOT NULL, PRIMARY KEY(edge_id, chunk_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edge_sources_chunk ON edge_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, chunk_hash TEXT NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS llm_cache_chunk ON llm_cache(chunk_hash);
+CREATE TABLE IF NOT EXISTS summaries(id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, date TEXT NOT NULL, ts TEXT NOT NULL, text TEXT NOT NULL, source TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS summaries_session ON summaries(session_id);
+CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, at TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS llm_usage(
+  provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL, PRIMARY KEY(provider, model)) WITHOUT ROWID;
+`;
+
+/** The store file is not a usable memory store (damaged, foreign, or an older schema). */
+export class StoreCorruptError extends Error {}
+
+/** SQLite's own verdicts that a file is damaged or not a database (not a busy or permission error). */
+export function isCorruption(error: unknown): boolean {
+  const code = String((error as { code?: unknown })?.code ?? "");
+  return (
+    /SQLITE_(CORRUPT|NOTADB)/.test(code) ||
+    /malformed|not a database|file is not a database/i.test(String((error as Error)?.message))
+  );
+}
+
+function toBlob(vector: Float32Array): Uint8Array {
+  return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/** Copies a BLOB into `target` at `row` (SQLite's buffers need not be 4-byte aligned). */
+function readVector(blob: Uint8Array, target: Float32Array, row: number, dim: number): void {
+  const floats = Math.min(dim, blob.byteLength >> 2);
+  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  for (let d = 0; d < floats; d++) target[row * dim + d] = view.getFloat32(d * 4, true);
+}
+
+/** Undirected edges are stored once, smaller id first, so the same pair never appears twice. */
+function ordered(a: number, b: number): [number, number] {
+  return a < b ? [a, b] : [b, a];
+}
+
+export function factKey(subject: string, predicate: string, object: string): string {
+  return `${subject}\u0001${predicate}\u0001${object}`;
+}
+
+/**
+ * One SQLite file per project, WAL mode (the MCP server reads while the indexer writes).
+ * Opening checks the schema version; `StoreCorruptError` tells the caller to rebuild.
+ */
+export class SqliteMemoryStore implements MemoryStore {
+  readonly backend = "sqlite";
+  private readonly db: Database;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(
+    readonly path: string,
+    options: { readonly?: boolean } = {},
+  ) {
+    let db: Database | undefined;
+    try {
+      // A reader opens read-write without creating: a WAL reader may need to create the -shm file.
+      db = new Database(
+        path,
+        options.readonly ? { readwrite: true, create: false } : { create: true, readwrite: true },
+      );
+      this.db = db;
+      db.run("PRAGMA busy_timeout = 5000");
+      if (!options.readonly) {
+        db.run("PRAGMA journal_mode = WAL");
+        // NORMAL is durable across process crashes in WAL mode (only an OS crash can drop the last commit).
+        db.run("PRAGMA synchronous = NORMAL");
+      }
+      const version = this.readSchemaVersion();
+      if (version === undefined) {
+        if (options.readonly) throw new StoreCorruptError(`${path}: not a triforge memory store`);
+        db.transaction(() => {
+          db?.run(SCHEMA);
+          db?.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", [String(SCHEMA_VERSION)]);
+        })();
+      } else if (version !== SCHEMA_VERSION) {
+        throw new StoreCorruptError(`${path}: schema version ${version}, expected ${SCHEMA_VERSION}`);
+      }
+    } catch (error) {
+      try {
+        db?.close();
+      } catch {
+        // Opening failed half-way; there may be nothing to close.
+      }
+      if (error instanceof StoreCorruptError || !isCorruption(error)) throw error;
+      throw new StoreCorruptError(`${path}: ${(error as Error).message}`);
+    }
+  }
+
+  private readSchemaVersion(): number | undefined {
+    const hasMeta = this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+    if (!hasMeta) {
+      const tables = this.db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+      if (tables.n > 0) throw new StoreCorruptError(`${this.path}: not a triforge memory store`);
+      return undefined;
+    }
+    const row = this.db.query("SELECT value FROM meta WHERE key = 'schema'").get() as {
+      value: string;
+    } | null;
+    return row ? Number(row.value) : undefined;
+  }
+
+  /** SQLite's own structural check; false means rebuild. */
+  integrityOk(): boolean {
+    const rows = this.db.query("PRAGMA quick_check").all() as Record<string, string>[];
+    return rows.length === 1 && Object.values(rows[0])[0] === "ok";
+  }
+
+  private sql(text: string): Statement {
+    let statement = this.statements.get(text);
+    if (!statement) this.statements.set(text, (statement = this.db.prepare(text)));
+    return statement;
+  }
+
+  private meta(key: string): string | undefined {
+    return (this.sql("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null)?.value;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.sql(
+      "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    ).run(key, value);
+  }
+
+  private bumpGeneration(): void {
+    this.setMeta("generation", String(Number(this.meta("generation") ?? 0) + 1));
+  }
+
+  async state(): Promise<IndexState> {
+    return {
+      offset: Number(this.meta("offset") ?? 0),
+      offsetCheck: this.meta("offset_check") ?? "",
+      lastIndexed: this.meta("last_indexed") ?? null,
+      generation: Number(this.meta("generation") ?? 0),
+    };
+  }
+
+  /** The write generation alone: one indexed read, cheap enough to check before every warm query. */
+  generation(): number {
+    return Number(this.meta("generation") ?? 0);
+  }
+
+  async setState(state: Partial<IndexState>): Promise<void> {
+    this.db.transaction(() => {
+      if (state.offset !== undefined) this.setMeta("offset", String(state.offset));
+      if (state.offsetCheck !== undefined) this.setMeta("offset_check", state.offsetCheck);
+      if (state.lastIndexed) this.setMeta("last_indexed", state.lastIndexed);
+    })();
+  }
+
+  async indexedRecords(uuids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const query = this.sql("SELECT 1 FROM turns WHERE uuid = ?");
+    for (const uuid of uuids) if (query.get(uuid)) found.add(uuid);
+    return found;
+  }
+
+  async forgottenSessions(): Promise<Set<string>> {
+    return new Set(
+      (this.sql("SELECT session_id FROM forgotten").all() as { session_id: string }[]).map(
+        (r) => r.session_id,
+      ),
+    );
+  }
+
+  async entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }> {
+    const rows = this.sql("SELECT phrase, model, vector FROM entities ORDER BY id").all() as {
+      phrase: string;
+      model: string;
+      vector: Uint8Array;
+    }[];
+    const dim = rows.length ? rows[0].vector.byteLength >> 2 : 0;
+    const vectors = new Float32Array(rows.length * dim);
+    rows.forEach((r, i) => {
+      readVector(r.vector, vectors, i, dim);
+    });
+    return { phrases: rows.map((r) => r.phrase), vectors, models: rows.map((r) => r.model) };
+  }
+
+  async writeBatch(batch: IndexBatch): Promise<void> {
+    this.db.transaction(() => {
+      const insertChunk = this.sql(
+        "INSERT INTO chunks(hash, session_id, ts, text, graph_source, model, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING RETURNING id",
+      );
+      const insertTurn = this.sql(
+        "INSERT OR IGNORE INTO turns(uuid, chunk_id, ord, role, ts, start, end) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      );
+      for (const chunk of batch.chunks) {
+        const row = insertChunk.get(
+          chunk.hash,
+          chunk.sessionId,
+          chunk.ts,
+          chunk.text,
+          chunk.graphSource,
+          batch.model,
+          toBlob(chunk.vector),
+        ) as { id: number } | null;
+        if (!row) continue; // already indexed: idempotent by chunk hash
+        chunk.turns.forEach((t, ord) => {
+          insertTurn.run(t.uuid, row.id, ord, t.role, t.ts, t.start, t.end);
+        });
+        this.addChunkGraph(row.id, chunk.graph, batch);
+      }
+      this.addSynonyms(batch);
+      const insertSummary = this.sql(
+        "INSERT INTO summaries(session_id, date, ts, text, source) VALUES (?, ?, ?, ?, ?)",
+      );
+      for (const s of batch.summaries) insertSummary.run(s.sessionId, s.date, s.ts, s.text, s.source);
+      this.bumpGeneration();
+    })();
+  }
+
+  private entityId(phrase: string, label: string, model: string, vectors: Map<string, Float32Array>): number {
+    const existing = this.sql("SELECT id FROM entities WHERE phrase = ?").get(phrase) as {
+      id: number;
+    } | null;
+    if (existing) return existing.id;
+    const vector = vectors.get(phrase);
+    if (!vector) throw new Error(`no vector for new phrase '${phrase}'`);
+    return (
+      this.sql("INSERT INTO entities(phrase, label, model, vector) VALUES (?, ?, ?, ?) RETURNING id").get(
+        phrase,
+        label,
+        model,
+        toBlob(vector),
+      ) as { id: number }
+    ).id;
+  }
+
+  /** Adds `amount` to an edge (creating it) and records that `chunkId` contributed it. */
+  private addEdge(kind: number, a: number, b: number, amount: number, chunkId: number | undefined): void {
+    const { id } = this.sql(
+      "INSERT INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?) ON CONFLICT(kind, a, b) DO UPDATE SET weight = weight + excluded.weight RETURNING id",
+    ).get(kind, a, b, amount) as { id: number };
+    if (chunkId !== undefined) {
+      this.sql(
+        "INSERT INTO edge_sources(edge_id, chunk_id, amount) VALUES (?, ?, ?) ON CONFLICT(edge_id, chunk_id) DO UPDATE SET amount = amount + excluded.amount",
+      ).run(id, chunkId, amount);
+    }
+  }
+
+  private addChunkGraph(
+    chunkId: number,
+    graph: ChunkGraph,
+    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors">,
+  ): void {
+    const ids = new Map<string, number>();
+    for (const e of graph.entities) {
+      if (ids.has(e.phrase)) continue;
+      const id = this.entityId(e.phrase, e.label, vectors.model, vectors.entityVectors);
+      ids.set(e.phrase, id);
+      // Passage↔phrase context edge, weight 1 as in HippoRAG 2.
+      this.addEdge(EDGE_KIND.context, chunkId, id, 1, chunkId);
+    }
+    const insertFact = this.sql(
+      "INSERT INTO facts(subject, predicate, object, model, vector) VALUES (?, ?, ?, ?, ?) ON CONFLICT(subject, predicate, object) DO UPDATE SET model = model RETURNING id",
+    );
+    const insertSource = this.sql(
+      "INSERT OR IGNORE INTO fact_sources(fact_id, chunk_id) VALUES (?, ?) RETURNING fact_id",
+    );
+    for (const f of graph.facts) {
+      const s = ids.get(f.subject);
+      const o = ids.get(f.object);
+      if (s === undefined || o === undefined || s === o) continue;
+      const key = factKey(f.subject, f.predicate, f.object);
+      const vector = vectors.factVectors.get(key);
+      let factId = (
+        this.sql("SELECT id FROM facts WHERE subject = ? AND predicate = ? AND object = ?").get(
+          s,
+          f.predicate,
+          o,
+        ) as { id: number } | null
+      )?.id;
+      if (factId === undefined) {
+        if (!vector) throw new Error(`no vector for new fact '${key}'`);
+        factId = (insertFact.get(s, f.predicate, o, vectors.model, toBlob(vector)) as { id: number }).id;
+      }
+      // A chunk stating the same fact twice counts once; each distinct fact adds 1 to its phrase pair's edge.
+      if (insertSource.get(factId, chunkId)) this.addEdge(EDGE_KIND.fact, ...ordered(s, o), 1, chunkId);
+    }
+  }
+
+  private addSynonyms(batch: Pick<IndexBatch, "synonyms">): void {
+    const idOf = this.sql("SELECT id FROM entities WHERE phrase = ?");
+    const insert = this.sql("INSERT OR IGNORE INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?)");
+    for (const s of batch.synonyms) {
+      const a = (idOf.get(s.a) as { id: number } | null)?.id;
+      const b = (idOf.get(s.b) as { id: number } | null)?.id;
+      if (a === undefined || b === undefined || a === b) continue;
+      insert.run(EDGE_KIND.synonym, ...ordered(a, b), s.score);
+    }
+  }
+
+  /** ResultCache: keys end with the chunk hash (`openie:v1:<hash>`), which `forget` deletes by. */
+  get(key: string): string | undefined {
+    return (this.sql("SELECT value FROM llm_cache WHERE key = ?").get(key) as { value: string } | null)
+      ?.value;
+  }
+
+  set(key: string, value: string): void {
+    const chunkHash = key.slice(key.lastIndexOf(":") + 1);
+    this.sql("INSERT OR REPLACE INTO llm_cache(key, chunk_hash, value) VALUES (?, ?, ?)").run(
+      key,
+      chunkHash,
+      value,
+    );
+  }
+
+  /** Many cache entries in one transaction (loading stored OpenIE output for a whole corpus). */
+  setMany(entries: [key: string, value: string][]): void {
+    this.db.transaction(() => {
+      for (const [key, value] of entries) this.set(key, value);
+    })();
+  }
+
+  async pendingLlmChunks(limit: number): Promise<{ id: number; hash: string; text: string }[]> {
+    return this.sql(
+      "SELECT id, hash, text FROM chunks WHERE graph_source = 'llm-pending' ORDER BY id LIMIT ?",
+    ).all(limit) as {
+      id: number;
+      hash: string;
+      text: string;
+    }[];
+  }
+
+  async replaceChunkGraph(
+    chunkId: number,
+    graph: ChunkGraph,
+    source: GraphSource,
+    vectors: Omit<IndexBatch, "chunks" | "summaries">,
+  ): Promise<void> {
+    this.db.transaction(() => {
+      this.removeChunkGraph([chunkId]);
+      this.addChunkGraph(chunkId, graph, vectors);
+      this.addSynonyms(vectors);
+      this.sql("UPDATE chunks SET graph_source = ? WHERE id = ?").run(source, chunkId);
+      this.bumpGeneration();
+    })();
+  }
+
+  /**
+   * Subtracts exactly what `chunkIds` contributed: edge weights go down by their recorded amounts (and
+   * vanish at zero), facts lose these sources (and vanish with none), phrases with no passage left vanish
+   * with their synonym edges.
+   */
+  private removeChunkGraph(chunkIds: number[]): {
+    facts: number;
+    entities: number;
+    edgesRemoved: number;
+    edgesLowered: number;
+  } {
+    const touchedEntities = new Set<number>();
+    const touchedFacts = new Set<number>();
+    let edgesRemoved = 0;
+    let edgesLowered = 0;
+    const sources = this.sql(
+      "SELECT s.edge_id AS id, s.amount AS amount, e.kind AS kind, e.a AS a, e.b AS b FROM edge_sources s JOIN edges e ON e.id = s.edge_id WHERE s.chunk_id = ?",
+    );
+    const lower = this.sql("UPDATE edges SET weight = weight - ? WHERE id = ? RETURNING weight");
+    const deleteEdge = this.sql("DELETE FROM edges WHERE id = ?");
+    for (const chunkId of chunkIds) {
+      for (const s of sources.all(chunkId) as {
+        id: number;
+        amount: number;
+        kind: number;
+        a: number;
+        b: number;
+      }[]) {
+        if (s.kind === EDGE_KIND.context) touchedEntities.add(s.b);
+        const { weight } = lower.get(s.amount, s.id) as { weight: number };
+        if (weight <= EDGE_EPSILON) {
+          deleteEdge.run(s.id);
+          edgesRemoved++;
+        } else edgesLowered++;
+      }
+      this.sql("DELETE FROM edge_sources WHERE chunk_id = ?").run(chunkId);
+      for (const { fact_id } of this.sql("DELETE FROM fact_sources WHERE chunk_id = ? RETURNING fact_id").all(
+        chunkId,
+      ) as { fact_id: number }[]) {
+        touchedFacts.add(fact_id);
+      }
+    }
+    let facts = 0;
+    for (const factId of touchedFacts) {
+      if (!this.sql("SELECT 1 FROM fact_sources WHERE fact_id = ?").get(factId)) {
+        this.sql("DELETE FROM facts WHERE id = ?").run(factId);
+        facts++;
+      }
+    }
+    let entities = 0;
+    for (const entityId of touchedEntities) {
+      if (this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, entityId)) continue;
+      // No passage mentions this phrase any more: it goes, and with it its synonym edges.
+      this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
+      const gone = this.sql("DELETE FROM edges WHERE kind != ? AND (a = ? OR b = ?) RETURNING id").all(
+        EDGE_KIND.context,
+        entityId,
+        entityId,
+      ) as { id: number }[];
+      for (const { id } of gone) this.sql("DELETE FROM edge_sources WHERE edge_id = ?").run(id);
+      edgesRemoved += gone.length;
+      facts += this.sql("DELETE FROM facts WHERE subject = ? OR object = ? RETURNING id").all(
+        entityId,
+        entityId,
+      ).length;
+      entities++;
+    }
+    return { facts, entities, edgesRemoved, edgesLowered };
+  }
+
+  async forgetSession(sessionId: string): Promise<ForgetResult> {
+    return this.db.transaction(() => {
+      this.sql("INSERT OR IGNORE INTO forgotten(session_id, at) VALUES (?, ?)").run(
+        sessionId,
+        new Date().toISOString(),
+      );
+      const chunks = this.sql("SELECT id, hash FROM chunks WHERE session_id = ?").all(sessionId) as {
+        id: number;
+        hash: string;
+      }[];
+      const removed = this.removeChunkGraph(chunks.map((c) => c.id));
+      for (const c of chunks) {
+        this.sql("DELETE FROM turns WHERE chunk_id = ?").run(c.id);
+        this.sql("DELETE FROM llm_cache WHERE chunk_hash = ?").run(c.hash);
+        this.sql("DELETE FROM chunks WHERE id = ?").run(c.id);
+      }
+      this.sql("DELETE FROM summaries WHERE session_id = ?").run(sessionId);
+      this.bumpGeneration();
+      return { chunks: chunks.length, ...removed };
+    })();
+  }
+
+  async summaries(): Promise<SummaryEntry[]> {
+    return (
+      this.sql("SELECT session_id, date, ts, text, source FROM summaries ORDER BY ts, id").all() as Record<
+        string,
+        string
+      >[]
+    ).map((r) => ({
+      sessionId: r.session_id,
+      date: r.date,
+      ts: r.ts,
+      text: r.text,
+      source: r.source,
+    }));
+  }
+
+  async snapshot(): Promise<StoreSnapshot> {
+    return this.db.transaction(() => {
+      const generation = this.generation();
+      const chunkRows = this.sql(
+        "SELECT id, session_id, ts, text, model, vector FROM chunks ORDER BY id",
+      ).all() as {
+        id: number;
+        session_id: string;
+        ts: string;
+        text: string;
+        model: string;
+        vector: Uint8Array;
+      }[];
+      const dim = chunkRows.length ? chunkRows[0].vector.byteLength >> 2 : 0;
+      const chunkVectors = new Float32Array(chunkRows.length * dim);
+      const turnsOf = new Map<number, Turn[]>();
+      for (const t of this.sql(
+        "SELECT uuid, chunk_id, role, ts, start, end FROM turns ORDER BY chunk_id, ord",
+      ).all() as (Turn & { chunk_id: number })[]) {
+        let list = turnsOf.get(t.chunk_id);
+        if (!list) turnsOf.set(t.chunk_id, (list = []));
+        list.push({ uuid: t.uuid, role: t.role, ts: t.ts, start: t.start, end: t.end });
+      }
+      const chunks = chunkRows.map((r, i) => {
+        readVector(r.vector, chunkVectors, i, dim);
+        return { id: r.id, sessionId: r.session_id, ts: r.ts, text: r.text, turns: turnsOf.get(r.id) ?? [] };
+      });
+      const entities = this.sql(
+        "SELECT id, phrase, label FROM entities ORDER BY id",
+      ).all() as StoreSnapshot["entities"];
+      const factRows = this.sql(
+        "SELECT id, subject, predicate, object, model, vector FROM facts ORDER BY id",
+      ).all() as {
+        id: number;
+        subject: number;
+        predicate: string;
+        object: number;
+        model: string;
+        vector: Uint8Array;
+      }[];
+      const factDim = factRows.length ? factRows[0].vector.byteLength >> 2 : dim;
+      const factVectors = new Float32Array(factRows.length * factDim);
+      factRows.forEach((r, i) => {
+        readVector(r.vector, factVectors, i, factDim);
+      });
+      const edgeRows = this.sql("SELECT kind, a, b, weight FROM edges").values() as [
+        number,
+        number,
+        number,
+        number,
+      ][];
+      const edges = {
+        kind: new Uint8Array(edgeRows.length),
+        a: new Int32Array(edgeRows.length),
+        b: new Int32Array(edgeRows.length),
+        weight: new Float64Array(edgeRows.length),
+      };
+      edgeRows.forEach(([kind, a, b, weight], i) => {
+        edges.kind[i] = kind;
+        edges.a[i] = a;
+        edges.b[i] = b;
+        edges.weight[i] = weight;
+      });
+      return {
+        generation,
+        dim: dim || factDim,
+        chunks,
+        chunkVectors,
+        chunkModels: chunkRows.map((r) => r.model),
+        entities,
+        facts: factRows.map(({ id, subject, predicate, object }) => ({ id, subject, predicate, object })),
+        factVectors,
+        factModels: factRows.map((r) => r.model),
+        edges,
+      };
+    })();
+  }
+
+  async status(): Promise<StoreStatus> {
+    const count = (sql: string, ...args: (string | number)[]) =>
+      (this.sql(sql).get(...args) as { n: number }).n;
+    const edgeCount = (kind: number) => count("SELECT count(*) AS n FROM edges WHERE kind = ?", kind);
+    return {
+      chunks: count("SELECT count(*) AS n FROM chunks"),
+      sessions: count("SELECT count(DISTINCT session_id) AS n FROM chunks"),
+      entities: count("SELECT count(*) AS n FROM entities"),
+      facts: count("SELECT count(*) AS n FROM facts"),
+      edges: {
+        fact: edgeCount(EDGE_KIND.fact),
+        context: edgeCount(EDGE_KIND.context),
+        synonym: edgeCount(EDGE_KIND.synonym),
+      },
+      lastIndexed: this.meta("last_indexed") ?? null,
+      llmUsage: await this.usage(),
+      pendingLlm: count("SELECT count(*) AS n FROM chunks WHERE graph_source = 'llm-pending'"),
+    };
+  }
+
+  async usage(): Promise<StoreStatus["llmUsage"]> {
+    return (
+      this.sql(
+        "SELECT provider, model, calls, input_tokens, output_tokens FROM llm_usage ORDER BY provider, model",
+      ).all() as Record<string, string & number>[]
+    ).map((r) => ({
+      provider: r.provider,
+      model: r.model,
+      calls: r.calls,
+      inputTokens: r.input_tokens,
+      outputTokens: r.output_tokens,
+    }));
+  }
+
+  /** UsageSink: every LLM call's tokens, summed per provider and model. */
+  record(usage: LlmUsage): void {
+    this.sql(
+      `INSERT INTO llm_usage(provider, model, calls, input_tokens, output_tokens) VALUES (?, ?, 1, ?, ?)
+       ON CONFLICT(provider, model) DO UPDATE SET calls = calls + 1, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens`,
+    ).run(usage.provider, usage.model, usage.inputTokens, usage.outputTokens);
+  }
+
+  close(): void {
+    for (const s of this.statements.values()) s.finalize();
+    this.statements.clear();
+    this.db.close();
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The memory store's interface. The local SQLite backend implements it now; a Postgres+pgvector backend
+ * can implement it later without touching the indexer or recall: every method is async and coarse
+ * (one call per batch or per snapshot), so a network round trip per call stays affordable.
+ */
+import type { ResultCache } from "../llm/cache.ts";
+import type { LlmUsage, UsageSink } from "../llm/usage.ts";
+import type { Chunk, Turn } from "../memory/chunking.ts";
+
+export type { Turn };
+
+/** Where a chunk's part of the knowledge graph came from. `llm-pending`: local for now, LLM retried next run. */
+export type GraphSource = "local" | "llm" | "llm-pending" | "openie-cache";
+
+/** A phrase node as a chunk mentions it: `phrase` is the normalised key, `label` a readable form. */
+export interface EntityMention {
+  phrase: string;
+  label: string;
+}
+
+/** A triple between two phrase keys that the same chunk also mentions. */
+export interface FactMention {
+  subject: string;
+  predicate: string;
+  object: string;
+}
+
+/** The knowledge-graph part one chunk contributes: its phrase nodes (context edges) and facts. */
+export interface ChunkGraph {
+  entities: EntityMention[];
+  facts: FactMention[];
+}
+
+export interface NewChunk extends Chunk {
+  vector: Float32Array;
+  graph: ChunkGraph;
+  graphSource: GraphSource;
+}
+
+/** One summary entry of `summary.md` (`## <date> · session <id>` then the text). */
+export interface SummaryEntry {
+  sessionId: string;
+  /** YYYY-MM-DD of the session's chunks. */
+  date: string;
+  /** Sort key: the newest chunk's time. */
+  ts: string;
+  text: string;
+  /** `llm` or `extractive`. */
+  source: string;
+}
+
+export interface SynonymEdge {
+  a: string;
+  b: string;
+  score: number;
+}
+
+/** Everything one indexing step writes; the store applies it atomically (all or nothing). */
+export interface IndexBatch {
+  model: string;
+  chunks: NewChunk[];
+  /** Vectors for phrases and facts the store may not hold yet (keys: phrase, factKey). */
+  entityVectors: Map<string, Float32Array>;
+  factVectors: Map<string, Float32Array>;
+  synonyms: SynonymEdge[];
+  summaries: SummaryEntry[];
+}
+
+export interface IndexState {
+  /** Bytes of chats.jsonl fully consumed. */
+  offset: number;
+  /** Hash of the line that ends at `offset`: a rewritten file no longer matches and is rescanned. */
+  offsetCheck: string;
+  lastIndexed: string | null;
+  /** Bumped by every write: a warm snapshot compares it to know when to reload. */
+  generation: number;
+}
+
+/** Everything recall needs, loaded at once and kept warm in a long-lived process. */
+export interface StoreSnapshot {
+  generation: number;
+  dim: number;
+  chunks: { id: number; sessionId: string; ts: string; text: string; turns: Turn[] }[];
+  /** Row i is chunk i's vector; `chunkModels[i]` its model (re-embedded when it differs from the current). */
+  chunkVectors: Float32Array;
+  chunkModels: string[];
+  entities: { id: number; phrase: string; label: string }[];
+  facts: { id: number; subject: number; predicate: string; object: number }[];
+  factVectors: Float32Array;
+  factModels: string[];
+  /** Undirected weighted edges; `kind` 0 fact (entity–entity), 1 context (chunk–entity), 2 synonym. */
+  edges: { kind: Uint8Array; a: Int32Array; b: Int32Array; weight: Float64Array };
+}
+
+export const EDGE_KIND = { fact: 0, context: 1, synonym: 2 } as const;
+
+export interface StoreStatus {
+  chunks: number;
+  sessions: number;
+  entities: number;
+  facts: number;
+  edges: { fact: number; context: number; synonym: number };
+  lastIndexed: string | null;
+  llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
+  pendingLlm: number;
+}
+
+export interface ForgetResult {
+  chunks: number;
+  facts: number;
+  entities: number;
+  edgesRemoved: number;
+  edgesLowered: number;
+}
+
+/**
+ * The store is also the LLM result cache (OpenIE and summaries, keyed `<kind>:v<n>:<chunk hash>`), so
+ * re-indexing never pays twice and `forget` removes a session's cached results with its chunks.
+ */
+export interface MemoryStore extends UsageSink, ResultCache {
+  readonly backend: string;
+  state(): Promise<IndexState>;
+  setState(state: Partial<IndexState>): Promise<void>;
+  /** The record uuids among `uuids` that some chunk already holds (dedupe after a crash or a rescan). */
+  indexedRecords(uuids: string[]): Promise<Set<string>>;
+  forgottenSessions(): Promise<Set<string>>;
+  /** Every phrase node with its vector (for synonym edges of new phrases). */
+  entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }>;
+  writeBatch(batch: IndexBatch): Promise<void>;
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+  /** Chunks whose LLM extraction failed and should be retried. */
+  pendingLlmChunks(limit: number): Promise<{ id: number; hash: string; text: string }[]>;
+  /** Replaces one chunk's graph contribution (after a retried LLM extraction) atomically. */
+  replaceChunkGraph(
+    chunkId: number,
+    graph: ChunkGraph,
+    source: GraphSource,
+    vectors: Omit<IndexBatch, "chunks" | "summaries">,
+  ): Promise<void>;
+  /** Removes a session's chunks and exactly what they contributed; remembers the session as forgotten. */
+  forgetSession(sessionId: string): Promise<ForgetResult>;
+  summaries(): Promise<SummaryEntry[]>;
+  snapshot(): Promise<StoreSnapshot>;
+  status(): Promise<StoreStatus>;
+  usage(): Promise<StoreStatus["llmUsage"]>;
+  record(usage: LlmUsage): void;
+  close(): void;
+}
