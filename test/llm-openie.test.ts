@@ -11,6 +11,7 @@ import {
   type Llm,
   LlmOutputError,
   parseOpenIEOutput,
+  parseOpenIEResultsFile,
   resolveLlm,
   SUMMARY_MAX_WORDS,
   summarizeChunk,
@@ -190,6 +191,21 @@ describe("parseOpenIEOutput (HippoRAG's stored format)", () => {
     const result = { entities: ["A", "B"], triples: [["A", "r", "B"]] as [string, string, string][] };
     expect(parseOpenIEOutput(JSON.stringify(toStoredOpenIE(result)))).toEqual(result);
     expect(parseOpenIEOutput({})).toEqual({ entities: [], triples: [] });
+  });
+
+  test("reads a whole results file, Python's NaN included, through the same validation", () => {
+    const file =
+      '{"docs": [{"title": "A", "passage": "A\\nabout NaN", "extracted_entities": ["NaN", "B"], "extracted_triples": [["NaN", "r", "B"], ["x"]]},' +
+      ' {"title": "C", "text": "only text", "extracted_entities": [], "extracted_triples": []}], "avg_ent_chars": NaN, "avg_ent_words": -Infinity}';
+    expect(parseOpenIEResultsFile(file)).toEqual([
+      { title: "A", passage: "A\nabout NaN", entities: ["NaN", "B"], triples: [["NaN", "r", "B"]] },
+      { title: "C", passage: "only text", entities: [], triples: [] },
+    ]);
+    expect(() => parseOpenIEResultsFile('{"docs": [{"extracted_triples": {}}]}')).toThrow(
+      /docs\[0\]: .*extracted_triples/,
+    );
+    expect(() => parseOpenIEResultsFile('{"passages": []}')).toThrow(/not an OpenIE results file/);
+    expect(() => parseOpenIEResultsFile("{")).toThrow(/not an OpenIE results file/);
   });
 
   test("a record of the wrong shape is an error that names the field", () => {

@@ -12,6 +12,8 @@ export {
   type Triple,
   extractOpenIE,
   parseOpenIEOutput,
+  parseOpenIEResultsFile,
+  type StoredPassage,
   toStoredOpenIE,
 } from "./openie.ts";
 export {

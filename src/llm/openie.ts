@@ -155,6 +155,54 @@ export function parseOpenIEOutput(record: unknown): OpenIEResult {
   return { entities: [...entities], triples };
 }
 
+const ResultsFileSchema = z.object({
+  docs: z.array(
+    z.looseObject({
+      title: z.string().optional(),
+      passage: z.string().optional(),
+      text: z.string().optional(),
+    }),
+  ),
+});
+
+/** One passage of a HippoRAG OpenIE results file, validated as live output is. */
+export interface StoredPassage extends OpenIEResult {
+  title?: string;
+  /** HippoRAG's `passage` (title + text), else its `text`. */
+  passage?: string;
+}
+
+/**
+ * Reads a whole HippoRAG `openie_results_*.json` file (`{docs: [...], avg_ent_chars, …}`). Python wrote
+ * it, so it may hold NaN or Infinity outside strings (HippoRAG's averages over an empty list); those
+ * read as null. Each doc goes through parseOpenIEOutput. Throws an Error naming the problem otherwise.
+ */
+export function parseOpenIEResultsFile(text: string): StoredPassage[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(pythonJsonToJson(text));
+  } catch (error) {
+    throw new Error(`not an OpenIE results file: ${(error as Error).message}`);
+  }
+  const parsed = ResultsFileSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(`not an OpenIE results file: ${z.prettifyError(parsed.error).replaceAll("\n", " ")}`);
+  return parsed.data.docs.map((doc, i) => {
+    try {
+      return { title: doc.title, passage: doc.passage ?? doc.text, ...parseOpenIEOutput(doc) };
+    } catch (error) {
+      throw new Error(`docs[${i}]: ${(error as Error).message}`);
+    }
+  });
+}
+
+/** Python's json.dumps extensions (NaN, Infinity, -Infinity) outside strings become null. */
+function pythonJsonToJson(text: string): string {
+  return text.replace(/"(?:[^"\\]|\\.)*"|-?\b(?:NaN|Infinity)\b/g, (token) =>
+    token.startsWith('"') ? token : "null",
+  );
+}
+
 /** The stored form of a result; parseOpenIEOutput reads it back. */
 export function toStoredOpenIE(result: OpenIEResult): StoredOpenIE {
   return { extracted_entities: result.entities, extracted_triples: result.triples };
