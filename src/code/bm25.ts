@@ -1,0 +1,184 @@
+/**
+ * BM25 over chunks, stored as compressed-sparse-row postings (one run of documents per term) in
+ * typed arrays: it saves and loads as flat buffers, and an incremental update is one linear merge.
+ */
+
+/** Term-frequency saturation: the usual 1.2, fine for short chunks of code. */
+export const BM25_K1 = 1.2;
+/** Length normalisation: the usual 0.75; chunks are near one size, so it matters little. */
+export const BM25_B = 0.75;
+
+export interface Bm25Index {
+  terms: string[];
+  termIds: Map<string, number>;
+  /** Postings of term t are docs/freqs[offsets[t] .. offsets[t+1]), documents ascending. */
+  offsets: Int32Array;
+  docs: Int32Array;
+  freqs: Uint16Array;
+  /** Tokens per document. */
+  lengths: Float32Array;
+  averageLength: number;
+}
+
+/** Term counts of one document, as the builder takes them. */
+export type TermCounts = Map<string, number>;
+
+export function countTerms(tokens: string[]): TermCounts {
+  const counts: TermCounts = new Map();
+  for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+  return counts;
+}
+
+export function termIdsOf(terms: string[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (let i = 0; i < terms.length; i++) ids.set(terms[i], i);
+  return ids;
+}
+
+/**
+ * A new index from `previous` with its documents renumbered by `keep` (old id → new id, or -1 to drop)
+ * and `added` documents appended after the kept ones (ids keptCount, keptCount + 1, …). Terms left
+ * without postings are dropped.
+ */
+export function mergeBm25(
+  previous: Bm25Index | undefined,
+  keep: Int32Array | undefined,
+  keptCount: number,
+  added: { counts: TermCounts; length: number }[],
+): Bm25Index {
+  const terms: string[] = previous ? [...previous.terms] : [];
+  const termIds = previous ? new Map(previous.termIds) : new Map<string, number>();
+  // Postings of the added documents, as (term, doc, freq) triples.
+  let addedTerm = new Int32Array(1024);
+  let addedDoc = new Int32Array(1024);
+  let addedFreq = new Uint16Array(1024);
+  let addedCount = 0;
+  for (let i = 0; i < added.length; i++) {
+    for (const [term, freq] of added[i].counts) {
+      let id = termIds.get(term);
+      if (id === undefined) {
+        id = terms.length;
+        terms.push(term);
+        termIds.set(term, id);
+      }
+      if (addedCount === addedTerm.length) {
+        addedTerm = grow(addedTerm);
+        addedDoc = grow(addedDoc);
+        addedFreq = grow(addedFreq);
+      }
+      addedTerm[addedCount] = id;
+      addedDoc[addedCount] = keptCount + i;
+      addedFreq[addedCount] = Math.min(freq, 65535);
+      addedCount++;
+    }
+  }
+  // Count postings per term: kept old ones, then added ones.
+  const counts = new Int32Array(terms.length);
+  if (previous) {
+    for (let t = 0; t < previous.terms.length; t++) {
+      let kept = 0;
+      for (let p = previous.offsets[t]; p < previous.offsets[t + 1]; p++)
+        if (!keep || keep[previous.docs[p]] >= 0) kept++;
+      counts[t] = kept;
+    }
+  }
+  for (let p = 0; p < addedCount; p++) counts[addedTerm[p]]++;
+  // Drop terms without postings; renumber the rest.
+  const newId = new Int32Array(terms.length).fill(-1);
+  const liveTerms: string[] = [];
+  for (let t = 0; t < terms.length; t++) {
+    if (counts[t] > 0) {
+      newId[t] = liveTerms.length;
+      liveTerms.push(terms[t]);
+    }
+  }
+  const offsets = new Int32Array(liveTerms.length + 1);
+  for (let t = 0; t < terms.length; t++) if (newId[t] >= 0) offsets[newId[t] + 1] = counts[t];
+  for (let t = 0; t < liveTerms.length; t++) offsets[t + 1] += offsets[t];
+  const total = offsets[liveTerms.length];
+  const docs = new Int32Array(total);
+  const freqs = new Uint16Array(total);
+  const cursor = offsets.slice(0, liveTerms.length);
+  // Old postings first (their new ids are below every added id), so each run stays ascending.
+  if (previous) {
+    for (let t = 0; t < previous.terms.length; t++) {
+      const target = newId[t];
+      if (target < 0) continue;
+      for (let p = previous.offsets[t]; p < previous.offsets[t + 1]; p++) {
+        const doc = keep ? keep[previous.docs[p]] : previous.docs[p];
+        if (doc < 0) continue;
+        docs[cursor[target]] = doc;
+        freqs[cursor[target]++] = previous.freqs[p];
+      }
+    }
+  }
+  for (let p = 0; p < addedCount; p++) {
+    const target = newId[addedTerm[p]];
+    docs[cursor[target]] = addedDoc[p];
+    freqs[cursor[target]++] = addedFreq[p];
+  }
+  const lengths = new Float32Array(keptCount + added.length);
+  if (previous) {
+    for (let d = 0; d < previous.lengths.length; d++) {
+      const target = keep ? keep[d] : d;
+      if (target >= 0) lengths[target] = previous.lengths[d];
+    }
+  }
+  for (let i = 0; i < added.length; i++) lengths[keptCount + i] = added[i].length;
+  return {
+    terms: liveTerms,
+    termIds: termIdsOf(liveTerms),
+    offsets,
+    docs,
+    freqs,
+    lengths,
+    averageLength: averageOf(lengths),
+  };
+}
+
+export function averageOf(lengths: Float32Array): number {
+  let total = 0;
+  for (let d = 0; d < lengths.length; d++) total += lengths[d];
+  return total / lengths.length || 1;
+}
+
+function grow<T extends Int32Array | Uint16Array>(array: T): T {
+  const bigger = new (array.constructor as new (n: number) => T)(array.length * 2);
+  bigger.set(array);
+  return bigger;
+}
+
+/**
+ * BM25 scores of every document for the query terms (unknown terms score nothing), plus the list of
+ * documents that matched at least one term.
+ */
+export function scoreBm25(
+  index: Bm25Index,
+  queryTerms: string[],
+): { scores: Float32Array; matched: Int32Array } {
+  const n = index.lengths.length;
+  const scores = new Float32Array(n);
+  if (n === 0) return { scores, matched: new Int32Array(0) };
+  const averageLength = index.averageLength;
+  let matched = new Int32Array(64);
+  let matchedCount = 0;
+  for (const term of queryTerms) {
+    const t = index.termIds.get(term);
+    if (t === undefined) continue;
+    const start = index.offsets[t];
+    const end = index.offsets[t + 1];
+    const df = end - start;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    for (let p = start; p < end; p++) {
+      const doc = index.docs[p];
+      const tf = index.freqs[p];
+      const norm = BM25_K1 * (1 - BM25_B + (BM25_B * index.lengths[doc]) / averageLength);
+      if (scores[doc] === 0) {
+        if (matchedCount === matched.length) matched = grow(matched);
+        matched[matchedCount++] = doc;
+      }
+      scores[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
+    }
+  }
+  return { scores, matched: matched.subarray(0, matchedCount) };
+}

@@ -1,0 +1,185 @@
+/**
+ * Splits a file into chunks of whole lines at syntax boundaries. Every line gets a break score (how
+ * good a place it is to start a new chunk): from the tree-sitter syntax tree when the language has a
+ * built-in grammar, from indentation and blank lines otherwise. One greedy pass then cuts the file
+ * into chunks near TARGET_CHUNK_CHARS, preferring the best-scored breaks.
+ */
+import type { Node, Parser } from "web-tree-sitter";
+import type { GrammarName } from "./languages.ts";
+
+export interface Chunk {
+  /** 1-based, inclusive. */
+  startLine: number;
+  endLine: number;
+  text: string;
+}
+
+/**
+ * About one function or a screenful: small enough that a hit points at the answer, large enough to
+ * carry its context. semble's size, kept so our figures compare with its published ones.
+ */
+export const TARGET_CHUNK_CHARS = 750;
+/** A chunk is not cut before this size unless the file ends: tiny chunks rank on noise. */
+const MIN_CHUNK_CHARS = Math.round(TARGET_CHUNK_CHARS * 0.3);
+/** A chunk grows past the target up to this size to reach a good break (a whole function). */
+const MAX_CHUNK_CHARS = Math.round(TARGET_CHUNK_CHARS * 1.6);
+/** How much one step of break quality is worth against drifting from the target size (in targets). */
+const DISTANCE_WEIGHT = 1.5;
+
+/** Break scores: a top-level definition is the best place to cut, mid-expression the worst. */
+const BREAK_TOP_LEVEL = 4;
+const BREAK_END_OF_FILE = BREAK_TOP_LEVEL;
+/** Deeper syntax levels score lower: a method in a class (3), a statement in a method (2), then 1. */
+const MAX_TREE_DEPTH = 3;
+/** Nodes smaller than this are never split, so the walk does not descend into them. */
+const DESCEND_ABOVE_CHARS = MIN_CHUNK_CHARS;
+
+/** Comments, decorators and attributes belong with the definition that follows them. */
+const LEADING_NODE = /comment|decorator|attribute|annotation/;
+
+/** Lines that close a block start no chunk: cut after them instead. */
+const CLOSING_LINE = /^\s*([}\])]|end\b|fi\b|done\b|esac\b)/;
+
+/** Scores from indentation alone, for languages without a grammar (and blank-line hints for all). */
+export function lineBreakScores(lines: string[]): Int8Array {
+  const scores = new Int8Array(lines.length);
+  let previousBlank = true;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const blank = line.trim() === "";
+    if (!blank && !CLOSING_LINE.test(line)) {
+      const indented = /^\s/.test(line);
+      if (!indented) scores[i] = previousBlank ? BREAK_TOP_LEVEL : BREAK_TOP_LEVEL - 1;
+      else scores[i] = previousBlank ? 2 : 0;
+    }
+    previousBlank = blank;
+  }
+  return scores;
+}
+
+/**
+ * Adds syntax-tree scores: the start line of each node scores by its depth, counted in lines of
+ * nesting (a class body opening on the class's own line adds no level), with leading comments
+ * attached to the node they describe.
+ */
+function treeBreakScores(root: Node, lineStarts: number[], text: string, scores: Int8Array): void {
+  const firstOnLine = (index: number, row: number) => text.slice(lineStarts[row], index).trim() === "";
+  const visit = (node: Node, depth: number, isRoot: boolean) => {
+    const children = node.namedChildren;
+    let unitStart: Node | undefined;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i];
+      if (!child) continue;
+      const childDepth = isRoot || child.startPosition.row === node.startPosition.row ? depth : depth + 1;
+      const next = children[i + 1];
+      // A comment directly above a definition starts that definition's unit.
+      if (LEADING_NODE.test(child.type) && next && next.startPosition.row <= child.endPosition.row + 1) {
+        unitStart ??= child;
+        continue;
+      }
+      const start = unitStart ?? child;
+      unitStart = undefined;
+      const row = start.startPosition.row;
+      if (firstOnLine(start.startIndex, row))
+        scores[row] = Math.max(scores[row], BREAK_TOP_LEVEL - childDepth);
+      // The definition's own line under its comment is inside the unit: no break there.
+      for (let r = row + 1; r <= child.startPosition.row; r++) scores[r] = Math.min(scores[r], 0);
+      if (childDepth < MAX_TREE_DEPTH && child.endIndex - child.startIndex > DESCEND_ABOVE_CHARS) {
+        visit(child, childDepth, false);
+      }
+    }
+  };
+  visit(root, 0, true);
+}
+
+/** Cuts lines into chunks near the target size, at the best-scored breaks. */
+export function cutAtBreaks(lines: string[], scores: Int8Array): Chunk[] {
+  const chunks: Chunk[] = [];
+  const n = lines.length;
+  let start = 0;
+  while (start < n) {
+    let size = 0;
+    let best = -1;
+    let bestValue = Number.NEGATIVE_INFINITY;
+    let end = start;
+    while (end < n) {
+      size += lines[end].length + 1;
+      end++;
+      if (size > MAX_CHUNK_CHARS && best !== -1) break;
+      const breakScore = end === n ? BREAK_END_OF_FILE : scores[end];
+      if (size >= MIN_CHUNK_CHARS || end === n) {
+        const value =
+          breakScore - (DISTANCE_WEIGHT * Math.abs(size - TARGET_CHUNK_CHARS)) / TARGET_CHUNK_CHARS;
+        if (value > bestValue) {
+          bestValue = value;
+          best = end;
+        }
+      }
+      if (size > MAX_CHUNK_CHARS) break;
+    }
+    // A single line above the maximum (minified code) still makes one chunk of its own.
+    if (best === -1) best = end;
+    pushTrimmed(chunks, lines, start, best);
+    start = best;
+  }
+  return chunks;
+}
+
+/** Adds lines [start, end) as a chunk without its leading and trailing blank lines; blank-only adds nothing. */
+function pushTrimmed(chunks: Chunk[], lines: string[], start: number, end: number): void {
+  let first = start;
+  let last = end - 1;
+  while (first <= last && lines[first].trim() === "") first++;
+  while (last >= first && lines[last].trim() === "") last--;
+  if (first > last) return;
+  chunks.push({ startLine: first + 1, endLine: last + 1, text: lines.slice(first, last + 1).join("\n") });
+}
+
+/** The line chunker alone: any text, no grammar. */
+export function chunkByLines(text: string): Chunk[] {
+  const lines = splitLines(text);
+  return cutAtBreaks(lines, lineBreakScores(lines));
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/**
+ * Chunks a file with its grammar's syntax tree, falling back to the line chunker when there is no
+ * grammar or the parse fails. `parser` comes from grammars.ts (loaded lazily per language).
+ */
+export function chunkSource(text: string, parser: Parser | undefined): Chunk[] {
+  const lines = splitLines(text);
+  const scores = lineBreakScores(lines);
+  if (parser) {
+    const tree = (() => {
+      try {
+        return parser.parse(text);
+      } catch {
+        return null;
+      }
+    })();
+    if (tree) {
+      try {
+        // Syntax decides; indentation keeps only its blank-line hints inside large nodes.
+        for (let i = 0; i < scores.length; i++) scores[i] = Math.min(scores[i], 1);
+        const lineStarts = [0];
+        for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+        treeBreakScores(tree.rootNode, lineStarts, text, scores);
+      } finally {
+        tree.delete();
+      }
+    }
+  }
+  return cutAtBreaks(lines, scores);
+}
+
+/** Chunks a file, loading its grammar on first use. */
+export async function chunkFile(text: string, grammar: GrammarName | undefined): Promise<Chunk[]> {
+  if (!grammar) return chunkByLines(text);
+  const { parserFor } = await import("./grammars.ts");
+  return chunkSource(text, await parserFor(grammar));
+}

@@ -1,0 +1,298 @@
+/**
+ * Ranking: fuse the lexical and dense candidate lists, then rerank with what we know about code —
+ * a chunk that defines the queried symbol, a file whose name or folder matches the query, files
+ * that are tests, examples or vendored copies, and many hits from one file. Every constant says why
+ * it has its value; docs/code-search.md has the development-set figures behind them.
+ */
+import { identifierParts, QUERY_STOPWORDS, stem } from "./tokens.ts";
+
+/** Reciprocal-rank-fusion damping: the usual 60 keeps the top few ranks from dominating the sum. */
+export const RRF_K = 60;
+/** Candidates taken from each list before fusion, per requested result: recall for the reranker. */
+export const CANDIDATES_PER_RESULT = 5;
+/** Never fewer candidates than this per list, so a top-1 query still gets a real rerank. */
+export const MIN_CANDIDATES = 50;
+/** Weight of the dense list for a bare identifier query: exact tokens matter more than meaning. */
+export const ALPHA_SYMBOL = 0.3;
+/** Weight of the dense list for a natural-language query. */
+export const ALPHA_NATURAL = 0.5;
+
+/** A chunk that defines the queried symbol gets this many times the best fused score on top. */
+export const DEFINITION_BOOST = 3;
+/** A definition in a file named after the symbol (`router.go` for `Router`) is the canonical one. */
+export const DEFINITION_STEM_FACTOR = 1.5;
+/** A camelCase symbol inside a sentence may be incidental, so its definition counts half. */
+export const EMBEDDED_SYMBOL_FACTOR = 0.5;
+/** Natural-language queries: up to this times the best score for files named like the query words. */
+export const PATH_MATCH_BOOST = 1;
+/** The best chunk of each file gains this share of the best score, scaled by the file's total. */
+export const FILE_COHERENCE_SHARE = 0.2;
+
+/** Tests, examples, docs code, compatibility shims and vendored copies: rarely the answer. */
+export const STRONG_PATH_PENALTY = 0.3;
+/** Re-export barrels and package metadata (`__init__.py`, `package-info.java`). */
+export const MODERATE_PATH_PENALTY = 0.5;
+/** Type declaration stubs (`.d.ts`) still carry useful signatures. */
+export const MILD_PATH_PENALTY = 0.7;
+
+/** Hits from one file before later ones are decayed: the next results should show other files. */
+export const FILE_SATURATION_THRESHOLD = 1;
+/** Each further hit from the same file keeps this share of its score per extra hit. */
+export const FILE_SATURATION_DECAY = 0.5;
+
+const TEST_FILE =
+  /(^|\/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|c|cc|cpp|lua|dart|exs?)|[^/]*_spec\.(rb|lua)|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|swift|cs|php|scala)|[^/]*(Spec|Suite)\.(kt|swift|scala)|test_[^/]*\.(c|cc|cpp|lua|dart)|test_helpers?[^/]*|conftest\.py)$/;
+const TEST_DIR = /(^|\/)(tests?|__tests__|spec|specs|testing|testdata|test-data|fixtures|benchmarks?)\//;
+const EXAMPLE_DIR = /(^|\/)(_?examples?|samples?|demos?|docs?_src)\//;
+const COMPAT_DIR = /(^|\/)(compat|_compat|legacy)\//;
+const VENDOR_DIR = /(^|\/)(vendor|vendored|third_party|thirdparty|3rdparty|external|extern|single_include)\//;
+const GENERATED_FILE = /(\.pb\.(go|cc|h)|_pb2\.py|\.generated\.\w+|\.g\.dart|\.min\.js)$/;
+const REEXPORT_FILE = /(^|\/)(__init__\.py|package-info\.java|mod\.rs|index\.[cm]?[jt]s)$/;
+const TYPE_STUB = /\.d\.[cm]?ts$/;
+
+/** Multiplier for a file's chunks by what its path says it is. */
+export function pathPenalty(path: string): number {
+  let factor = 1;
+  if (TEST_FILE.test(path) || TEST_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
+  if (EXAMPLE_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
+  if (COMPAT_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
+  if (VENDOR_DIR.test(path) || GENERATED_FILE.test(path)) factor *= STRONG_PATH_PENALTY;
+  if (REEXPORT_FILE.test(path)) factor *= MODERATE_PATH_PENALTY;
+  if (TYPE_STUB.test(path)) factor *= MILD_PATH_PENALTY;
+  return factor;
+}
+
+/**
+ * A query that is one identifier: namespace-qualified (`Sinatra::Base`, `a.b`), underscored, or
+ * with a capital anywhere (`HTTPAdapter`, `getUser`). A plain lower-case word (`session`) is
+ * language, not a symbol.
+ */
+const SYMBOL_QUERY =
+  /^(?:[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.)[A-Za-z_$][\w$]*)+|_[\w$]*|[A-Za-z$][\w$]*[A-Z_][\w$]*|[A-Z][\w$]*)$/;
+/** camelCase, PascalCase with an inner capital, or snake_case words inside a sentence. */
+const EMBEDDED_SYMBOL =
+  /\b(?:[A-Z][a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]+|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)\b/g;
+
+export function isSymbolQuery(query: string): boolean {
+  return SYMBOL_QUERY.test(query.trim());
+}
+
+/** `Sinatra::Base` → `Base`; `Client` → `Client`. */
+export function symbolName(query: string): string {
+  const parts = query.trim().split(/::|\\|->|\./);
+  return parts[parts.length - 1];
+}
+
+export function embeddedSymbols(query: string): string[] {
+  return [...new Set(query.match(EMBEDDED_SYMBOL) ?? [])];
+}
+
+/** Keywords that introduce a definition, across the languages we index. */
+const DEFINITION_KEYWORDS = [
+  "class",
+  "abstract class",
+  "data class",
+  "case class",
+  "sealed class",
+  "enum class",
+  "module",
+  "defmodule",
+  "defprotocol",
+  "defimpl",
+  "def",
+  "defp",
+  "defmacro",
+  "interface",
+  "struct",
+  "union",
+  "enum",
+  "trait",
+  "impl",
+  "type",
+  "typedef",
+  "typealias",
+  "newtype",
+  "data",
+  "func",
+  "function",
+  "local function",
+  "fn",
+  "fun",
+  "object",
+  "protocol",
+  "extension",
+  "record",
+  "namespace",
+  "package",
+  "macro_rules!",
+  "#define",
+  "const",
+  "let",
+  "var",
+  "val",
+  "alias",
+  "using",
+];
+const KEYWORD_ALTERNATION = DEFINITION_KEYWORDS.map((k) => k.replace(/[.*+?^${}()|[\]\\!#]/g, "\\$&")).join(
+  "|",
+);
+/** Words that start a statement which calls rather than defines. */
+const NOT_A_TYPE = new Set([
+  "return",
+  "else",
+  "new",
+  "await",
+  "throw",
+  "case",
+  "if",
+  "while",
+  "yield",
+  "delete",
+  "goto",
+  "not",
+  "and",
+  "or",
+]);
+
+const definitionPatterns = new Map<string, RegExp[]>();
+
+/**
+ * Whether `text` defines `name`: after a definition keyword (with modifiers and a namespace prefix
+ * allowed), as a C-family function definition (`Type Name(` on a line not ending in `;`), as a
+ * Haskell signature (`name ::`) or an assignment of a function or class (`Name = function`,
+ * `M.name = function`).
+ */
+export function definesSymbol(text: string, name: string): boolean {
+  let patterns = definitionPatterns.get(name);
+  if (!patterns) {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const qualified = `(?:[A-Za-z_$][\\w$]*(?:\\.|::|#))*${escaped}`;
+    patterns = [
+      new RegExp(
+        `(?:^|[\\s(])(?:${KEYWORD_ALTERNATION})\\s+(?:[*&]\\s*)?${qualified}(?=\\s|[<({:\\[;=,!?]|$)`,
+        "m",
+      ),
+      new RegExp(
+        `^[ \\t]*((?:[\\w:<>*&\\[\\],.]+[ \\t]+)+)[*&]*(?:[A-Za-z_][\\w]*::)*${escaped}[ \\t]*\\([^;{]*(?:\\{|$)`,
+        "gm",
+      ),
+      new RegExp(`^[ \\t]*${escaped}[ \\t]*::`, "m"),
+      new RegExp(
+        `^[ \\t]*(?:local[ \\t]+)?(?:[\\w.]+\\.)?${escaped}[ \\t]*=[ \\t]*(?:function|class|struct|\\(|async)`,
+        "m",
+      ),
+      new RegExp(`^[ \\t]*${escaped}[ \\t]*\\(\\)[ \\t]*\\{`, "m"),
+    ];
+    if (definitionPatterns.size > 1000) definitionPatterns.clear();
+    definitionPatterns.set(name, patterns);
+  }
+  if (patterns[0].test(text) || patterns[2].test(text) || patterns[3].test(text) || patterns[4].test(text))
+    return true;
+  const cFamily = patterns[1];
+  cFamily.lastIndex = 0;
+  for (let match = cFamily.exec(text); match; match = cFamily.exec(text)) {
+    const firstWord = match[1].trim().split(/\s+/)[0];
+    if (!NOT_A_TYPE.has(firstWord)) return true;
+  }
+  return false;
+}
+
+/** Whether a file stem names the symbol: `router` for `Router`, `http_client` for `HttpClient`, plurals too. */
+export function stemNamesSymbol(fileStem: string, symbol: string): boolean {
+  const lowerStem = fileStem.toLowerCase();
+  const bare = lowerStem.replaceAll("_", "").replaceAll("-", "");
+  const target = symbol.toLowerCase().replaceAll("_", "");
+  return bare === target || bare.replace(/s$/, "") === target || lowerStem === symbol.toLowerCase();
+}
+
+/** The meaningful words of a natural-language query, with their stems, for matching file paths. */
+export function queryKeywords(query: string): Set<string> {
+  const words = new Set<string>();
+  for (const word of query.match(/[A-Za-z][A-Za-z0-9_]*/g) ?? []) {
+    const lower = word.toLowerCase();
+    if (lower.length <= 2 || QUERY_STOPWORDS.has(lower)) continue;
+    words.add(lower);
+    for (const part of identifierParts(word))
+      if (part.length > 2 && !QUERY_STOPWORDS.has(part)) words.add(part);
+  }
+  return words;
+}
+
+/** Words of a path's file stem and parent folder. */
+export function pathWords(path: string): Set<string> {
+  const segments = path.split("/");
+  const name = segments.pop() ?? "";
+  const fileStem = name.includes(".")
+    ? name.slice(0, name.indexOf(".", 1) > 0 ? name.indexOf(".", 1) : undefined)
+    : name;
+  const words = new Set<string>();
+  for (const piece of [fileStem, segments[segments.length - 1] ?? ""]) {
+    for (const part of identifierParts(piece.replaceAll("-", "_"))) {
+      words.add(part);
+      const stemmed = stem(part);
+      if (stemmed) words.add(stemmed);
+    }
+  }
+  return words;
+}
+
+/** How many query keywords a path's words match, a shared prefix of 3+ letters counting as a match. */
+export function keywordOverlap(keywords: Set<string>, words: Set<string>): number {
+  let matches = 0;
+  for (const keyword of keywords) {
+    if (words.has(keyword)) {
+      matches++;
+      continue;
+    }
+    for (const word of words) {
+      const [shorter, longer] = keyword.length <= word.length ? [keyword, word] : [word, keyword];
+      if (shorter.length >= 3 && longer.startsWith(shorter)) {
+        matches++;
+        break;
+      }
+    }
+  }
+  return matches;
+}
+
+/** Reciprocal-rank scores of a ranked list of ids. */
+export function rrfScores(ranked: number[]): Map<number, number> {
+  const scores = new Map<number, number>();
+  for (let i = 0; i < ranked.length; i++) scores.set(ranked[i], 1 / (RRF_K + i + 1));
+  return scores;
+}
+
+/**
+ * The top `k` ids by score after path penalties, decaying the score of each further hit from a
+ * file already picked. Candidates are visited best first; once `k` are held, a candidate whose
+ * undecayed score cannot beat the weakest held one ends the scan.
+ */
+export function selectTop(
+  scores: Map<number, number>,
+  fileOf: (id: number) => string,
+  k: number,
+): { id: number; score: number }[] {
+  const penalty = new Map<string, number>();
+  const penalised: { id: number; score: number; file: string }[] = [];
+  for (const [id, score] of scores) {
+    const file = fileOf(id);
+    let factor = penalty.get(file);
+    if (factor === undefined) penalty.set(file, (factor = pathPenalty(file)));
+    penalised.push({ id, score: score * factor, file });
+  }
+  penalised.sort((a, b) => b.score - a.score || a.id - b.id);
+  const perFile = new Map<string, number>();
+  const held: { id: number; score: number }[] = [];
+  let weakest = Number.POSITIVE_INFINITY;
+  for (const candidate of penalised) {
+    if (held.length >= k && candidate.score <= weakest) break;
+    const already = perFile.get(candidate.file) ?? 0;
+    const excess = already - FILE_SATURATION_THRESHOLD + 1;
+    const score = excess > 0 ? candidate.score * FILE_SATURATION_DECAY ** excess : candidate.score;
+    held.push({ id: candidate.id, score });
+    perFile.set(candidate.file, already + 1);
+    if (held.length >= k) weakest = Math.min(...held.map((h) => h.score));
+  }
+  held.sort((a, b) => b.score - a.score || a.id - b.id);
+  return held.slice(0, k);
+}

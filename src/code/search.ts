@@ -1,0 +1,247 @@
+/**
+ * Search over one loaded index: pure functions of the index, the query and its embedding.
+ */
+import { scoreBm25 } from "./bm25.ts";
+import type { ContentKind } from "./languages.ts";
+import {
+  ALPHA_NATURAL,
+  ALPHA_SYMBOL,
+  CANDIDATES_PER_RESULT,
+  DEFINITION_BOOST,
+  DEFINITION_STEM_FACTOR,
+  definesSymbol,
+  EMBEDDED_SYMBOL_FACTOR,
+  embeddedSymbols,
+  FILE_COHERENCE_SHARE,
+  isSymbolQuery,
+  keywordOverlap,
+  MIN_CANDIDATES,
+  PATH_MATCH_BOOST,
+  pathWords,
+  queryKeywords,
+  rrfScores,
+  selectTop,
+  stemNamesSymbol,
+  symbolName,
+} from "./rank.ts";
+import type { CodeIndex } from "./store.ts";
+import { queryTokens } from "./tokens.ts";
+
+/** `code` (the default), `docs`, `config`, or `all` of them. */
+export type ContentFilter = ContentKind | "all";
+/** `hybrid` is the product; `bm25` and `dense` alone exist for benchmarks and diagnosis. */
+export type SearchMode = "hybrid" | "bm25" | "dense";
+
+export interface RankedChunk {
+  chunk: number;
+  score: number;
+}
+
+/** Longer queries are cut here: a pasted file says no more than its first few thousand characters. */
+export const MAX_QUERY_CHARS = 4000;
+
+function allowedFiles(index: CodeIndex, content: ContentFilter): Uint8Array {
+  const allowed = new Uint8Array(index.files.length);
+  for (let f = 0; f < index.files.length; f++)
+    allowed[f] = content === "all" || index.files[f].kind === content ? 1 : 0;
+  return allowed;
+}
+
+/** The `count` best ids among `ids` by `scores`, best first (ties by id, for stable results). */
+function topIds(ids: Iterable<number>, scores: Float32Array, count: number): number[] {
+  const held: number[] = [];
+  for (const id of ids) {
+    const score = scores[id];
+    if (held.length === count && score <= scores[held[count - 1]]) continue;
+    let at = held.length;
+    while (at > 0 && (scores[held[at - 1]] < score || (scores[held[at - 1]] === score && held[at - 1] > id)))
+      at--;
+    held.splice(at, 0, id);
+    if (held.length > count) held.pop();
+  }
+  return held;
+}
+
+function* range(n: number): Generator<number> {
+  for (let i = 0; i < n; i++) yield i;
+}
+
+/** Cosine similarity of every chunk with the (normalised) query vector. */
+export function denseScores(index: CodeIndex, queryVector: Float32Array): Float32Array {
+  const n = index.texts.length;
+  const dim = index.dim;
+  const scores = new Float32Array(n);
+  const vectors = index.vectors;
+  for (let i = 0; i < n; i++) {
+    let dot = 0;
+    const base = i * dim;
+    for (let d = 0; d < dim; d++) dot += vectors[base + d] * queryVector[d];
+    scores[i] = dot;
+  }
+  return scores;
+}
+
+function isZero(vector: Float32Array | undefined): boolean {
+  if (!vector) return true;
+  for (let i = 0; i < vector.length; i++) if (vector[i] !== 0) return false;
+  return true;
+}
+
+const fileStem = (path: string) => {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  const dot = name.indexOf(".", 1);
+  return dot > 0 ? name.slice(0, dot) : name;
+};
+
+/**
+ * Ranked chunks for a query. `queryVector` is the query's embedding (undefined or all zeros when the
+ * query has no known token: lexical ranking alone then).
+ */
+export function searchIndex(
+  index: CodeIndex,
+  query: string,
+  queryVector: Float32Array | undefined,
+  options: { topK: number; content: ContentFilter; mode?: SearchMode },
+): RankedChunk[] {
+  const text = query.trim().slice(0, MAX_QUERY_CHARS);
+  const n = index.texts.length;
+  if (!text || n === 0 || options.topK <= 0) return [];
+  const allowed = allowedFiles(index, options.content);
+  const isAllowed = (chunk: number) => allowed[index.chunkFile[chunk]] === 1;
+  const candidateCount = Math.max(MIN_CANDIDATES, options.topK * CANDIDATES_PER_RESULT);
+  const mode = options.mode ?? "hybrid";
+
+  const terms = queryTokens(text);
+  const lexical = terms.length ? scoreBm25(index.bm25, terms) : undefined;
+  const lexicalRanked = lexical
+    ? topIds([...lexical.matched].filter(isAllowed), lexical.scores, candidateCount)
+    : [];
+  if (mode === "bm25")
+    return lexicalRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: lexical!.scores[chunk] }));
+
+  const dense = isZero(queryVector) ? undefined : denseScores(index, queryVector!);
+  const denseRanked = dense ? topIds([...range(n)].filter(isAllowed), dense, candidateCount) : [];
+  if (mode === "dense")
+    return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
+
+  if (!lexicalRanked.length && !denseRanked.length)
+    return literalMatches(index, text, isAllowed, options.topK);
+
+  const symbolQuery = isSymbolQuery(text);
+  const alpha = symbolQuery ? ALPHA_SYMBOL : ALPHA_NATURAL;
+  const lexicalFused = rrfScores(lexicalRanked);
+  const denseFused = rrfScores(denseRanked);
+  const scores = new Map<number, number>();
+  for (const id of new Set([...lexicalRanked, ...denseRanked]).values()) {
+    scores.set(id, alpha * (denseFused.get(id) ?? 0) + (1 - alpha) * (lexicalFused.get(id) ?? 0));
+  }
+
+  boostFileCoherence(index, scores);
+  if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
+  else {
+    boostPathMatches(index, scores, text);
+    const embedded = embeddedSymbols(text);
+    if (embedded.length) boostDefinitions(index, scores, embedded, EMBEDDED_SYMBOL_FACTOR, isAllowed);
+  }
+  return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK).map(
+    ({ id, score }) => ({
+      chunk: id,
+      score,
+    }),
+  );
+}
+
+function maxOf(scores: Map<number, number>): number {
+  let max = 0;
+  for (const score of scores.values()) if (score > max) max = score;
+  return max;
+}
+
+/** The best chunk of each file gains a share of the best score, in proportion to the file's total. */
+function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void {
+  const max = maxOf(scores);
+  if (max === 0) return;
+  const fileTotal = new Map<number, number>();
+  const fileBest = new Map<number, number>();
+  for (const [chunk, score] of scores) {
+    const file = index.chunkFile[chunk];
+    fileTotal.set(file, (fileTotal.get(file) ?? 0) + score);
+    const best = fileBest.get(file);
+    if (best === undefined || score > (scores.get(best) ?? 0)) fileBest.set(file, chunk);
+  }
+  let maxTotal = 0;
+  for (const total of fileTotal.values()) maxTotal = Math.max(maxTotal, total);
+  for (const [file, chunk] of fileBest) {
+    scores.set(
+      chunk,
+      (scores.get(chunk) ?? 0) + (max * FILE_COHERENCE_SHARE * (fileTotal.get(file) ?? 0)) / maxTotal,
+    );
+  }
+}
+
+/**
+ * Chunks that define one of `names` gain DEFINITION_BOOST × the best score (× DEFINITION_STEM_FACTOR
+ * in a file named after the symbol). Files named after the symbol are scanned even when none of
+ * their chunks was a candidate: the definition of a rare symbol may use none of the query's words.
+ */
+function boostDefinitions(
+  index: CodeIndex,
+  scores: Map<number, number>,
+  names: string[],
+  factor: number,
+  isAllowed: (chunk: number) => boolean,
+): void {
+  const unit = maxOf(scores) * DEFINITION_BOOST * factor;
+  if (unit === 0) return;
+  const tier = (chunk: number): number => {
+    const text = index.texts[chunk];
+    if (!names.some((name) => definesSymbol(text, name))) return 0;
+    const stem = fileStem(index.files[index.chunkFile[chunk]].path);
+    return names.some((name) => stemNamesSymbol(stem, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
+  };
+  for (const [chunk, score] of scores) {
+    const gain = tier(chunk);
+    if (gain) scores.set(chunk, score + gain);
+  }
+  for (let f = 0; f < index.files.length; f++) {
+    const file = index.files[f];
+    if (!names.some((name) => stemNamesSymbol(fileStem(file.path), name))) continue;
+    for (let c = file.firstChunk; c < file.firstChunk + file.chunkCount; c++) {
+      if (scores.has(c) || !isAllowed(c)) continue;
+      const gain = tier(c);
+      if (gain) scores.set(c, gain);
+    }
+  }
+}
+
+/** Natural-language queries: files whose name or folder shares the query's words move up. */
+function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: string): void {
+  const keywords = queryKeywords(query);
+  if (!keywords.size) return;
+  const boost = maxOf(scores) * PATH_MATCH_BOOST;
+  const words = new Map<number, Set<string>>();
+  for (const [chunk, score] of scores) {
+    const file = index.chunkFile[chunk];
+    let fileWords = words.get(file);
+    if (!fileWords) words.set(file, (fileWords = pathWords(index.files[file].path)));
+    const matches = keywordOverlap(keywords, fileWords);
+    if (matches) scores.set(chunk, score + (boost * matches) / keywords.size);
+  }
+}
+
+/** A query with no word in it (`->`, `?.`): chunks containing it literally, most occurrences first. */
+function literalMatches(
+  index: CodeIndex,
+  query: string,
+  isAllowed: (chunk: number) => boolean,
+  topK: number,
+): RankedChunk[] {
+  const found: RankedChunk[] = [];
+  for (let c = 0; c < index.texts.length; c++) {
+    if (!isAllowed(c)) continue;
+    const count = index.texts[c].split(query).length - 1;
+    if (count > 0) found.push({ chunk: c, score: count });
+  }
+  found.sort((a, b) => b.score - a.score || a.chunk - b.chunk);
+  return found.slice(0, topK);
+}

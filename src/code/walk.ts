@@ -1,0 +1,210 @@
+import {
+  closeSync,
+  type Dirent,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
+import { join } from "node:path";
+import ignore, { type Ignore } from "ignore";
+import { isLockFile, type LanguageInfo, languageOf, languageOfScript } from "./languages.ts";
+
+/** Files above this size are generated data or bundles far more often than code a person reads. */
+export const MAX_FILE_BYTES = 1_000_000;
+/**
+ * A walk stops collecting past this many files (and says so): beyond it the index would no longer
+ * build in seconds. TRIFORGE_CODE_MAX_FILES overrides it.
+ */
+export const DEFAULT_MAX_FILES = 100_000;
+
+/** Version-control and dependency folders: never the user's own code, often huge. */
+const SKIPPED_DIRS = new Set([
+  ".git",
+  ".hg",
+  ".svn",
+  ".jj",
+  ".bzr",
+  "node_modules",
+  "bower_components",
+  "jspm_packages",
+  ".venv",
+  "venv",
+  "__pycache__",
+  ".tox",
+  ".nox",
+  ".mypy_cache",
+  ".pytest_cache",
+  ".ruff_cache",
+  ".gradle",
+  ".bundle",
+  "Pods",
+  ".cargo",
+  ".yarn",
+  ".pnpm-store",
+  ".next",
+  ".nuxt",
+  ".turbo",
+  ".parcel-cache",
+  ".cache",
+  ".triforge",
+  ".idea",
+  ".DS_Store",
+]);
+
+export interface WalkedFile {
+  /** Relative to the root, forward slashes. */
+  path: string;
+  size: number;
+  mtimeMs: number;
+  language: LanguageInfo;
+}
+
+/** Why files were left out, counted so that nothing is skipped silently. */
+export interface SkipCounts {
+  ignored: number;
+  tooLarge: number;
+  lockFiles: number;
+  unsupported: number;
+  symlinks: number;
+  unreadable: number;
+  overLimit: number;
+}
+
+export function emptySkipCounts(): SkipCounts {
+  return { ignored: 0, tooLarge: 0, lockFiles: 0, unsupported: 0, symlinks: 0, unreadable: 0, overLimit: 0 };
+}
+
+interface Matcher {
+  /** The folder the rules were read from, relative to the root ("" for the root), with a trailing slash. */
+  base: string;
+  rules: Ignore;
+}
+
+/** Reads `.gitignore` then `.triforgeignore` of one folder; the later file wins on conflicts. */
+function matcherFor(absoluteDir: string, base: string): Matcher | undefined {
+  let text = "";
+  for (const name of [".gitignore", ".triforgeignore"]) {
+    const file = join(absoluteDir, name);
+    if (!existsSync(file)) continue;
+    try {
+      text += `${readFileSync(file, "utf8")}\n`;
+    } catch {
+      // An unreadable ignore file ignores nothing; the walk goes on.
+    }
+  }
+  return text.trim() ? { base, rules: ignore().add(text) } : undefined;
+}
+
+/**
+ * Git's precedence: the deepest ignore file with an opinion on the path decides, and within one
+ * file the last matching rule wins (a `!negation` re-includes). Folders are tested with a trailing
+ * slash so `build/` rules match them; an ignored folder is never entered, so nothing inside it can
+ * be re-included, as in git.
+ */
+function isIgnored(relativePath: string, matchers: Matcher[]): boolean {
+  for (let i = matchers.length - 1; i >= 0; i--) {
+    const { base, rules } = matchers[i];
+    const result = rules.test(relativePath.slice(base.length));
+    if (result.unignored) return false;
+    if (result.ignored) return true;
+  }
+  return false;
+}
+
+function firstLine(path: string): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const buffer = Buffer.alloc(128);
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, read).toString("latin1").split("\n")[0];
+  } catch {
+    return "";
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * The files of a repository worth indexing: known source, doc and config types, honouring nested
+ * `.gitignore` and `.triforgeignore` files. Symbolic links are never followed (a link can lead out
+ * of the root or into a cycle); they are counted. Entries are sorted so every walk is the same.
+ */
+export function walkRepository(
+  root: string,
+  options: { maxFiles?: number } = {},
+): { files: WalkedFile[]; skipped: SkipCounts } {
+  const maxFiles = options.maxFiles ?? (Number(process.env.TRIFORGE_CODE_MAX_FILES) || DEFAULT_MAX_FILES);
+  const files: WalkedFile[] = [];
+  const skipped = emptySkipCounts();
+
+  const visit = (absoluteDir: string, relativeDir: string, inherited: Matcher[]) => {
+    const own = matcherFor(absoluteDir, relativeDir);
+    const matchers = own ? [...inherited, own] : inherited;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(absoluteDir, { withFileTypes: true });
+    } catch {
+      skipped.unreadable++;
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const relative = relativeDir + entry.name;
+      const absolute = join(absoluteDir, entry.name);
+      if (entry.isSymbolicLink()) {
+        skipped.symlinks++;
+        continue;
+      }
+      if (entry.isDirectory()) {
+        if (SKIPPED_DIRS.has(entry.name)) continue;
+        if (isIgnored(`${relative}/`, matchers)) {
+          skipped.ignored++;
+          continue;
+        }
+        visit(absolute, `${relative}/`, matchers);
+        continue;
+      }
+      // Sockets, FIFOs and devices: reading a FIFO would block forever.
+      if (!entry.isFile()) continue;
+      if (entry.name === ".gitignore" || entry.name === ".triforgeignore") continue;
+      if (isIgnored(relative, matchers)) {
+        skipped.ignored++;
+        continue;
+      }
+      if (isLockFile(entry.name)) {
+        skipped.lockFiles++;
+        continue;
+      }
+      const language =
+        languageOf(entry.name) ??
+        (entry.name.includes(".") ? undefined : languageOfScript(firstLine(absolute)));
+      if (!language) {
+        skipped.unsupported++;
+        continue;
+      }
+      let size: number;
+      let mtimeMs: number;
+      try {
+        ({ size, mtimeMs } = statSync(absolute));
+      } catch {
+        skipped.unreadable++;
+        continue;
+      }
+      if (size > MAX_FILE_BYTES) {
+        skipped.tooLarge++;
+        continue;
+      }
+      if (files.length >= maxFiles) {
+        skipped.overLimit++;
+        continue;
+      }
+      files.push({ path: relative, size, mtimeMs, language });
+    }
+  };
+  visit(root, "", []);
+  return { files, skipped };
+}
