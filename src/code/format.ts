@@ -1,0 +1,32 @@
+import type { CodeHit, IndexReport } from "./index.ts";
+
+/** Hits as people and agents read them: `path:start-end`, then the snippet with its line numbers. */
+export function formatHits(hits: CodeHit[]): string {
+  return hits
+    .map((hit) => {
+      const width = String(hit.end_line).length;
+      const lines = hit.content
+        .split("\n")
+        .map((line, i) => `${String(hit.start_line + i).padStart(width)}  ${line}`);
+      return `${hit.file_path}:${hit.start_line}-${hit.end_line}  (score ${hit.score.toFixed(3)})\n${lines.join("\n")}`;
+    })
+    .join("\n\n");
+}
+
+/** One line on what the index holds and what it left out, so no skip is silent. */
+export function describeReport(report: IndexReport): string {
+  const { skipped } = report;
+  const left = [
+    skipped.binary && `${skipped.binary} binary`,
+    skipped.tooLarge && `${skipped.tooLarge} over 1 MB`,
+    skipped.lockFiles && `${skipped.lockFiles} lock/minified`,
+    skipped.unreadable && `${skipped.unreadable} unreadable`,
+    skipped.symlinks && `${skipped.symlinks} symlinks (not followed)`,
+    skipped.ignored && `${skipped.ignored} ignored`,
+    skipped.overLimit && `${skipped.overLimit} over the file limit`,
+  ].filter(Boolean);
+  const utf8 = report.invalidUtf8
+    ? `; ${report.invalidUtf8} not valid UTF-8 (indexed with replacement characters)`
+    : "";
+  return `${report.files} files, ${report.chunks} chunks (${report.changed} re-indexed, ${report.removed} removed in ${report.durationMs} ms)${left.length ? `; skipped: ${left.join(", ")}` : ""}${utf8}`;
+}

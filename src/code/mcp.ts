@@ -1,0 +1,151 @@
+/**
+ * The code-search MCP tools, registered by src/mcp/server.ts: `code_search` and `find_related`.
+ * PERF: the index core, grammars and model load on the first call, not when the server starts.
+ */
+import { resolve } from "node:path";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { ToolInputError } from "../mcp/context.ts";
+import { toolErrors } from "../mcp/errors.ts";
+import searchDescription from "./code_search.txt" with { type: "text" };
+import relatedDescription from "./find_related.txt" with { type: "text" };
+
+/** Enough snippets to survey a subsystem; more would cost the agent more tokens than reading files. */
+const MAX_TOP_K = 50;
+
+const hitSchema = z.object({
+  file_path: z.string(),
+  start_line: z.number(),
+  end_line: z.number(),
+  score: z.number(),
+  language: z.string(),
+  content: z.string(),
+});
+
+const repoArgument = z
+  .string()
+  .optional()
+  .describe(
+    "Repository folder; defaults to the client's working directory (relative paths resolve against it)",
+  );
+
+/** Runs a core call, turning a bad repository or file argument into an error the agent can fix. */
+async function core<T>(run: (code: typeof import("./index.ts")) => Promise<T>): Promise<T> {
+  const code = await import("./index.ts");
+  try {
+    return await run(code);
+  } catch (error) {
+    if (error instanceof code.RepositoryError) throw new ToolInputError(error.message);
+    throw error;
+  }
+}
+
+export function registerCodeTools(server: McpServer, context: { defaultRepo: () => string }): void {
+  const repoOf = (repo?: string) => (repo ? resolve(context.defaultRepo(), repo) : context.defaultRepo());
+
+  server.registerTool(
+    "code_search",
+    {
+      title: "Search this repository's code",
+      description: searchDescription,
+      inputSchema: {
+        query: z
+          .string()
+          .trim()
+          .min(1)
+          .describe(
+            "A question in words or an identifier, e.g. 'where are retries scheduled' or 'parseConfig'",
+          ),
+        repo: repoArgument,
+        top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many snippets to return"),
+        max_snippet_lines: z
+          .number()
+          .int()
+          .min(0)
+          .max(500)
+          .default(10)
+          .describe("Lines per snippet; 0 for whole chunks"),
+        content: z.enum(["code", "docs", "config", "all"]).default("code").describe("Which files to search"),
+      },
+      outputSchema: { repo: z.string(), hits: z.array(hitSchema), note: z.string().optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    toolErrors("code_search", async ({ query, repo, top_k, max_snippet_lines, content }) => {
+      const { result, text } = await core(async (code) => {
+        const { formatHits } = await import("./format.ts");
+        const result = await code.searchCode(repoOf(repo), query, {
+          topK: top_k,
+          maxSnippetLines: max_snippet_lines,
+          content,
+        });
+        return {
+          result,
+          text: result.hits.length
+            ? formatHits(result.hits)
+            : `No code found: ${result.note ?? "nothing matched"}`,
+        };
+      });
+      return {
+        content: [
+          { type: "text", text: result.note && result.hits.length ? `${text}\n\n(${result.note})` : text },
+        ],
+        structuredContent: {
+          repo: result.repo,
+          hits: result.hits,
+          ...(result.note ? { note: result.note } : {}),
+        },
+      };
+    }),
+  );
+
+  server.registerTool(
+    "find_related",
+    {
+      title: "Find code similar to a place in the repository",
+      description: relatedDescription,
+      inputSchema: {
+        file_path: z
+          .string()
+          .trim()
+          .min(1)
+          .describe("File relative to the repository (as code_search returns it), or absolute"),
+        line: z.number().int().min(1).describe("A 1-based line inside the code of interest"),
+        repo: repoArgument,
+        top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many snippets to return"),
+        max_snippet_lines: z
+          .number()
+          .int()
+          .min(0)
+          .max(500)
+          .default(10)
+          .describe("Lines per snippet; 0 for whole chunks"),
+      },
+      outputSchema: { repo: z.string(), source: hitSchema.optional(), hits: z.array(hitSchema) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    toolErrors("find_related", async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
+      const { result, text } = await core(async (code) => {
+        const { formatHits } = await import("./format.ts");
+        const result = await code.findRelated(repoOf(repo), file_path, line, {
+          topK: top_k,
+          maxSnippetLines: max_snippet_lines,
+        });
+        const source = result.source
+          ? `Similar to ${result.source.file_path}:${result.source.start_line}-${result.source.end_line}:\n\n`
+          : "";
+        return {
+          result,
+          text: result.hits.length ? source + formatHits(result.hits) : "No similar code found",
+        };
+      });
+      return {
+        content: [{ type: "text", text }],
+        structuredContent: {
+          repo: result.repo,
+          ...(result.source ? { source: result.source } : {}),
+          hits: result.hits,
+        },
+      };
+    }),
+  );
+}
