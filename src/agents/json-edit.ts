@@ -82,14 +82,20 @@ function insertProperty(text: string, object: Node, key: string, value: unknown,
   const last = properties[properties.length - 1];
   const inner = lineIndent(text, last.offset);
   const lastEnd = last.offset + last.length;
-  // JSONC allows a trailing comma after the last property; keep the file's habit.
-  const afterLast = text.slice(lastEnd, closing);
-  const trailingComma = /^\s*,/.test(afterLast.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, ""));
   const entry = `${JSON.stringify(key)}: ${serialize(value, style, inner)}`;
-  if (trailingComma) {
-    const comma = lastEnd + afterLast.indexOf(",") + 1;
-    return `${text.slice(0, comma)}${style.eol}${inner}${entry},${text.slice(comma)}`;
+  const lineBreak = text.indexOf("\n", lastEnd);
+  if (lineBreak >= 0 && lineBreak < closing) {
+    const lineEnd = text[lineBreak - 1] === "\r" ? lineBreak - 1 : lineBreak;
+    const rest = text.slice(lastEnd, lineEnd);
+    // What follows the last property on its line (a comma, a comment) stays on that line.
+    if (/^\s*,?\s*(\/\/.*|\/\*.*\*\/\s*)?$/.test(rest)) {
+      // JSONC allows a trailing comma after the last property; keep the file's habit.
+      if (/^\s*,/.test(rest))
+        return `${text.slice(0, lineEnd)}${style.eol}${inner}${entry},${text.slice(lineEnd)}`;
+      return `${text.slice(0, lastEnd)},${rest}${style.eol}${inner}${entry}${text.slice(lineEnd)}`;
+    }
   }
+  // An object written on one line: the new property follows on a line of its own.
   return `${text.slice(0, lastEnd)},${style.eol}${inner}${entry}${text.slice(lastEnd)}`;
 }
 
@@ -153,14 +159,21 @@ function removePropertyNode(text: string, property: Node): string {
     return text.slice(0, property.offset) + text.slice(end + (trailingComma?.[0].length ?? 0));
   }
   if (index > 0) {
-    // Cut from the end of the previous property: our comma and line break go with us. With a
-    // trailing comma after the last property (JSONC), ours goes and the one before stays.
     const previousEnd = siblings[index - 1].offset + siblings[index - 1].length;
-    if (trailingComma && index === siblings.length - 1) {
-      const comma = previousEnd + text.slice(previousEnd, property.offset).indexOf(",") + 1;
-      return text.slice(0, comma) + text.slice(end + trailingComma[0].length);
+    const between = text.slice(previousEnd, property.offset);
+    if (!between.includes("\n")) return text.slice(0, previousEnd) + text.slice(end); // one-line object
+    // Our line goes, from the line break before it, with the comma after us...
+    let start = previousEnd + between.lastIndexOf("\n");
+    if (text[start - 1] === "\r") start--;
+    const commaAfter = /^[ \t]*,/.exec(text.slice(end));
+    let result = text.slice(0, start) + text.slice(end + (commaAfter?.[0].length ?? 0));
+    // ...and when we were last without a trailing comma, the comma that joined us to the one before.
+    const commaBefore = /^\s*,/.exec(between);
+    if (!commaAfter && index === siblings.length - 1 && commaBefore) {
+      const comma = previousEnd + commaBefore[0].length - 1;
+      result = result.slice(0, comma) + result.slice(comma + 1);
     }
-    return text.slice(0, previousEnd) + text.slice(end);
+    return result;
   }
   // The first of several: cut up to the start of the next property.
   return text.slice(0, property.offset) + text.slice(siblings[index + 1].offset);

@@ -8,9 +8,15 @@ import type { Command } from "./command.ts";
 export const commands: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
   embed: { summary: "Embed text with the built-in static model", load: () => import("./commands/embed.ts") },
   prelude: { summary: "SessionStart hook: inject the newest session summaries as recalled data", load: () => import("./commands/prelude.ts") },
+  search: { summary: "Search a repository's code by meaning and identifiers", load: () => import("./commands/search.ts") },
+  "find-related": { summary: "Find code similar to a file and line", load: () => import("./commands/find-related.ts") },
+  "code-index": { summary: "Build or refresh a repository's code-search index", load: () => import("./commands/code-index.ts") },
   doctor: { summary: "Check the installation and print a fix for each problem", load: () => import("./commands/doctor.ts") },
   install: { summary: "Wire triforge into Claude Code (and Codex, Cursor, OpenCode)", load: () => import("./commands/install.ts") },
   uninstall: { summary: "Remove exactly what install added", load: () => import("./commands/uninstall.ts") },
   activate: { summary: "Turn memory on in a project (what /rag runs)", load: () => import("./commands/activate.ts") },
   deactivate: { summary: "Turn memory off in a project, removing what activate wrote", load: () => import("./commands/deactivate.ts") },
+  dump: { summary: "Print the project's memory summary", load: () => import("./commands/dump.ts") },
+  purge: { summary: "Delete the project's stored memory", load: () => import("./commands/purge.ts") },
+  update: { summary: "Update this binary to the newest verified release", load: () => import("./commands/update.ts") },
 };

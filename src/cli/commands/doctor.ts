@@ -10,7 +10,7 @@ export interface Check {
   fix?: string;
 }
 
-export async function runChecks(): Promise<Check[]> {
+export async function runChecks(projectStart?: string): Promise<Check[]> {
   const checks: Check[] = [];
   checks.push({ name: "binary", ok: true, detail: process.execPath });
   checks.push({ name: "data directory", ok: true, detail: dataDir() });
@@ -25,17 +25,34 @@ export async function runChecks(): Promise<Check[]> {
       fix: ok ? undefined : "the model returns zero vectors: reinstall triforge or unset TRIFORGE_MODEL_DIR",
     });
   } catch (error) {
-    checks.push({ name: "embedding model", ok: false, detail: (error as Error).message, fix: "reinstall triforge, or unset TRIFORGE_MODEL_DIR" });
+    checks.push({
+      name: "embedding model",
+      ok: false,
+      detail: (error as Error).message,
+      fix: "reinstall triforge, or unset TRIFORGE_MODEL_DIR",
+    });
   }
+  // PERF: agent config and project checks load only for doctor.
+  const { agentChecks, projectChecks } = await import("../../agents/checks.ts");
+  const { resolveProject } = await import("../../agents/activate.ts");
+  checks.push(...agentChecks(), ...projectChecks(resolveProject(projectStart)));
   return checks;
 }
 
 export default defineCommand({
-  usage: "triforge doctor [--json]",
-  description: "Checks the installation and prints the fix for each problem found. Exits 1 when a check fails.",
-  options: { json: { type: "boolean", description: "Print the checks as JSON" } },
+  usage: "triforge doctor [--json] [--project <path>]",
+  description:
+    "Checks the installation and prints the fix for each problem found. Exits 1 when a check fails.",
+  options: {
+    json: { type: "boolean", description: "Print the checks as JSON" },
+    project: {
+      type: "string",
+      arg: "path",
+      description: "Also check this project's hooks and store (default: the current directory)",
+    },
+  },
   async run({ values }) {
-    const checks = await runChecks();
+    const checks = await runChecks(values.project as string | undefined);
     if (values.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
     else {
       for (const c of checks) {

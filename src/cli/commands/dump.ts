@@ -1,0 +1,28 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveProject } from "../../agents/activate.ts";
+import { displayPath } from "../../agents/report.ts";
+import { defineCommand, UserError } from "../command.ts";
+import { projectDataDir } from "../paths.ts";
+
+export default defineCommand({
+  usage: "triforge dump [--project <path>]",
+  description: "Prints the project's memory summary (summary.md): one entry per session, newest last.",
+  options: {
+    project: { type: "string", arg: "path", description: "The project (default: the current directory)" },
+  },
+  run({ values }) {
+    const root = resolveProject(values.project as string | undefined);
+    const file = join(projectDataDir(root), "summary.md");
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      throw new UserError(
+        `no summary yet for ${displayPath(root)} (${displayPath(file)} does not exist): memory is written after a session ends, or run 'triforge index --project ${root}'`,
+      );
+    }
+    process.stdout.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);
+    return 0;
+  },
+});
