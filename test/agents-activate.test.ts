@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
 
@@ -19,8 +19,10 @@ function snapshot(dir: string): Record<string, string> {
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));
 
 /** A home and a project whose path holds spaces and a quote, the hardest to put in a hook line. */
+const scratch = tempDir("triforge-activate-");
+
 function setup() {
-  const root = tempDir("triforge-activate-");
+  const root = mkdtempSync(join(scratch, "case-"));
   const home = join(root, "home");
   const project = join(root, "it's my project");
   mkdirSync(home);

@@ -3,6 +3,7 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -49,8 +50,10 @@ function fakeBinary(root: string, name = "bin dir/triforge"): string {
 }
 
 /** A home folder (its name has a space, as many do) and a fake binary beside it. */
+const scratch = tempDir("triforge-agents-");
+
 function newHome(name = "my home"): { home: string; binary: string } {
-  const root = tempDir("triforge-agents-");
+  const root = mkdtempSync(join(scratch, "case-"));
   const home = join(root, name);
   mkdirSync(home, { recursive: true });
   return { home, binary: fakeBinary(root) };

@@ -16,6 +16,7 @@ export const commands: Record<string, { summary: string; load: () => Promise<{ d
   uninstall: { summary: "Remove exactly what install added", load: () => import("./commands/uninstall.ts") },
   activate: { summary: "Turn memory on in a project (what /rag runs)", load: () => import("./commands/activate.ts") },
   deactivate: { summary: "Turn memory off in a project, removing what activate wrote", load: () => import("./commands/deactivate.ts") },
+  status: { summary: "Show a project's memory: size, graph, last index, LLM spend, errors", load: () => import("./commands/status.ts") },
   dump: { summary: "Print the project's memory summary", load: () => import("./commands/dump.ts") },
   purge: { summary: "Delete the project's stored memory", load: () => import("./commands/purge.ts") },
   update: { summary: "Update this binary to the newest verified release", load: () => import("./commands/update.ts") },

@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { resolveProject } from "../../agents/activate.ts";
+import { indexLockPath, isLocked } from "../../memory/lock.ts";
 import { displayPath } from "../../agents/report.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { projectDataDir } from "../paths.ts";
@@ -20,6 +21,9 @@ export default defineCommand({
       process.stdout.write(`No stored memory for ${displayPath(root)}; nothing to purge.\n`);
       return 0;
     }
+    // Deleting under a running indexer would let it write a half store back.
+    if (isLocked(indexLockPath(root)))
+      throw new UserError("the background indexer is running for this project; try again when it finishes");
     if (!values.yes) {
       if (!process.stdin.isTTY)
         throw new UserError(`refusing to delete ${displayPath(dir)} without confirmation: pass --yes`);

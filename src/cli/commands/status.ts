@@ -1,0 +1,73 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveProject } from "../../agents/activate.ts";
+import { displayPath } from "../../agents/report.ts";
+import { diskUsage, formatBytes, formatUsage, recentErrors } from "../../agents/status.ts";
+import { configPath, readProjectConfig } from "../../project/config.ts";
+import { defineCommand, UserError } from "../command.ts";
+import { projectDataDir } from "../paths.ts";
+
+/** How many of the newest errors.log entries status shows. */
+const RECENT_ERRORS = 3;
+
+export default defineCommand({
+  usage: "triforge status [--project <path>] [--json]",
+  description:
+    "Shows a project's memory: whether it is active, chunks, knowledge-graph nodes and edges, size on disk, last index, LLM spend and recent errors.",
+  options: {
+    project: { type: "string", arg: "path", description: "The project (default: the current directory)" },
+    json: { type: "boolean", description: "Print the report as JSON" },
+  },
+  async run({ values }) {
+    const root = resolveProject(values.project as string | undefined);
+    const active = existsSync(configPath(root));
+    let config: ReturnType<typeof readProjectConfig> | undefined;
+    try {
+      config = active ? readProjectConfig(root) : undefined;
+    } catch (error) {
+      throw new UserError((error as Error).message);
+    }
+    const dir = projectDataDir(root);
+    const files = diskUsage(dir);
+    const errorsLog = join(dir, "errors.log");
+    const errors = existsSync(errorsLog) ? recentErrors(readFileSync(errorsLog, "utf8"), RECENT_ERRORS) : [];
+    // PERF: the store (SQLite, graph) is opened only here, never on a hook's path.
+    const { memoryStatus } = await import("../../memory/recall/index.ts");
+    const memory: Record<string, unknown> = existsSync(dir) ? { ...(await memoryStatus(root)) } : {};
+    const report = {
+      project: root,
+      active,
+      storage: config?.storage,
+      llm: config?.llm,
+      dataDir: dir,
+      ...memory,
+      disk: { totalBytes: files.reduce((sum, f) => sum + f.bytes, 0), files },
+      recentErrors: errors,
+    };
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return 0;
+    }
+    const lines = [
+      `Project    ${displayPath(root)} — ${active ? `memory active (storage ${config?.storage}, llm ${config?.llm})` : "memory not active (run 'triforge activate' or /rag)"}`,
+    ];
+    if (existsSync(dir)) {
+      const count = (key: string) => (typeof memory[key] === "number" ? String(memory[key]) : "?");
+      lines.push(
+        `Memory     ${count("chunks")} chunks; graph ${count("nodes")} nodes, ${count("edges")} edges`,
+      );
+      lines.push(`Indexed    ${memory.lastIndexed ?? "never"}`);
+      lines.push(`LLM spend  ${formatUsage(memory.llmUsage)}`);
+      const top = files.slice(0, 5).map((f) => `${f.name} ${formatBytes(f.bytes)}`);
+      lines.push(
+        `On disk    ${formatBytes(report.disk.totalBytes)} in ${displayPath(dir)}${top.length ? ` (${top.join(", ")})` : ""}`,
+      );
+    } else {
+      lines.push("Memory     nothing stored yet");
+    }
+    lines.push(errors.length ? `Errors     ${errors.length} recent:` : "Errors     none");
+    for (const e of errors) lines.push(`  ${e.ts} [${e.context}] ${e.message}`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return 0;
+  },
+});

@@ -1,0 +1,177 @@
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { projectKey } from "../src/cli/paths.ts";
+import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+
+const scratch = tempDir("triforge-manage-");
+
+/** A home, a project in it, and the project's data folder (where capture and the indexer write). */
+function setup() {
+  const root = mkdtempSync(join(scratch, "case-"));
+  const home = join(root, "home");
+  const project = join(root, "the project");
+  mkdirSync(home);
+  mkdirSync(project);
+  const data = join(home, ".claude", "triforge", projectKey(project));
+  return { home, project, data };
+}
+
+describe("triforge status", () => {
+  test("an inactive project says how to turn memory on", async () => {
+    const { home, project } = setup();
+    const result = await runBinary(["status", "--project", project], { home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("memory not active (run 'triforge activate' or /rag)");
+    expect(result.stdout).toContain("nothing stored yet");
+  });
+
+  test("an active project shows its files on disk, the index state and the newest errors", async () => {
+    const { home, project, data } = setup();
+    expect((await runBinary(["activate", "--project", project], { home })).code).toBe(0);
+    mkdirSync(data, { recursive: true });
+    writeFileSync(
+      join(data, "chats.jsonl"),
+      `${JSON.stringify({ ts: "2026-01-01T00:00:00Z", session_id: "s", role: "user", text: "hello", uuid: "u" })}\n`,
+    );
+    const errors = ["one", "two", "three", "four"].map(
+      (word, i) => `2026-01-0${i + 1}T00:00:00.000Z [capture] failure ${word}\n  at stack line`,
+    );
+    writeFileSync(join(data, "errors.log"), `${errors.join("\n")}\n`);
+
+    const result = await runBinary(["status"], { home, cwd: project });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("memory active (storage local, llm auto)");
+    expect(result.stdout).toMatch(/On disk +\d+ B in .*\(.*chats\.jsonl \d+ B/);
+    expect(result.stdout).toContain("Errors     3 recent:");
+    expect(result.stdout).toContain("[capture] failure four");
+    expect(result.stdout).not.toContain("failure one");
+
+    const asJson = JSON.parse((await runBinary(["status", "--json", "--project", project], { home })).stdout);
+    expect(asJson).toMatchObject({ project, active: true, storage: "local", chunks: 0, lastIndexed: null });
+    expect(asJson.disk.files.map((f: { name: string }) => f.name).sort()).toEqual([
+      "chats.jsonl",
+      "errors.log",
+    ]);
+    expect(asJson.recentErrors).toHaveLength(3);
+  });
+});
+
+describe("triforge dump", () => {
+  test("prints summary.md as it is", async () => {
+    const { home, project, data } = setup();
+    mkdirSync(data, { recursive: true });
+    const summary = "## 2026-01-02 · session abc\nDecided: Postgres for the event store.\n";
+    writeFileSync(join(data, "summary.md"), summary);
+    const result = await runBinary(["dump", "--project", project], { home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(summary);
+  });
+
+  test("without a summary: exit 1 and what to do", async () => {
+    const { home, project } = setup();
+    const result = await runBinary(["dump", "--project", project], { home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("no summary yet for");
+    expect(result.stderr).toContain("triforge index --project");
+  });
+});
+
+describe("triforge purge", () => {
+  test("without a terminal it asks for --yes and deletes nothing; with --yes the store goes", async () => {
+    const { home, project, data } = setup();
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, "chats.jsonl"), "{}\n");
+    const refused = await runBinary(["purge", "--project", project], { home });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("without confirmation: pass --yes");
+    expect(existsSync(join(data, "chats.jsonl"))).toBe(true);
+
+    const purged = await runBinary(["purge", "--project", project, "--yes"], { home });
+    expect(purged.code).toBe(0);
+    expect(purged.stdout).toContain("Purged the memory of");
+    expect(existsSync(data)).toBe(false);
+    const again = await runBinary(["purge", "--project", project, "--yes"], { home });
+    expect(again.stdout).toContain("nothing to purge");
+  });
+
+  test("it waits for a running indexer instead of deleting under it", async () => {
+    const { home, project, data } = setup();
+    mkdirSync(data, { recursive: true });
+    // A lock held by this (living) test process on this host.
+    const { hostname } = await import("node:os");
+    writeFileSync(
+      join(data, "index.lock"),
+      JSON.stringify({
+        pid: process.pid,
+        host: hostname(),
+        nonce: "n",
+        purpose: "index",
+        since: new Date().toISOString(),
+      }),
+    );
+    const result = await runBinary(["purge", "--project", project, "--yes"], { home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("indexer is running");
+    expect(existsSync(join(data, "index.lock"))).toBe(true);
+  });
+});
+
+describe("triforge doctor", () => {
+  test("after install and activate every check passes; a moved binary and a damaged store each get their fix", async () => {
+    const { home, project, data } = setup();
+    // The configs point at a copy of the binary, which we then remove: "the binary moved".
+    const copy = join(home, "old place", "triforge");
+    mkdirSync(join(copy, ".."), { recursive: true });
+    writeFileSync(copy, await Bun.file(await compiledBinary()).bytes());
+    chmodSync(copy, 0o755);
+    const env = {
+      TRIFORGE_BINARY: copy,
+      XDG_CONFIG_HOME: undefined,
+      CODEX_HOME: undefined,
+      CLAUDE_CONFIG_DIR: undefined,
+    };
+    expect((await runBinary(["install"], { home, env })).code).toBe(0);
+    expect((await runBinary(["activate", "--project", project], { home, env })).code).toBe(0);
+    mkdirSync(data, { recursive: true });
+    const db = new Database(join(data, "memory.db"));
+    db.run("CREATE TABLE t (x)");
+    db.close();
+
+    const healthy = await runBinary(["doctor", "--project", project], { home, env });
+    expect(healthy.stdout).toContain("ok    Claude Code MCP server: ~/.claude.json → ");
+    expect(healthy.stdout).toContain("ok    SessionStart hook: ");
+    expect(healthy.stdout).toContain("ok    SessionEnd hook: ");
+    expect(healthy.stdout).toContain("passes quick_check");
+    expect(healthy.code).toBe(0);
+
+    rmSync(copy);
+    writeFileSync(join(data, "memory.db"), "this is not a database, just bytes where one should be");
+    const broken = await runBinary(["doctor", "--project", project], { home, env });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toMatch(
+      /FAIL {2}Claude Code MCP server: .* starts .*old place\/triforge, which is missing or not executable\n {6}fix: run 'triforge install' \(again, if the binary moved\)/,
+    );
+    expect(broken.stdout).toMatch(
+      /FAIL {2}Stop hook: .*old place\/triforge is missing or not executable\n {6}fix: run 'triforge activate --project /,
+    );
+    expect(broken.stdout).toMatch(
+      /FAIL {2}memory store: .*memory\.db.*\n {6}fix: move .*memory\.db away and run 'triforge index --project /,
+    );
+  });
+
+  test("not installed: the fix says to run install", async () => {
+    const { home, project } = setup();
+    const result = await runBinary(["doctor", "--json", "--project", project], {
+      home,
+      env: { CLAUDE_CONFIG_DIR: undefined },
+    });
+    const checks = JSON.parse(result.stdout) as { name: string; ok: boolean; fix?: string }[];
+    expect(checks.find((c) => c.name === "Claude Code MCP server")).toMatchObject({
+      ok: false,
+      fix: "run 'triforge install' (again, if the binary moved)",
+    });
+    expect(result.code).toBe(1);
+  });
+});
