@@ -1,0 +1,131 @@
+#!/usr/bin/env bun
+/**
+ * Start-up cost of the triforge binary next to an empty Bun program compiled with the same flags, in
+ * the same run: `bun run benchmark/startup.ts [--runs 50]`.
+ *
+ * Hooks start the binary many times a day, so a hook invocation must cost about as much as starting
+ * an empty Bun binary. Measured: `triforge --version` and a hook-shaped no-op (the Stop hook's
+ * `capture` on a project that is not active, hook JSON on stdin; `prelude` when this build has no
+ * `capture` yet). Runs are interleaved so that drift in the machine's load hits all three alike.
+ * Goal: p50 ratio to the empty binary <= 1.5.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { buildTarget, hostTarget } from "../build/build.ts";
+import { resolveModelDir } from "../src/embed/source.ts";
+
+const GOAL_RATIO = 1.5;
+/** Enough runs for a stable p95 on a noisy 2-core machine, still well under a minute. */
+const DEFAULT_RUNS = 50;
+const WARMUP_RUNS = 3;
+
+const { values } = parseArgs({ options: { runs: { type: "string" } } });
+const runs = Math.max(30, Number(values.runs ?? DEFAULT_RUNS));
+
+const work = mkdtempSync(join(tmpdir(), "triforge-bench-startup-"));
+process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+
+/** The empty program, compiled exactly as build.ts compiles triforge. */
+async function buildEmpty(): Promise<string> {
+  const entry = join(work, "empty.ts");
+  writeFileSync(entry, "export {};\n");
+  const outfile = join(work, "empty");
+  const result = await Bun.build({
+    entrypoints: [entry],
+    compile: { outfile },
+    splitting: true,
+    bytecode: true,
+    minify: true,
+    format: "esm",
+  });
+  if (!result.success) throw new Error(result.logs.map(String).join("\n"));
+  return outfile;
+}
+
+const home = join(work, "home");
+const inactiveProject = join(work, "project");
+mkdirSync(inactiveProject, { recursive: true });
+const env = {
+  ...process.env,
+  HOME: home,
+  USERPROFILE: home,
+  TRIFORGE_HOME: join(home, ".claude", "triforge"),
+};
+
+const [empty, triforge] = await Promise.all([
+  buildEmpty(),
+  buildTarget(hostTarget(), work, resolveModelDir()),
+]);
+
+const hookInput = JSON.stringify({
+  session_id: "bench",
+  transcript_path: join(inactiveProject, "transcript.jsonl"),
+  cwd: inactiveProject,
+  hook_event_name: "Stop",
+  stop_hook_active: false,
+});
+const hasCapture = Bun.spawnSync([triforge, "capture", "--help"], { env }).exitCode === 0;
+const hookCommand = hasCapture ? "capture" : "prelude";
+
+interface Case {
+  name: string;
+  argv: string[];
+  stdin?: string;
+}
+const cases: Case[] = [
+  { name: "empty Bun binary (baseline)", argv: [empty] },
+  { name: "triforge --version", argv: [triforge, "--version"] },
+  {
+    name: `triforge ${hookCommand} (inactive project, hook JSON on stdin)`,
+    argv: [triforge, hookCommand, `--project=${inactiveProject}`],
+    stdin: hookInput,
+  },
+];
+
+function once(c: Case): number {
+  const started = performance.now();
+  const proc = Bun.spawnSync(c.argv, {
+    env,
+    cwd: inactiveProject,
+    stdin: c.stdin === undefined ? "ignore" : new TextEncoder().encode(c.stdin),
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const elapsed = performance.now() - started;
+  if (proc.exitCode !== 0)
+    throw new Error(`${c.argv.join(" ")} exited ${proc.exitCode}: ${proc.stderr.toString()}`);
+  return elapsed;
+}
+
+const samples = cases.map(() => [] as number[]);
+for (let i = 0; i < WARMUP_RUNS; i++) for (const c of cases) once(c);
+for (let i = 0; i < runs; i++) cases.forEach((c, k) => samples[k].push(once(c)));
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const stats = samples.map((s) => {
+  const sorted = [...s].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
+});
+
+console.log(
+  `startup, ${runs} runs each after ${WARMUP_RUNS} warm-up runs (${hostTarget()}, bun ${Bun.version})`,
+);
+if (!hasCapture)
+  console.log("note: this build has no 'capture' command yet; the hook-shaped run uses 'prelude'");
+console.log(
+  `${"".padEnd(62)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}${"ratio p50".padStart(11)}${"ratio p95".padStart(11)}`,
+);
+cases.forEach((c, k) => {
+  const r50 = stats[k].p50 / stats[0].p50;
+  const r95 = stats[k].p95 / stats[0].p95;
+  console.log(
+    `${c.name.padEnd(62)}${stats[k].p50.toFixed(1).padStart(9)}${stats[k].p95.toFixed(1).padStart(9)}${r50.toFixed(2).padStart(11)}${r95.toFixed(2).padStart(11)}`,
+  );
+});
+const worst = Math.max(...stats.slice(1).map((s) => s.p50 / stats[0].p50));
+console.log(
+  `goal: p50 ratio <= ${GOAL_RATIO}: ${worst <= GOAL_RATIO ? "met" : "MISSED"} (worst ${worst.toFixed(2)})`,
+);
