@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget } from "../build/build.ts";
+import { assetName } from "../build/render-packaging.ts";
 import { compiledBinary, ROOT, tempDir } from "./helpers.ts";
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
@@ -211,6 +212,32 @@ describe.skipIf(onWindows)("install.sh against a local release server", () => {
       expect(check.stdout.toString()).toBe("");
       expect(check.exitCode).toBe(0);
     }
+  });
+});
+
+describe("install.ps1 without PowerShell", () => {
+  /** Parses PowerShell with the tree-sitter grammar code search already ships; true when the tree has errors. */
+  async function hasSyntaxErrors(source: string): Promise<boolean> {
+    const { Language, Parser } = await import("web-tree-sitter");
+    await Parser.init();
+    const grammar = join(ROOT, "node_modules/@vscode/tree-sitter-wasm/wasm/tree-sitter-powershell.wasm");
+    const parser = new Parser();
+    parser.setLanguage(await Language.load(grammar));
+    return parser.parse(source)!.rootNode.hasError;
+  }
+
+  test("parses as PowerShell (and a broken copy does not)", async () => {
+    const source = readFileSync(INSTALL_PS1, "utf8");
+    expect(await hasSyntaxErrors(source)).toBe(false);
+    expect(
+      await hasSyntaxErrors(
+        source.replace("function Install-Triforge {", "function Install-Triforge {{ if ("),
+      ),
+    ).toBe(true);
+  });
+
+  test("asks for the asset name the build produces for Windows", () => {
+    expect(readFileSync(INSTALL_PS1, "utf8")).toContain(`$asset = '${assetName("windows-x64")}'`);
   });
 });
 
