@@ -7,10 +7,11 @@ import {
   readdirSync,
   readFileSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join, relative } from "node:path";
-import { runBinary, tempDir } from "./helpers.ts";
+import { basename, join, relative } from "node:path";
+import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
 
 /** Every file under `dir` with its bytes: a snapshot to compare whole trees. */
 function snapshot(dir: string): Record<string, string> {
@@ -213,6 +214,26 @@ describe("triforge install / uninstall (Claude Code)", () => {
     expect(readFileSync(join(home, ".claude", "commands", "rag.md"), "utf8")).toContain(moved);
     expect((await runBinary(["uninstall"], { home, env: ISOLATED })).code).toBe(0);
     expect(readFileSync(join(home, ".claude.json"), "utf8")).toBe(original);
+  });
+
+  test("without TRIFORGE_BINARY the entry names this binary, by its PATH link when one leads to it", async () => {
+    const { home } = newHome();
+    const binary = await compiledBinary();
+    const plain = await runBinary(["install", "--agents", "cursor"], { home, env: ISOLATED });
+    expect(plain.code).toBe(0);
+    expect(json(join(home, ".cursor", "mcp.json")).mcpServers.triforge.command).toBe(binary);
+    // A package manager's stable link (e.g. /opt/homebrew/bin/triforge → a versioned folder).
+    const links = join(home, "..", "links");
+    mkdirSync(links);
+    symlinkSync(binary, join(links, basename(binary)));
+    const linked = await runBinary(["install", "--agents", "cursor"], {
+      home,
+      env: { ...ISOLATED, PATH: `${links}:${process.env.PATH}` },
+    });
+    expect(linked.code).toBe(0);
+    expect(json(join(home, ".cursor", "mcp.json")).mcpServers.triforge.command).toBe(
+      join(links, basename(binary)),
+    );
   });
 
   test("a malformed ~/.claude.json is refused with a clear error and nothing is written", async () => {

@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { basename, resolve } from "node:path";
 
 /**
  * How an agent starts this triforge: the argv prefix before the subcommand.
@@ -8,8 +9,22 @@ import { resolve } from "node:path";
  */
 export function launcher(env: Record<string, string | undefined> = process.env): string[] {
   if (env.TRIFORGE_BINARY) return [resolve(env.TRIFORGE_BINARY)];
-  if (isCompiled()) return [process.execPath];
+  if (isCompiled()) return [stablePath(process.execPath, env.PATH)];
   return [process.execPath, resolve(Bun.main)];
+}
+
+/**
+ * The name on PATH when it leads to this very binary: package managers link a stable path
+ * (/opt/homebrew/bin/triforge) to a versioned one that an upgrade removes, so configs keep the link.
+ */
+function stablePath(executable: string, path: string | undefined): string {
+  const onPath = Bun.which(basename(executable), { PATH: path ?? "" });
+  try {
+    if (onPath && realpathSync(onPath) === realpathSync(executable)) return onPath;
+  } catch {
+    // A dangling link on PATH: the real path is the one that works.
+  }
+  return executable;
 }
 
 /** A `bun build --compile` binary runs its entry from Bun's embedded file system. */
