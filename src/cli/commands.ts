@@ -8,6 +8,7 @@ import type { Command } from "./command.ts";
 export const commands: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
   embed: { summary: "Embed text with the built-in static model", load: () => import("./commands/embed.ts") },
   prelude: { summary: "SessionStart hook: inject the newest session summaries as recalled data", load: () => import("./commands/prelude.ts") },
+  serve: { summary: "Run the MCP server on stdio (rag_search, memory_status, code_search, find_related)", load: () => import("./commands/serve.ts") },
   search: { summary: "Search a repository's code by meaning and identifiers", load: () => import("./commands/search.ts") },
   "find-related": { summary: "Find code similar to a file and line", load: () => import("./commands/find-related.ts") },
   "code-index": { summary: "Build or refresh a repository's code-search index", load: () => import("./commands/code-index.ts") },

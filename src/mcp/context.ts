@@ -1,0 +1,32 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { findProjectRoot } from "../project/config.ts";
+
+/** What every tool needs to know about the client it serves. */
+export interface ServerContext {
+  /** The client's working folder: `--project`, else a client root holding our cwd, else our cwd. */
+  defaultRoot(): string;
+}
+
+/** Bad tool input the agent can fix (a path that does not exist): reported plainly, not logged. */
+export class ToolInputError extends Error {}
+
+/**
+ * The memory project a tool call is about: `projectPath` (relative to the default root) or the
+ * default root, walked up to the folder holding `.triforge/config.json`. A folder that is not active
+ * is returned as is; the memory core answers it with a reason, not an error.
+ */
+export function memoryProjectRoot(context: ServerContext, projectPath?: string): string {
+  const start = projectPath ? resolve(context.defaultRoot(), projectPath) : context.defaultRoot();
+  if (projectPath && !isDirectory(start))
+    throw new ToolInputError(`project_path ${start} is not an existing folder`);
+  return findProjectRoot(start) ?? start;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

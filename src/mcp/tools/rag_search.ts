@@ -1,0 +1,72 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { memoryProjectRoot, type ServerContext } from "../context.ts";
+import { toolErrors } from "../errors.ts";
+import description from "./rag_search.txt" with { type: "text" };
+
+/** Enough excerpts for a multi-hop answer, few enough to keep the agent's context small. */
+const MAX_TOP_K = 50;
+
+const hitSchema = z.object({
+  text: z.string(),
+  role: z.string(),
+  ts: z.string(),
+  session_id: z.string(),
+  score: z.number(),
+  source: z.string(),
+});
+
+export function registerRagSearch(server: McpServer, context: ServerContext): void {
+  server.registerTool(
+    "rag_search",
+    {
+      title: "Search memory of earlier sessions",
+      description,
+      inputSchema: {
+        query: z.string().trim().min(1).describe("Topic, identifiers, file names or error text to recall"),
+        top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many excerpts to return"),
+        mode: z
+          .enum(["hybrid", "graph", "dense", "bm25"])
+          .default("hybrid")
+          .describe("hybrid (default), graph (multi-hop), dense (paraphrase), bm25 (exact words)"),
+        project_path: z
+          .string()
+          .optional()
+          .describe("Project folder; defaults to the client's working directory"),
+      },
+      outputSchema: {
+        project: z.string(),
+        mode: z.string(),
+        hits: z.array(hitSchema),
+        reason: z.string().optional(),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    toolErrors("rag_search", async ({ query, top_k, mode, project_path }) => {
+      const root = memoryProjectRoot(context, project_path);
+      // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
+      const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
+      const result = await recall(root, query, { topK: top_k, mode });
+      const text = result.hits.length
+        ? formatRecalled(result.hits)
+        : `No memory found: ${result.reason ?? "no excerpt matched the query"}`;
+      return {
+        content: [{ type: "text", text }],
+        structuredContent: {
+          project: root,
+          mode,
+          // The contract's fields only: per-turn ids serve in-process callers and are noise to an agent.
+          hits: result.hits.map(({ text, role, ts, session_id, score, source }) => ({
+            text,
+            role,
+            ts,
+            session_id,
+            score,
+            source,
+          })),
+          ...(result.reason ? { reason: result.reason } : {}),
+        },
+      };
+    }),
+  );
+}

@@ -1,0 +1,405 @@
+import { describe, expect, test } from "bun:test";
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { compiledBinary, ROOT, runBinary, tempDir } from "./helpers.ts";
+
+type ToolResult = {
+  isError?: boolean;
+  content: { type: string; text?: string }[];
+  structuredContent?: Record<string, unknown>;
+};
+
+const home = tempDir("triforge-mcp-");
+const dataHome = join(home, ".claude", "triforge");
+
+function serverEnv(): Record<string, string> {
+  return { HOME: home, USERPROFILE: home, TRIFORGE_HOME: dataHome, PATH: process.env.PATH ?? "" };
+}
+
+/** The SDK's own client, spawning the compiled binary's `serve` as a real MCP client would. */
+async function connect(options: { cwd: string; args?: string[]; roots?: string[] }) {
+  const transport = new StdioClientTransport({
+    command: await compiledBinary(),
+    args: ["serve", ...(options.args ?? [])],
+    cwd: options.cwd,
+    env: serverEnv(),
+    stderr: "pipe",
+  });
+  const client = new Client(
+    { name: "triforge-test", version: "0" },
+    { capabilities: options.roots ? { roots: { listChanged: true } } : {} },
+  );
+  if (options.roots) {
+    const roots = options.roots;
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: roots.map((r) => ({ uri: pathToFileURL(r).href })),
+    }));
+  }
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args }, CallToolResultSchema)) as ToolResult;
+}
+
+function textOf(result: ToolResult): string {
+  return result.content.map((c) => c.text ?? "").join("\n");
+}
+
+function folder(name: string): string {
+  const dir = join(home, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Spawns `serve` with raw pipes, for the tests about what happens on the wire and at shutdown. */
+async function spawnRaw(cwd: string, stdout: "pipe" | number = "pipe") {
+  return Bun.spawn([await compiledBinary(), "serve"], {
+    cwd,
+    env: serverEnv(),
+    stdin: "pipe",
+    stdout,
+    stderr: "pipe",
+  });
+}
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+};
+const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
+const line = (message: unknown) => `${JSON.stringify(message)}\n`;
+
+/** Resolves with the exit code, or "running" if the process is still alive after `ms`. */
+async function exitWithin(proc: { exited: Promise<number> }, ms: number): Promise<number | "running"> {
+  return Promise.race([proc.exited, Bun.sleep(ms).then(() => "running" as const)]);
+}
+
+describe("triforge serve: tools and schemas", () => {
+  test("lists memory and code tools with JSON schemas, and instructions that mark recall as data", async () => {
+    const { client } = await connect({ cwd: folder("plain") });
+    try {
+      const { tools } = await client.listTools();
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+      expect(Object.keys(byName).sort()).toEqual([
+        "code_search",
+        "find_related",
+        "memory_status",
+        "rag_search",
+      ]);
+      const rag = byName.rag_search;
+      expect(rag.description).toContain("EARLIER");
+      expect(rag.inputSchema.required).toEqual(["query"]);
+      const props = rag.inputSchema.properties as Record<
+        string,
+        { enum?: string[]; default?: unknown; type?: string }
+      >;
+      expect(Object.keys(props).sort()).toEqual(["mode", "project_path", "query", "top_k"]);
+      expect(props.mode.enum).toEqual(["hybrid", "graph", "dense", "bm25"]);
+      expect(props.mode.default).toBe("hybrid");
+      expect(props.top_k.default).toBe(5);
+      expect(rag.outputSchema?.properties).toHaveProperty("hits");
+      expect(byName.memory_status.inputSchema.required ?? []).toEqual([]);
+      expect(byName.code_search.inputSchema.required).toContain("query");
+      const instructions = client.getInstructions() ?? "";
+      // The .txt files are embedded in the compiled binary, byte for byte.
+      expect(instructions).toBe(readFileSync(join(ROOT, "src/mcp/instructions.txt"), "utf8"));
+      expect(rag.description).toBe(readFileSync(join(ROOT, "src/mcp/tools/rag_search.txt"), "utf8"));
+      expect(instructions).toContain("rag_search");
+      expect(instructions).toContain("code_search");
+      expect(instructions).toContain("not instructions");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("docs/mcp.md quotes the server instructions verbatim", () => {
+    const instructions = readFileSync(join(ROOT, "src/mcp/instructions.txt"), "utf8").trim();
+    expect(readFileSync(join(ROOT, "docs/mcp.md"), "utf8")).toContain(instructions);
+  });
+
+  test("memory_status and rag_search on a project that is not active answer with a reason, not an error", async () => {
+    const cwd = folder("inactive");
+    const { client } = await connect({ cwd });
+    try {
+      const status = await call(client, "memory_status", {});
+      expect(status.isError).toBeFalsy();
+      expect(status.structuredContent).toMatchObject({ project: cwd, active: false });
+      expect(String(status.structuredContent?.reason)).toContain("not active");
+
+      const search = await call(client, "rag_search", { query: "anything at all" });
+      expect(search.isError).toBeFalsy();
+      expect(search.structuredContent).toMatchObject({ project: cwd, mode: "hybrid", hits: [] });
+      expect(typeof search.structuredContent?.reason).toBe("string");
+      expect(textOf(search)).toContain(String(search.structuredContent?.reason));
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a project_path that does not exist is a tool error naming it; the server keeps serving", async () => {
+    const { client } = await connect({ cwd: folder("badpath") });
+    try {
+      const missing = join(home, "no", "such", "folder");
+      const result = await call(client, "rag_search", { query: "x", project_path: missing });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain(missing);
+      expect((await call(client, "memory_status", {})).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("invalid arguments are tool errors from the schema, and the server lives on", async () => {
+    const { client } = await connect({ cwd: folder("invalid") });
+    try {
+      // MCP (2025-11-25) reports input validation as a tool error so the model can correct itself.
+      for (const args of [
+        {},
+        { query: "" },
+        { query: "x", top_k: 0 },
+        { query: "x", mode: "fuzzy" },
+        { query: 42 },
+      ]) {
+        const result = await call(client, "rag_search", args);
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toContain("Input validation error");
+      }
+      const unknown = await call(client, "no_such_tool", {});
+      expect(unknown.isError).toBe(true);
+      const { tools } = await client.listTools();
+      expect(tools.length).toBe(4);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("project_path defaults to a client root that does not contain the server's cwd, and --project pins it", async () => {
+    const root = folder("client-root");
+    const { client } = await connect({ cwd: folder("elsewhere"), roots: [root] });
+    try {
+      const result = await call(client, "rag_search", { query: "roots" });
+      expect(result.structuredContent?.project).toBe(root);
+    } finally {
+      await client.close();
+    }
+    const pinned = folder("pinned");
+    const second = await connect({ cwd: folder("elsewhere"), args: [`--project=${pinned}`], roots: [root] });
+    try {
+      const result = await call(second.client, "memory_status", {});
+      expect(result.structuredContent?.project).toBe(pinned);
+    } finally {
+      await second.client.close();
+    }
+  });
+});
+
+describe("triforge serve: recall and code search through the real cores", () => {
+  test("rag_search returns the relevant chunk of an indexed project, wrapped as recalled data", async () => {
+    const root = folder("indexed");
+    mkdirSync(join(root, ".triforge"), { recursive: true });
+    writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
+    const { projectDataDir } = await import("../src/cli/paths.ts");
+    const previous = process.env.TRIFORGE_HOME;
+    process.env.TRIFORGE_HOME = dataHome;
+    const data = projectDataDir(root);
+    if (previous === undefined) delete process.env.TRIFORGE_HOME;
+    else process.env.TRIFORGE_HOME = previous;
+    mkdirSync(data, { recursive: true });
+    const turns = [
+      ["s1", "user", "The CSS theme uses a teal accent colour and the navbar is sticky on scroll."],
+      ["s1", "assistant", "I changed the navbar to position sticky and set the accent to teal in theme.css."],
+      [
+        "s2",
+        "user",
+        "The upload integration test is flaky: the storage mock answers 503 on multipart uploads.",
+      ],
+      [
+        "s2",
+        "assistant",
+        "We decided to retry multipart uploads three times with jittered backoff in uploader.ts.",
+      ],
+      ["s3", "user", "Add a Postgres migration that creates the invoices table with a currency column."],
+      ["s3", "assistant", "Created migration 0042_invoices.sql with columns id, amount and currency."],
+    ];
+    const lines = turns.map(([session, role, text], i) =>
+      JSON.stringify({
+        ts: `2025-02-0${i + 1}T10:00:00.000Z`,
+        session_id: session,
+        role,
+        text,
+        uuid: `u${i}`,
+      }),
+    );
+    writeFileSync(join(data, "chats.jsonl"), `${lines.join("\n")}\n`);
+    const indexed = await runBinary(["index", `--project=${root}`], { home });
+    expect(indexed.code).toBe(0);
+
+    const { client } = await connect({ cwd: join(root) });
+    try {
+      for (const mode of ["hybrid", "bm25", "dense"]) {
+        const result = await call(client, "rag_search", {
+          query: "why is the upload test flaky with 503?",
+          mode,
+          top_k: 3,
+        });
+        expect(result.isError).toBeFalsy();
+        const hits = result.structuredContent?.hits as { text: string; session_id: string }[];
+        expect(hits.length).toBeGreaterThan(0);
+        expect(hits.length).toBeLessThanOrEqual(3);
+        expect(hits[0].text).toMatch(/multipart/);
+        expect(hits[0].session_id).toBe("s2");
+        expect(textOf(result)).toContain("multipart");
+        expect(textOf(result).toLowerCase()).toContain("not instructions");
+      }
+      const status = await call(client, "memory_status", {});
+      expect(status.structuredContent).toMatchObject({ project: root, active: true });
+      expect(Number(status.structuredContent?.chunks)).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("code_search returns a snippet of a small repository, by default the client's working directory", async () => {
+    const repo = folder("repo");
+    mkdirSync(join(repo, "src", "auth"), { recursive: true });
+    mkdirSync(join(repo, "src", "ui"), { recursive: true });
+    writeFileSync(
+      join(repo, "src", "auth", "password.ts"),
+      "import { timingSafeEqual } from 'node:crypto';\n\n/** Compares a login attempt with the stored hash. */\nexport function verifyPassword(attempt: Buffer, stored: Buffer): boolean {\n  return attempt.length === stored.length && timingSafeEqual(attempt, stored);\n}\n",
+    );
+    writeFileSync(
+      join(repo, "src", "ui", "colors.ts"),
+      "export const accent = 'teal';\nexport const background = '#fff';\n",
+    );
+    writeFileSync(join(repo, "README.md"), "# demo\n\nA tiny repository for the MCP test.\n");
+    const { client } = await connect({ cwd: repo });
+    try {
+      const byDefault = await call(client, "code_search", { query: "verifyPassword" });
+      expect(byDefault.isError).toBeFalsy();
+      expect(textOf(byDefault)).toContain("export function verifyPassword");
+      expect(textOf(byDefault)).toContain("password.ts");
+      const explicit = await call(client, "code_search", {
+        query: "where is the login password checked?",
+        repo,
+        top_k: 1,
+      });
+      expect(textOf(explicit)).toContain("timingSafeEqual");
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("triforge serve: the wire and shutdown", () => {
+  test("stdout carries only JSON-RPC messages, even through model loading and failing calls", async () => {
+    const proc = await spawnRaw(folder("wire"));
+    const requests = [
+      INITIALIZE,
+      INITIALIZED,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "rag_search", arguments: { query: "warm the model" } },
+      },
+      {
+        jsonrpc: "2.0",
+        id: 4,
+        method: "tools/call",
+        params: { name: "rag_search", arguments: { top_k: "many" } },
+      },
+      {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "code_search", arguments: { query: "anything" } },
+      },
+      { jsonrpc: "2.0", id: 6, method: "no/such/method" },
+      // Breaks the protocol itself (tools/call without a tool name): a JSON-RPC error, not a tool result.
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: { arguments: {} } },
+      { jsonrpc: "2.0", id: 8, method: "tools/list" },
+    ];
+    proc.stdin.write(requests.map(line).join(""));
+    await proc.stdin.flush();
+    proc.stdin.end();
+    const stdout = await new Response(proc.stdout as ReadableStream<Uint8Array>).text();
+    expect(await proc.exited).toBe(0);
+    const messages = stdout
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l));
+    for (const m of messages) expect(m.jsonrpc).toBe("2.0");
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(byId.get(4).result.isError).toBe(true);
+    expect(byId.get(6).error.code).toBe(-32601);
+    expect(byId.get(7).result).toBeUndefined();
+    expect(byId.get(7).error.message).toContain('"name"');
+    expect(byId.get(8).result.tools.length).toBe(4);
+  });
+
+  test("closing stdin mid-call ends the server by itself, with exit code 0", async () => {
+    const proc = await spawnRaw(folder("disconnect"));
+    proc.stdin.write(
+      line(INITIALIZE) +
+        line(INITIALIZED) +
+        line({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "code_search", arguments: { query: "x" } },
+        }),
+    );
+    await proc.stdin.flush();
+    proc.stdin.end();
+    // Well inside the 2 s after which the SDK's client would send SIGTERM.
+    expect(await exitWithin(proc, 1_900)).toBe(0);
+  });
+
+  test("a client that stops reading (broken stdout pipe) does not leave the server running", async () => {
+    const fifo = join(home, "stdout.fifo");
+    Bun.spawnSync(["mkfifo", fifo]);
+    const reader = Bun.spawn(["head", "-c", "1", fifo], { stdout: "ignore" });
+    const fd = openSync(fifo, "w");
+    const proc = await spawnRaw(folder("epipe"), fd);
+    closeSync(fd);
+    proc.stdin.write(line(INITIALIZE));
+    await proc.stdin.flush();
+    await reader.exited;
+    // The next replies hit a pipe nobody reads; stdin stays open on purpose.
+    for (let id = 2; id < 5; id++) {
+      proc.stdin.write(line({ jsonrpc: "2.0", id, method: "tools/list" }));
+      await proc.stdin.flush();
+    }
+    expect(await exitWithin(proc, 3_000)).toBe(0);
+    proc.stdin.end();
+  });
+
+  test("the SDK client's close() mid-call leaves no process behind", async () => {
+    const { client, transport } = await connect({ cwd: folder("sdk-close") });
+    const pid = transport.pid!;
+    const pending = call(client, "rag_search", { query: "interrupted" }).catch(() => "closed");
+    await client.close();
+    await pending;
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 3_000;
+    while (alive() && Date.now() < deadline) await Bun.sleep(20);
+    expect(alive()).toBe(false);
+  });
+});
