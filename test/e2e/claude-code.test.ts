@@ -264,7 +264,11 @@ describe.skipIf(!claude.binary)(`Claude Code ${CLAUDE_CODE_VERSION} end to end`,
     fake.enqueue(textReply("Noted: blue-green deploys with a 10-minute soak.", { when: startsTurn }));
     const session = await runClaude("session 1", ["-p", DECISION, "--output-format", "json"]);
     expect(session.code).toBe(0);
-    expect(JSON.parse(session.stdout).result).toBe("Noted: blue-green deploys with a 10-minute soak.");
+    // toMatchObject shows Claude Code's whole report when it differs (e.g. a hook that failed).
+    expect(JSON.parse(session.stdout)).toMatchObject({
+      is_error: false,
+      result: "Noted: blue-green deploys with a 10-minute soak.",
+    });
 
     const data = join(home, ".claude", "triforge", projectKey(project));
     const chats = readFileSync(join(data, "chats.jsonl"), "utf8")
@@ -313,7 +317,10 @@ describe.skipIf(!claude.binary)(`Claude Code ${CLAUDE_CODE_VERSION} end to end`,
       "mcp__triforge__rag_search,mcp__triforge__code_search",
     ]);
     expect(session.code).toBe(0);
-    expect(JSON.parse(session.stdout).result).toContain("rolloutBlueGreen");
+    expect(JSON.parse(session.stdout)).toMatchObject({
+      is_error: false,
+      result: expect.stringContaining("rolloutBlueGreen"),
+    });
     expect(fake.pending()).toBe(0);
 
     const requests = fake.messageRequests().slice(before).filter(isConversation);
