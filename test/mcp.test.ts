@@ -5,6 +5,8 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { projectDataDir } from "../src/cli/paths.ts";
+import { storePath } from "../src/store/index.ts";
 import { compiledBinary, ROOT, runBinary, tempDir } from "./helpers.ts";
 
 type ToolResult = {
@@ -49,6 +51,25 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 
 function textOf(result: ToolResult): string {
   return result.content.map((c) => c.text ?? "").join("\n");
+}
+
+/** Runs `fn` with TRIFORGE_HOME pointing at the servers' data folder (paths are computed from it). */
+function inDataHome<T>(fn: () => T): T {
+  const previous = process.env.TRIFORGE_HOME;
+  process.env.TRIFORGE_HOME = dataHome;
+  try {
+    return fn();
+  } finally {
+    if (previous === undefined) delete process.env.TRIFORGE_HOME;
+    else process.env.TRIFORGE_HOME = previous;
+  }
+}
+
+function activeFolder(name: string, config: Record<string, unknown> = {}): string {
+  const root = folder(name);
+  mkdirSync(join(root, ".triforge"), { recursive: true });
+  writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify(config));
+  return root;
 }
 
 function folder(name: string): string {
@@ -157,6 +178,29 @@ describe("triforge serve: tools and schemas", () => {
     }
   });
 
+  test("a core that fails gives a tool error result, logged to errors.log, and the server keeps serving", async () => {
+    const root = activeFolder("broken-store");
+    // A folder where the SQLite store file should be: opening it fails inside the memory core.
+    mkdirSync(
+      inDataHome(() => storePath(root)),
+      { recursive: true },
+    );
+    const { client } = await connect({ cwd: root });
+    try {
+      for (const tool of ["rag_search", "memory_status"]) {
+        const result = await call(client, tool, { query: "anything" });
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toStartWith(`${tool} failed: `);
+      }
+      expect(readFileSync(join(dataHome, "errors.log"), "utf8")).toContain("[mcp memory_status]");
+      expect(
+        (await call(client, "rag_search", { query: "x", project_path: folder("healthy") })).isError,
+      ).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
   test("invalid arguments are tool errors from the schema, and the server lives on", async () => {
     const { client } = await connect({ cwd: folder("invalid") });
     try {
@@ -203,15 +247,8 @@ describe("triforge serve: tools and schemas", () => {
 
 describe("triforge serve: recall and code search through the real cores", () => {
   test("rag_search returns the relevant chunk of an indexed project, wrapped as recalled data", async () => {
-    const root = folder("indexed");
-    mkdirSync(join(root, ".triforge"), { recursive: true });
-    writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
-    const { projectDataDir } = await import("../src/cli/paths.ts");
-    const previous = process.env.TRIFORGE_HOME;
-    process.env.TRIFORGE_HOME = dataHome;
-    const data = projectDataDir(root);
-    if (previous === undefined) delete process.env.TRIFORGE_HOME;
-    else process.env.TRIFORGE_HOME = previous;
+    const root = activeFolder("indexed", { llm: "none" });
+    const data = inDataHome(() => projectDataDir(root));
     mkdirSync(data, { recursive: true });
     const turns = [
       ["s1", "user", "The CSS theme uses a teal accent colour and the navbar is sticky on scroll."],

@@ -3,6 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import pkg from "../../package.json" with { type: "json" };
 import { logError } from "../cli/log.ts";
+import { findProjectRoot } from "../project/config.ts";
 import { registerCodeTools } from "../code/mcp.ts";
 import type { ServerContext } from "./context.ts";
 import instructions from "./instructions.txt" with { type: "text" };
@@ -74,7 +75,7 @@ export async function serve(options: { project?: string } = {}): Promise<never> 
 
   server.server.oninitialized = () => {
     if (!options.project) void roots.follow(server);
-    setTimeout(warmUp, 0);
+    setTimeout(() => warmUp(context, roots.ready), 0);
   };
   await server.connect(transport);
   return new Promise<never>(() => {});
@@ -115,14 +116,20 @@ function instrumentTransport(
   return inFlight;
 }
 
-/** Loads the model and the recall code in the background so the first rag_search answers quickly. */
-function warmUp(): void {
+/**
+ * Loads the model, and the memory index of the default project when it is active, in the background
+ * right after `initialized`, so that the first rag_search or code_search answers warm.
+ */
+function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
   void (async () => {
-    const [{ loadModel }] = await Promise.all([
+    const [{ loadModel }, { loadMemoryIndex }] = await Promise.all([
       import("../embed/source.ts"),
       import("../memory/recall/index.ts"),
     ]);
     await loadModel();
+    await rootsReady;
+    const root = findProjectRoot(context.defaultRoot());
+    if (root) await loadMemoryIndex(root);
   })().catch((error) => logError("mcp warm-up", error));
 }
 
