@@ -119,6 +119,16 @@ export class StaticModel {
     return out;
   }
 
+  /**
+   * Embeds token-id lists as `tokenize` returns them. For callers that tokenize each distinct word
+   * once and reuse its ids (the code indexer: identifiers repeat across a repository).
+   */
+  embedIds(ids: number[][]): Float32Array {
+    const out = new Float32Array(ids.length * this.dim);
+    for (let i = 0; i < ids.length; i++) this.pool(ids[i], out.subarray(i * this.dim, (i + 1) * this.dim));
+    return out;
+  }
+
   async embed(text: string): Promise<Float32Array> {
     return this.embedBatch([text]);
   }
