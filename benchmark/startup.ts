@@ -101,7 +101,7 @@ function once(c: Case): number {
 
 const samples = cases.map(() => [] as number[]);
 for (let i = 0; i < WARMUP_RUNS; i++) for (const c of cases) once(c);
-for (let i = 0; i < runs; i++) cases.forEach((c, k) => samples[k].push(once(c)));
+for (let i = 0; i < runs; i++) for (const [k, c] of cases.entries()) samples[k].push(once(c));
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

@@ -1,10 +1,13 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StaticModel } from "../src/embed/model.ts";
 import { readModelDir } from "../src/embed/source.ts";
 import { ROOT, SHARED, tempDir } from "./helpers.ts";
+
+// Each test spawns bun; bunfig has no test timeout setting.
+setDefaultTimeout(30_000);
 
 const FIXTURES = join(SHARED, "models/fixtures");
 const FILES = ["config.json", "tokenizer.json", "model.safetensors"];

@@ -1,8 +1,11 @@
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bundledPackages } from "../build/third-party.ts";
 import { ROOT } from "./helpers.ts";
+
+// Bundles the program; bunfig has no test timeout setting.
+setDefaultTimeout(30_000);
 
 test("NOTICE credits every npm package the binary bundles, with its licence", async () => {
   const notice = readFileSync(join(ROOT, "NOTICE"), "utf8");

@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cosine, MAX_TOKENS, StaticModel } from "../src/embed/model.ts";
 import { readSafetensors } from "../src/embed/safetensors.ts";
 import { readModelDir } from "../src/embed/source.ts";
 import { runBinary, SHARED, tempDir } from "./helpers.ts";
+
+// The CLI tests build the binary on first use; bunfig has no test timeout setting.
+setDefaultTimeout(60_000);
 
 const FIXTURES = join(SHARED, "models/fixtures");
 const INT8 = join(SHARED, "models/potion-base-2M-int8");

@@ -1,10 +1,13 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget } from "../build/build.ts";
 import { assetName } from "../build/render-packaging.ts";
 import { compiledBinary, ROOT, tempDir } from "./helpers.ts";
+
+// The first test builds the binary it serves; bunfig has no test timeout setting.
+setDefaultTimeout(60_000);
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 const INSTALL_SH = join(ROOT, "install.sh");

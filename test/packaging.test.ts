@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TARGETS, type Target } from "../build/build.ts";
 import { assetName, normalizeVersion, parseSums, render, renderAll } from "../build/render-packaging.ts";
 import { ROOT, tempDir } from "./helpers.ts";
+
+// Two tests spawn bun; bunfig has no test timeout setting.
+setDefaultTimeout(30_000);
 
 const targets = Object.keys(TARGETS) as Target[];
 /** A distinct, recognisable hash per asset. */
