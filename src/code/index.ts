@@ -3,13 +3,14 @@
  * first use and refreshed incrementally before answering, so a search never says "not indexed".
  */
 import { loadModel } from "../embed/source.ts";
-import { type Progress, RepositoryError, refreshIndex, resolveRepository } from "./indexer.ts";
+import { RepositoryError } from "./errors.ts";
+import { type Progress, refreshIndex, resolveRepository } from "./indexer.ts";
 import { CONTENT_KINDS } from "./languages.ts";
 import { type ContentFilter, MAX_QUERY_CHARS, type SearchMode, searchIndex } from "./search.ts";
 import type { CodeIndex, IndexReport } from "./store.ts";
 import { queryTokens } from "./tokens.ts";
 
-export { RepositoryError } from "./indexer.ts";
+export { RepositoryError } from "./errors.ts";
 export type { ContentFilter, SearchMode } from "./search.ts";
 export type { IndexReport } from "./store.ts";
 

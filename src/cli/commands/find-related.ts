@@ -1,0 +1,50 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { checked, nonNegativeInteger, positiveInteger } from "../../code/cli-options.ts";
+import { defineCommand, UsageError } from "../command.ts";
+
+export default defineCommand({
+  usage: "triforge find-related <file> <line> [path] [-k 5] [--max-snippet-lines N] [--json]",
+  description:
+    "Prints the code most similar to the chunk holding <line> of <file> in the repository at [path] (default: the current folder). <file> is relative to the current folder or to the repository.",
+  positionals: true,
+  options: {
+    k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
+    "max-snippet-lines": {
+      type: "string",
+      arg: "n",
+      description: "Lines per snippet (default: whole chunks)",
+    },
+    json: { type: "boolean", description: "Print JSON instead of text" },
+  },
+  async run({ values, positionals }) {
+    if (positionals.length < 2 || positionals.length > 3)
+      throw new UsageError("give a file and a line, and optionally a path");
+    const [file, lineText, path = "."] = positionals;
+    const line = positiveInteger(lineText, "<line>");
+    const topK = positiveInteger(values.k as string, "-k");
+    const maxSnippetLines =
+      values["max-snippet-lines"] === undefined
+        ? undefined
+        : nonNegativeInteger(values["max-snippet-lines"] as string, "--max-snippet-lines");
+    // PERF: the search core loads only when this command runs.
+    const code = await import("../../code/index.ts");
+    // A file named relative to the current folder is found there first; otherwise it is repository-relative.
+    const target = existsSync(file) ? resolve(file) : file;
+    const result = await checked(() => code.findRelated(path, target, line, { topK, maxSnippetLines }));
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ repo: result.repo, source: result.source, hits: result.hits })}\n`,
+      );
+      return 0;
+    }
+    const { formatHits } = await import("../../code/format.ts");
+    if (result.source)
+      process.stderr.write(
+        `similar to ${result.source.file_path}:${result.source.start_line}-${result.source.end_line}\n`,
+      );
+    if (result.hits.length) process.stdout.write(`${formatHits(result.hits)}\n`);
+    else process.stderr.write("triforge find-related: no similar code found\n");
+    return 0;
+  },
+});

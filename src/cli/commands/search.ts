@@ -1,0 +1,99 @@
+import { createInterface } from "node:readline";
+import { checked, nonNegativeInteger, positiveInteger } from "../../code/cli-options.ts";
+import { defineCommand, UsageError } from "../command.ts";
+
+export default defineCommand({
+  usage:
+    'triforge search "<query>" [path] [-k 5] [--max-snippet-lines N] [--content code|docs|config|all] [--json]\n       triforge search --stdin [path]',
+  description:
+    'Searches the code of a repository (default: the current folder) by meaning and identifiers and prints the best snippets with their file and lines. The repository is indexed on first use and refreshed incrementally.\nWith --stdin, reads JSONL {"query", "top_k"?, "max_snippet_lines"?, "content"?} and writes one JSON result a line, all against one loaded index.',
+  positionals: true,
+  options: {
+    k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
+    "max-snippet-lines": {
+      type: "string",
+      arg: "n",
+      description: "Lines per snippet, around the best-matching lines (default: whole chunks)",
+    },
+    content: { type: "string", arg: "kind", default: "code", description: "code, docs, config or all" },
+    json: { type: "boolean", description: "Print JSON instead of text" },
+    stdin: {
+      type: "boolean",
+      description: "Batch mode: JSONL queries on standard input, JSON results on standard output",
+    },
+  },
+  async run({ values, positionals }) {
+    // PERF: the search core (index, grammars, model) loads only when this command runs.
+    const code = await import("../../code/index.ts");
+    const topK = positiveInteger(values.k as string, "-k");
+    const maxSnippetLines =
+      values["max-snippet-lines"] === undefined
+        ? undefined
+        : nonNegativeInteger(values["max-snippet-lines"] as string, "--max-snippet-lines");
+    const content = checked(() => code.checkContent(values.content as string));
+    if (values.stdin) {
+      if (positionals.length > 1) throw new UsageError("--stdin takes at most a path");
+      const index = checked(() => code.openIndex(positionals[0] ?? "."));
+      return batch(await index, { topK, maxSnippetLines, content }, code);
+    }
+    if (positionals.length < 1 || positionals.length > 2)
+      throw new UsageError("give a query, and optionally a path");
+    const [query, path = "."] = positionals;
+    const result = await checked(() => code.searchCode(path, query, { topK, maxSnippetLines, content }));
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ repo: result.repo, query, hits: result.hits, ...(result.note ? { note: result.note } : {}) })}\n`,
+      );
+      return 0;
+    }
+    const { formatHits } = await import("../../code/format.ts");
+    if (result.hits.length) process.stdout.write(`${formatHits(result.hits)}\n`);
+    if (result.note) process.stderr.write(`triforge search: ${result.note}\n`);
+    return 0;
+  },
+});
+
+type Core = typeof import("../../code/index.ts");
+
+/** One JSON result per JSONL query; a bad line gets an error line and the batch goes on (exit 1 at the end). */
+async function batch(
+  index: Awaited<ReturnType<Core["openIndex"]>>,
+  defaults: { topK: number; maxSnippetLines?: number; content: ReturnType<Core["checkContent"]> },
+  code: Core,
+): Promise<number> {
+  let lineNumber = 0;
+  let failures = 0;
+  const write = (record: unknown) => process.stdout.write(`${JSON.stringify(record)}\n`);
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY })) {
+    lineNumber++;
+    if (!line.trim()) continue;
+    let request: { query?: unknown; top_k?: unknown; max_snippet_lines?: unknown; content?: unknown };
+    try {
+      request = JSON.parse(line);
+    } catch {
+      failures++;
+      write({ line: lineNumber, error: "not valid JSON" });
+      continue;
+    }
+    if (typeof request?.query !== "string") {
+      failures++;
+      write({ line: lineNumber, error: 'expected {"query": "...", "top_k"?: n}' });
+      continue;
+    }
+    try {
+      const result = await code.searchLoaded(index, request.query, {
+        topK: typeof request.top_k === "number" ? request.top_k : defaults.topK,
+        maxSnippetLines:
+          typeof request.max_snippet_lines === "number"
+            ? request.max_snippet_lines
+            : defaults.maxSnippetLines,
+        content: typeof request.content === "string" ? code.checkContent(request.content) : defaults.content,
+      });
+      write({ query: request.query, hits: result.hits, ...(result.note ? { note: result.note } : {}) });
+    } catch (error) {
+      failures++;
+      write({ line: lineNumber, query: request.query, error: (error as Error).message });
+    }
+  }
+  return failures ? 1 : 0;
+}
