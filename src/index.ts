@@ -1,6 +1,8 @@
 #!/usr/bin/env bun
 // The single entry point: CLI, hooks, MCP server and background indexer all start here.
 // PERF: only the dispatcher is loaded eagerly; every command is a lazy import (see cli/commands.ts).
+// PERF: console.log/console.error here, not process.stdout/stderr: first use of those Node streams
+// costs 7-9 ms each in a compiled binary (benchmark/startup.ts), which a hook pays on every reply.
 import { commands } from "./cli/commands.ts";
 import pkg from "../package.json" with { type: "json" };
 
@@ -11,20 +13,19 @@ const USAGE = `Usage: triforge <command> [options]\n\nCommands:\n${Object.entrie
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    const out = name === undefined ? process.stderr : process.stdout;
-    out.write(`${USAGE}\n`);
+    (name === undefined ? console.error : console.log)(USAGE);
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-v" || name === "version") {
     if (rest.includes("--verbose")) {
       const { versionReport } = await import("./cli/version.ts");
-      process.stdout.write(`${await versionReport(pkg.version)}\n`);
-    } else process.stdout.write(`triforge ${pkg.version}\n`);
+      console.log(await versionReport(pkg.version));
+    } else console.log(`triforge ${pkg.version}`);
     return 0;
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
-    process.stderr.write(`triforge: unknown command '${name}'\n\n${USAGE}\n`);
+    console.error(`triforge: unknown command '${name}'\n\n${USAGE}`);
     return 2;
   }
   const { runCommand } = await import("./cli/run.ts");

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -28,7 +27,8 @@ export function normalizeProjectPath(path: string): string {
 
 /** `sha256(normalised absolute project path)[:12]`: the project's folder name in the data directory. */
 export function projectKey(projectPath: string): string {
-  return createHash("sha256").update(normalizeProjectPath(projectPath)).digest("hex").slice(0, 12);
+  // PERF: Bun.CryptoHasher rather than node:crypto, which adds 2-3 ms to every hook start.
+  return new Bun.CryptoHasher("sha256").update(normalizeProjectPath(projectPath)).digest("hex").slice(0, 12);
 }
 
 /** The per-project data folder: chats.jsonl, the store, summary.md, errors.log. */

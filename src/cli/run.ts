@@ -1,3 +1,4 @@
+// PERF: console.* rather than process.stdout/stderr, which cost milliseconds to open (see src/index.ts).
 import { type Command, helpText, parseCommandArgs, UsageError, UserError } from "./command.ts";
 
 /** Parses a command's arguments, runs it and maps failures to exit codes (2 usage, 1 error). */
@@ -5,21 +6,21 @@ export async function runCommand(name: string, command: Command, argv: string[])
   try {
     const { values, positionals } = parseCommandArgs(command, argv);
     if (values.help) {
-      process.stdout.write(`${helpText(name, command)}\n`);
+      console.log(helpText(name, command));
       return 0;
     }
     return (await command.run({ values, positionals })) ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`triforge ${name}: ${error.message}\n\n${helpText(name, command)}\n`);
+      console.error(`triforge ${name}: ${error.message}\n\n${helpText(name, command)}`);
       return 2;
     }
     if (error instanceof UserError) {
-      process.stderr.write(`triforge ${name}: ${error.message}\n`);
+      console.error(`triforge ${name}: ${error.message}`);
       return 1;
     }
-    process.stderr.write(`triforge ${name}: ${(error as Error)?.message ?? String(error)}\n`);
-    if (process.env.TRIFORGE_DEBUG) process.stderr.write(`${(error as Error)?.stack}\n`);
+    console.error(`triforge ${name}: ${(error as Error)?.message ?? String(error)}`);
+    if (process.env.TRIFORGE_DEBUG) console.error((error as Error)?.stack);
     return 1;
   }
 }
