@@ -70,6 +70,62 @@ const COMMON_CAPITALISED = new Set(
   ).split(" "),
 );
 
+/**
+ * Words that end a keyphrase (RAKE's delimiters): function words, and the verbs, adverbs and chat
+ * fillers that carry no topic. What is left between them ("support group", "login flow", "pottery
+ * class") names what a conversation is about even when nothing is capitalised or quoted.
+ */
+const PHRASE_DELIMITERS = new Set(
+  (
+    "a about above after again against all almost along already also although always am among an and another any anyone anything " +
+    "anyway are around as at away back be became because become becomes been before being below best better between both but by " +
+    "came can cannot could did do does doing done down during each either else enough especially even ever every everyone " +
+    "everything exactly few for from further get gets getting give given gives go goes going gone good got great had has have " +
+    "having he her here hers herself him himself his how however i if in indeed instead into is it its itself just keep kept kind " +
+    "know known knows last least less let like likely lot lots made make makes making many may maybe me might mine more most " +
+    "much must my myself need needs never new next nice no none nor not nothing now of off often oh ok okay on once one only onto " +
+    "or other others otherwise our ours ourselves out over own perhaps please pretty quite rather really right said same say says " +
+    "see seem seems seen several shall she should show since so some somehow someone something sometimes soon still such sure " +
+    "take taken takes tell than thank thanks that the their theirs them themselves then there these they thing things think " +
+    "this those though through thus to together too took toward try trying two under until up upon us use used using very want " +
+    "wants was way we well went were what whatever when where whether which while who whole whom whose why will with within " +
+    "without would yeah yes yet you your yours yourself yourselves feel feels felt love loved loving glad happy hope hoping " +
+    "wow awesome amazing cool totally definitely absolutely actually lately recently today yesterday tomorrow tonight week weeks " +
+    "day days year years time times ago also hey hi hello bye sounds sound looks look looking gonna wanna super fun lol haha " +
+    "'s 's i'm i've i'll i'd it's that's you're you've we're they're don't can't didn't isn't wasn't won't there's what's"
+  ).split(" "),
+);
+const PHRASE_WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
+const MAX_KEYPHRASE_WORDS = 3;
+
+/** RAKE-style keyphrases: runs of non-delimiter words inside one clause, the last 3 words kept. */
+function keyphraseSpans(sentence: string): Span[] {
+  const spans: Span[] = [];
+  let run: RegExpMatchArray[] = [];
+  const flush = () => {
+    const words = run.slice(-MAX_KEYPHRASE_WORDS);
+    run = [];
+    if (!words.length) return;
+    const start = words[0].index ?? 0;
+    const last = words[words.length - 1];
+    const end = (last.index ?? 0) + last[0].length;
+    const text = sentence.slice(start, end);
+    if (words.length === 1 && (text.length < 4 || /^\p{N}+$/u.test(text))) return;
+    spans.push({ start, end, text, priority: 1 });
+  };
+  let previousEnd = 0;
+  for (const m of sentence.matchAll(PHRASE_WORD)) {
+    const word = m[0].toLowerCase().replace(/’/g, "'");
+    const gap = sentence.slice(previousEnd, m.index);
+    previousEnd = (m.index ?? 0) + m[0].length;
+    if (run.length && /[^\s]/.test(gap)) flush();
+    if (PHRASE_DELIMITERS.has(word) || /^\p{N}+$/u.test(word) || /'(s|re|ve|ll|d|m|t)$/.test(word)) flush();
+    else run.push(m);
+  }
+  flush();
+  return spans;
+}
+
 /** Relations longer than this many words are not a phrase between two things but two separate statements. */
 const MAX_RELATION_WORDS = 6;
 /** Entities further apart than this (in mention order) in one sentence are not related. */
@@ -135,7 +191,7 @@ export function extractGraph(text: string): ChunkGraph {
   for (const sentence of text.split(SENTENCE_END)) {
     if (!sentence.trim()) continue;
     const mentions: { phrase: string; start: number; end: number }[] = [];
-    for (const raw of resolveOverlaps(candidateSpans(sentence))) {
+    for (const raw of resolveOverlaps([...candidateSpans(sentence), ...keyphraseSpans(sentence)])) {
       const span = cleanCapitalised(raw, sentence);
       if (!span) continue;
       const phrase = normalizePhrase(span.text);

@@ -43,22 +43,42 @@ export function factText(labels: Map<string, string>, fact: FactMention): string
   return `${labels.get(fact.subject) ?? fact.subject} ${fact.predicate} ${labels.get(fact.object) ?? fact.object}`;
 }
 
-function dot(v: Float32Array, i: number, w: Float32Array, j: number, dim: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
+/**
+ * Dimensions scored before the bound check. Model2vec models are PCA-rotated, so the leading dimensions
+ * carry most of a vector's energy: after them, partial + |tail(a)|·|tail(b)| (Cauchy–Schwarz) bounds the
+ * cosine, and most pairs are ruled out exactly, without reading their tails (~3× faster on 19k phrases).
+ */
+const BOUND_DIMS = 16;
+
+function tailNorms(vectors: Float32Array, count: number, dim: number, from: number): Float32Array {
+  const out = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    let s = 0;
+    for (let d = from; d < dim; d++) s += vectors[i * dim + d] ** 2;
+    out[i] = Math.sqrt(s);
+  }
+  return out;
+}
+
+/** The cosine of two unit rows when it can reach `threshold`, else -1 (ruled out by the bound). */
+function cosineAtLeast(
+  v: Float32Array,
+  i: number,
+  tv: number,
+  w: Float32Array,
+  j: number,
+  tw: number,
+  dim: number,
+  head: number,
+  threshold: number,
+): number {
   const a = i * dim;
   const b = j * dim;
-  let d = 0;
-  for (; d + 3 < dim; d += 4) {
-    s0 += v[a + d] * w[b + d];
-    s1 += v[a + d + 1] * w[b + d + 1];
-    s2 += v[a + d + 2] * w[b + d + 2];
-    s3 += v[a + d + 3] * w[b + d + 3];
-  }
-  for (; d < dim; d++) s0 += v[a + d] * w[b + d];
-  return s0 + s1 + s2 + s3;
+  let s = 0;
+  for (let d = 0; d < head; d++) s += v[a + d] * w[b + d];
+  if (s + tv * tw < threshold) return -1;
+  for (let d = head; d < dim; d++) s += v[a + d] * w[b + d];
+  return s;
 }
 
 /**
@@ -72,15 +92,20 @@ export function synonymEdges(
 ): SynonymEdge[] {
   const edges: SynonymEdge[] = [];
   const nExisting = existing.phrases.length;
+  const head = Math.min(BOUND_DIMS, dim);
+  const existingTails = tailNorms(existing.vectors, nExisting, dim, head);
+  const freshTails = tailNorms(fresh.vectors, fresh.phrases.length, dim, head);
+  const t = SYNONYM_THRESHOLD;
   for (let i = 0; i < fresh.phrases.length; i++) {
     const found: { b: string; score: number }[] = [];
+    const ti = freshTails[i];
     for (let j = 0; j < nExisting; j++) {
-      const score = dot(fresh.vectors, i, existing.vectors, j, dim);
-      if (score >= SYNONYM_THRESHOLD) found.push({ b: existing.phrases[j], score });
+      const score = cosineAtLeast(fresh.vectors, i, ti, existing.vectors, j, existingTails[j], dim, head, t);
+      if (score >= t) found.push({ b: existing.phrases[j], score });
     }
     for (let j = 0; j < i; j++) {
-      const score = dot(fresh.vectors, i, fresh.vectors, j, dim);
-      if (score >= SYNONYM_THRESHOLD) found.push({ b: fresh.phrases[j], score });
+      const score = cosineAtLeast(fresh.vectors, i, ti, fresh.vectors, j, freshTails[j], dim, head, t);
+      if (score >= t) found.push({ b: fresh.phrases[j], score });
     }
     if (found.length > SYNONYM_MAX_PER_PHRASE)
       found.sort((x, y) => y.score - x.score).length = SYNONYM_MAX_PER_PHRASE;

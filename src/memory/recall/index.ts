@@ -53,8 +53,8 @@ function notActiveReason(root: string): string {
   return `memory is not active for ${root} (no .triforge/config.json); run 'triforge activate' there to turn it on`;
 }
 
-/** The project's warm index, reloaded when the store changed (a new generation or a rebuilt file). */
-async function memoryIndex(root: string): Promise<MemoryIndex | undefined> {
+/** The project's warm index (undefined when none is built yet), reloaded when the store changed (a new generation or a rebuilt file). */
+export async function loadMemoryIndex(root: string): Promise<MemoryIndex | undefined> {
   const path = storePath(root);
   if (!existsSync(path)) return undefined;
   const inode = statSync(path).ino;
@@ -104,9 +104,11 @@ export async function rankChunks(
   const vector = await (await loadModel()).embed(query);
   const dense = index.denseScores(vector);
   if (mode === "dense") return top(dense, k, false);
-  const graph = index.graphScores(vector, dense);
+  const bm25 = index.bm25Scores(query);
+  const graph = index.graphScores(query, vector, dense, bm25);
   if (mode === "graph") return top(graph, k, false);
-  return top(fuse([graph, index.bm25Scores(query), dense], HYBRID_WEIGHTS), k, true);
+  const { graph: wg, bm25: wb, dense: wd } = HYBRID_WEIGHTS;
+  return top(fuse([graph, index.smoothAlongSessions(bm25), dense], [wg, wb, wd]), k, true);
 }
 
 /** The k best, dropping zero scores where zero means "no match" (BM25, fusion). */
@@ -128,7 +130,7 @@ export async function recall(
   if (!query.trim()) return { hits: [], reason: "empty query" };
   let index: MemoryIndex | undefined;
   try {
-    index = await memoryIndex(projectRoot);
+    index = await loadMemoryIndex(projectRoot);
   } catch (error) {
     if (error instanceof StoreCorruptError) {
       return {
