@@ -8,7 +8,7 @@ import { type Progress, refreshIndex, resolveRepository } from "./indexer.ts";
 import { CONTENT_KINDS } from "./languages.ts";
 import { type ContentFilter, MAX_QUERY_CHARS, type SearchMode, searchIndex } from "./search.ts";
 import type { CodeIndex, IndexReport } from "./store.ts";
-import { queryTokens } from "./tokens.ts";
+import { queryTokens, tokenize } from "./tokens.ts";
 
 export { RepositoryError } from "./errors.ts";
 export type { ContentFilter, SearchMode } from "./search.ts";
@@ -176,11 +176,7 @@ export function toHit(
   let count = lines.length;
   if (maxLines && maxLines > 0 && lines.length > maxLines) {
     const wanted = new Set(terms);
-    const weight = lines.map((l) => {
-      let hits = 0;
-      for (const word of l.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []) if (wanted.has(word)) hits++;
-      return hits;
-    });
+    const weight = lines.map((line) => tokenize(line).filter((token) => wanted.has(token)).length);
     let best = 0;
     let window = weight.slice(0, maxLines).reduce((a, b) => a + b, 0);
     let bestWindow = window;

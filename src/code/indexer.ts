@@ -115,8 +115,8 @@ export async function refreshIndex(
     fresh.push({ walked: file, hash, text });
   }
 
-  const keptPaths = new Set(kept.map((k) => k.file.path));
-  const removed = previous ? previous.files.filter((f) => !keptPaths.has(f.path)).length : 0;
+  const present = new Set([...kept.map((k) => k.file.path), ...fresh.map((f) => f.walked.path)]);
+  const removed = previous ? previous.files.filter((f) => !present.has(f.path)).length : 0;
   const reportOf = (files: number, chunks: number, changed: number): IndexReport => ({
     files,
     chunks,

@@ -4,7 +4,7 @@
  * that are tests, examples or vendored copies, and many hits from one file. Every constant says why
  * it has its value; docs/code-search.md has the development-set figures behind them.
  */
-import { identifierParts, QUERY_STOPWORDS, stem } from "./tokens.ts";
+import { identifierParts, QUERY_STOPWORDS, stems } from "./tokens.ts";
 
 /** Reciprocal-rank-fusion damping: the usual 60 keeps the top few ranks from dominating the sum. */
 export const RRF_K = 60;
@@ -229,8 +229,7 @@ export function pathWords(path: string): Set<string> {
   for (const piece of [fileStem, segments[segments.length - 1] ?? ""]) {
     for (const part of identifierParts(piece.replaceAll("-", "_"))) {
       words.add(part);
-      const stemmed = stem(part);
-      if (stemmed) words.add(stemmed);
+      for (const stemmed of stems(part)) words.add(stemmed);
     }
   }
   return words;

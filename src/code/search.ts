@@ -112,6 +112,8 @@ export function searchIndex(
   const mode = options.mode ?? "hybrid";
 
   const terms = queryTokens(text);
+  // Punctuation alone (`?.`, `->`) has no meaning to embed: look for it literally.
+  if (!terms.length && mode === "hybrid") return literalMatches(index, text, isAllowed, options.topK);
   const lexical = terms.length ? scoreBm25(index.bm25, terms) : undefined;
   const lexicalRanked = lexical
     ? topIds([...lexical.matched].filter(isAllowed), lexical.scores, candidateCount)

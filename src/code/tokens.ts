@@ -34,16 +34,19 @@ export const QUERY_STOPWORDS = new Set(
   ).split(" "),
 );
 
-export function stem(word: string): string | undefined {
-  if (word.length <= 4) return undefined;
+/**
+ * Stems added beside a word. `-ed` and `-ing` also give the form with a final `e` back
+ * (`parsed`, `parsing` → `pars`, `parse`), since the bare cut alone misses `parse`.
+ */
+export function stems(word: string): string[] {
+  if (word.length <= 4) return [];
   for (const [suffix, replacement] of STEM_SUFFIXES) {
-    if (word.endsWith(suffix)) {
-      const base = word.slice(0, word.length - suffix.length) + replacement;
-      if (base.length >= MIN_STEM_LENGTH && base !== word) return base;
-      return undefined;
-    }
+    if (!word.endsWith(suffix)) continue;
+    const base = word.slice(0, word.length - suffix.length) + replacement;
+    if (base.length < MIN_STEM_LENGTH || base === word) return [];
+    return (suffix === "ed" || suffix === "ing") && !base.endsWith("e") ? [base, `${base}e`] : [base];
   }
-  return undefined;
+  return [];
 }
 
 /** The parts of one identifier: snake_case pieces, each split again at camelCase boundaries. */
@@ -70,10 +73,8 @@ function expand(identifier: string): readonly string[] {
   const parts = identifierParts(identifier);
   if (parts.length > 1) for (const part of parts) if (part.length > 1 && part !== whole) tokens.push(part);
   const count = tokens.length;
-  for (let i = 0; i < count; i++) {
-    const stemmed = stem(tokens[i]);
-    if (stemmed && !tokens.includes(stemmed)) tokens.push(stemmed);
-  }
+  for (let i = 0; i < count; i++)
+    for (const stemmed of stems(tokens[i])) if (!tokens.includes(stemmed)) tokens.push(stemmed);
   const result = tokens.filter((t) => t.length > 1 && !/^[0-9_]+$/.test(t));
   if (expansions.size < MAX_MEMO) expansions.set(identifier, result);
   return result;

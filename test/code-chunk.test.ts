@@ -1,0 +1,112 @@
+import { describe, expect, test } from "bun:test";
+import { type Chunk, chunkByLines, chunkFile, TARGET_CHUNK_CHARS } from "../src/code/chunk.ts";
+
+/** Every chunk's text is exactly its lines of the file, and chunks come in order without overlap. */
+function expectFaithful(text: string, chunks: Chunk[]): void {
+  const lines = text.split(/\r?\n/);
+  let previousEnd = 0;
+  for (const chunk of chunks) {
+    expect(chunk.startLine).toBeGreaterThan(previousEnd);
+    expect(chunk.endLine).toBeGreaterThanOrEqual(chunk.startLine);
+    expect(chunk.text).toBe(lines.slice(chunk.startLine - 1, chunk.endLine).join("\n"));
+    previousEnd = chunk.endLine;
+  }
+}
+
+/** Every non-blank line of the file is in some chunk. */
+function expectComplete(text: string, chunks: Chunk[]): void {
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i].trim()) continue;
+    expect(chunks.some((c) => c.startLine <= i + 1 && i + 1 <= c.endLine)).toBe(true);
+  }
+}
+
+const pythonFunction = (name: string, body: number) =>
+  `def ${name}(value):\n    """Docstring of ${name}."""\n${Array.from({ length: body }, (_, i) => `    value = value + ${i}  # step ${i} of ${name}`).join("\n")}\n    return value\n`;
+
+describe("chunking at syntax boundaries", () => {
+  test("Python: functions of a few hundred characters each start their own chunk at their def line", async () => {
+    const text = [
+      "import os",
+      "",
+      "",
+      pythonFunction("alpha", 12),
+      "",
+      pythonFunction("beta", 12),
+      "",
+      pythonFunction("gamma", 12),
+    ].join("\n");
+    const chunks = await chunkFile(text, "python");
+    expectFaithful(text, chunks);
+    expectComplete(text, chunks);
+    for (const name of ["beta", "gamma"]) {
+      const line = text.split("\n").findIndex((l) => l.startsWith(`def ${name}(`)) + 1;
+      expect(chunks.some((c) => c.startLine === line)).toBe(true);
+    }
+  });
+
+  test("TypeScript: a comment above a function stays in the function's chunk", async () => {
+    const method = (name: string) =>
+      `/** Explains ${name}. */\nexport function ${name}(input: string): string {\n${Array.from({ length: 14 }, (_, i) => `  input = input.replace("${i}", "${name}-${i}");`).join("\n")}\n  return input;\n}\n`;
+    const text = [method("first"), method("second"), method("third")].join("\n");
+    const chunks = await chunkFile(text, "typescript");
+    expectFaithful(text, chunks);
+    const second = chunks.find((c) => c.text.includes("function second"));
+    expect(second?.text.startsWith("/** Explains second. */")).toBe(true);
+  });
+
+  test("a long function is split inside, and no chunk is far above the target size", async () => {
+    const text = pythonFunction("huge", 120);
+    const chunks = await chunkFile(text, "python");
+    expectFaithful(text, chunks);
+    expectComplete(text, chunks);
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const chunk of chunks) expect(chunk.text.length).toBeLessThanOrEqual(TARGET_CHUNK_CHARS * 1.6 + 80);
+  });
+
+  test("line numbers stay right with CRLF line ends, blank runs and non-ASCII text", async () => {
+    const text = [
+      "// 日本語のコメント",
+      "",
+      "",
+      "fn main() {",
+      '    println!("héllo");',
+      "}",
+      "",
+      "fn other() {}",
+      "",
+    ].join("\r\n");
+    const chunks = await chunkFile(text, "rust");
+    expectFaithful(text, chunks);
+    const main = chunks.find((c) => c.text.includes("fn main"));
+    expect(main && main.startLine <= 4 && main.endLine >= 6).toBe(true);
+    expect(chunks[0].startLine).toBe(1);
+  });
+
+  test("a file that does not parse still chunks (tree-sitter recovers or the line chunker takes over)", async () => {
+    const text = `def broken(:\n${"    x = (((\n".repeat(60)}`;
+    const chunks = await chunkFile(text, "python");
+    expectFaithful(text, chunks);
+    expectComplete(text, chunks);
+  });
+});
+
+describe("the line chunker (languages without a grammar)", () => {
+  test("cuts at top-level definitions rather than inside indented blocks", () => {
+    const fn = (name: string) =>
+      `fun ${name}(x: Int): Int {\n${Array.from({ length: 10 }, (_, i) => `    val v${i} = x * ${i} + ${name.length}`).join("\n")}\n    return x\n}\n`;
+    const text = ["package demo", "", fn("one"), fn("two"), fn("three")].join("\n");
+    const chunks = chunkByLines(text);
+    expectFaithful(text, chunks);
+    expectComplete(text, chunks);
+    for (const chunk of chunks.slice(1)) expect(chunk.text).toMatch(/^fun /);
+  });
+
+  test("a minified single line becomes one chunk, and blank-only text none", () => {
+    const line = `var a=${"1+".repeat(5000)}1;`;
+    expect(chunkByLines(line)).toEqual([{ startLine: 1, endLine: 1, text: line }]);
+    expect(chunkByLines("\n\n   \n")).toEqual([]);
+    expect(chunkByLines("")).toEqual([]);
+  });
+});

@@ -1,0 +1,174 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+
+const home = tempDir("triforge-code-cli-");
+
+function repo(files: Record<string, string>): string {
+  const root = tempDir("triforge-code-repo-");
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return root;
+}
+
+const sample = () =>
+  repo({
+    "src/auth/session.py":
+      'import hmac\n\n\ndef verify_session_token(token: str, secret: bytes) -> bool:\n    """Checks that a session token was signed with our secret."""\n    body, _, signature = token.rpartition(".")\n    expected = hmac.new(secret, body.encode(), "sha256").hexdigest()\n    return hmac.compare_digest(expected, signature)\n',
+    "src/auth/login.py":
+      "from .session import verify_session_token\n\n\ndef login(request):\n    return verify_session_token(request.cookies['s'], b'k')\n",
+    "src/ui/theme.py": "PRIMARY = 'teal'\nBACKGROUND = '#ffffff'\n",
+    "docs/guide.md": "# Guide\n\nSessions are signed tokens.\n",
+  });
+
+describe("triforge search (compiled binary)", () => {
+  test("prints file:lines and numbered snippet lines, best first", async () => {
+    const root = sample();
+    const { code, stdout, stderr } = await runBinary(["search", "verify_session_token", root, "-k", "2"], {
+      home,
+    });
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout.split("\n")[0]).toMatch(/^src\/auth\/session\.py:1-8 {2}\(score [\d.]+\)$/);
+    expect(stdout).toContain("4  def verify_session_token(token: str, secret: bytes) -> bool:");
+  });
+
+  test("--json gives hits with file_path, start_line, end_line, score and content; the path defaults to the cwd", async () => {
+    const root = sample();
+    const { code, stdout } = await runBinary(
+      ["search", "where are session tokens checked", "--json", "--max-snippet-lines", "3"],
+      { home, cwd: root },
+    );
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.hits[0]).toMatchObject({ file_path: "src/auth/session.py" });
+    for (const hit of result.hits) {
+      expect(hit.end_line - hit.start_line).toBeLessThanOrEqual(2);
+      expect(typeof hit.score).toBe("number");
+      expect(hit.content.split("\n")).toHaveLength(hit.end_line - hit.start_line + 1);
+    }
+  });
+
+  test("--content docs searches prose only", async () => {
+    const { stdout } = await runBinary(["search", "signed tokens", sample(), "--content", "docs", "--json"], {
+      home,
+    });
+    expect(JSON.parse(stdout).hits.map((h: { file_path: string }) => h.file_path)).toEqual(["docs/guide.md"]);
+  });
+
+  test("--stdin answers JSONL queries one JSON line each, reports bad lines and goes on", async () => {
+    const root = sample();
+    const input = [
+      JSON.stringify({ query: "verify_session_token", top_k: 1 }),
+      "not json",
+      JSON.stringify({ query: "theme colors", top_k: 2 }),
+      JSON.stringify({ top_k: 2 }),
+    ].join("\n");
+    const { code, stdout } = await runBinary(["search", "--stdin", root], { home, stdin: input });
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(4);
+    expect(lines[0].hits).toHaveLength(1);
+    expect(lines[0].hits[0].file_path).toBe("src/auth/session.py");
+    expect(lines[1]).toEqual({ line: 2, error: "not valid JSON" });
+    expect(lines[2].hits[0].file_path).toBe("src/ui/theme.py");
+    expect(lines[3].error).toContain("expected");
+    expect(code).toBe(1);
+  });
+
+  test("a path that does not exist, or is a file, is a clear error with exit 1", async () => {
+    const root = sample();
+    const missing = await runBinary(["search", "x", join(root, "missing")], { home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(`triforge search: ${join(root, "missing")} does not exist\n`);
+    const file = await runBinary(["search", "x", join(root, "docs/guide.md")], { home });
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain("is not a directory");
+    const index = await runBinary(["code-index", join(root, "missing")], { home });
+    expect(index.code).toBe(1);
+  });
+
+  test("bad options are usage errors (exit 2)", async () => {
+    const root = sample();
+    expect((await runBinary(["search", "x", root, "-k", "zero"], { home })).code).toBe(2);
+    expect((await runBinary(["search", "x", root, "--content", "pictures"], { home })).code).toBe(1);
+    expect((await runBinary(["search"], { home })).code).toBe(2);
+  });
+});
+
+describe("triforge code-index and find-related (compiled binary)", () => {
+  test("code-index reports files, chunks and what it skipped; a second run re-indexes nothing", async () => {
+    const root = sample();
+    writeFileSync(join(root, "data.bin.py"), new Uint8Array([0, 1, 2, 3]));
+    const first = await runBinary(["code-index", root, "--json"], { home });
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ files: 4, changed: 4, skipped: { binary: 1 } });
+    const second = await runBinary(["code-index", root], { home });
+    expect(second.stdout).toMatch(
+      /^4 files, \d+ chunks \(0 re-indexed, 0 removed in \d+ ms\); skipped: 1 binary\n$/,
+    );
+  });
+
+  test("find-related shows chunks like the one at a line, by relative path", async () => {
+    const root = sample();
+    const { code, stdout, stderr } = await runBinary(
+      ["find-related", "src/auth/session.py", "5", root, "--json"],
+      { home },
+    );
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.source.file_path).toBe("src/auth/session.py");
+    expect(result.hits[0].file_path).toBe("src/auth/login.py");
+    expect(stderr).toBe("");
+    const bad = await runBinary(["find-related", "src/nope.py", "1", root], { home });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("is not an indexed file");
+  });
+});
+
+describe("the MCP tools (compiled binary's serve, SDK client)", () => {
+  test("find_related answers; a repo that does not exist is a tool error the agent can read", async () => {
+    const root = sample();
+    const transport = new StdioClientTransport({
+      command: await compiledBinary(),
+      args: ["serve"],
+      cwd: root,
+      env: { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), PATH: process.env.PATH ?? "" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "code-test", version: "0" });
+    await client.connect(transport);
+    try {
+      const related = (await client.callTool(
+        { name: "find_related", arguments: { file_path: "src/auth/session.py", line: 4 } },
+        CallToolResultSchema,
+      )) as {
+        isError?: boolean;
+        content: { text?: string }[];
+        structuredContent?: { hits: { file_path: string }[] };
+      };
+      expect(related.isError).toBeFalsy();
+      expect(related.content[0].text).toContain("Similar to src/auth/session.py:");
+      expect(related.structuredContent?.hits[0].file_path).toBe("src/auth/login.py");
+      const missing = (await client.callTool(
+        { name: "code_search", arguments: { query: "x", repo: "no/such/dir" } },
+        CallToolResultSchema,
+      )) as {
+        isError?: boolean;
+        content: { text?: string }[];
+      };
+      expect(missing.isError).toBe(true);
+      expect(missing.content[0].text).toContain("does not exist");
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,206 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { findRelated, indexRepository, openIndex, searchCode } from "../src/code/index.ts";
+import { refreshIndex } from "../src/code/indexer.ts";
+import { indexFile, loadIndex } from "../src/code/store.ts";
+import { tempDir } from "./helpers.ts";
+
+beforeAll(() => {
+  process.env.TRIFORGE_HOME = tempDir("triforge-home-");
+});
+
+function repo(files: Record<string, string | Uint8Array>): string {
+  const root = tempDir("triforge-repo-");
+  write(root, files);
+  return root;
+}
+
+function write(root: string, files: Record<string, string | Uint8Array>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+const filler = (topic: string, n: number) =>
+  Array.from(
+    { length: n },
+    (_, i) => `export function ${topic}Helper${i}(x: number): number {\n  return x * ${i};\n}\n`,
+  ).join("\n");
+
+describe("ranking", () => {
+  test("the chunk that defines a queried symbol beats chunks that only mention it", async () => {
+    const root = repo({
+      "src/callers.ts": `import { parseConfig } from "./config";\n// parseConfig parseConfig parseConfig: called everywhere\nexport const a = parseConfig("a");\nexport const b = parseConfig("b");\nexport const c = parseConfig("c");\n`,
+      "src/more-callers.ts": `// we call parseConfig here too; parseConfig is great\nconst cfg = parseConfig(process.env.CONFIG);\n`,
+      "src/config.ts": `${filler("unrelated", 3)}\nexport function parseConfig(text: string): Record<string, string> {\n  return Object.fromEntries(text.split("\\n").map((l) => l.split("=")));\n}\n`,
+    });
+    const { hits } = await searchCode(root, "parseConfig", { topK: 3 });
+    expect(hits[0].file_path).toBe("src/config.ts");
+    expect(hits[0].content).toContain("export function parseConfig");
+  });
+
+  test("a test file ranks below the implementation it tests", async () => {
+    const body =
+      "export function computeInvoiceTotal(lines: { price: number; qty: number }[]): number {\n  return lines.reduce((sum, l) => sum + l.price * l.qty, 0);\n}\n";
+    const root = repo({
+      "src/invoice.ts": body,
+      "test/invoice.test.ts": `// invoice total computation tests\n${body}\ntest("computeInvoiceTotal sums invoice lines", () => {});\n`,
+    });
+    const { hits } = await searchCode(root, "compute the invoice total from its lines", { topK: 2 });
+    expect(hits.map((h) => h.file_path)).toEqual(["src/invoice.ts", "test/invoice.test.ts"]);
+  });
+
+  test("results carry file, lines and the exact content of those lines; snippets are cut to max lines", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `  const step${i} = ${i}; // retry backoff step`);
+    const text = `export function scheduleRetry() {\n${lines.join("\n")}\n  return "retryBackoffMarker";\n}\n`;
+    const root = repo({ "lib/retry.ts": text });
+    const { hits } = await searchCode(root, "retryBackoffMarker", { topK: 1, maxSnippetLines: 4 });
+    const fileLines = text.split("\n");
+    expect(hits[0].end_line - hits[0].start_line).toBe(3);
+    expect(hits[0].content).toBe(fileLines.slice(hits[0].start_line - 1, hits[0].end_line).join("\n"));
+    expect(hits[0].content).toContain("retryBackoffMarker");
+  });
+
+  test("--content filters by kind: docs only when asked", async () => {
+    const root = repo({
+      "README.md": "# Deployment guide\nHow to deploy the frobnicator service.\n",
+      "src/deploy.ts": "export const frobnicatorDeploy = 1;\n",
+    });
+    expect((await searchCode(root, "deploy frobnicator")).hits.map((h) => h.file_path)).toEqual([
+      "src/deploy.ts",
+    ]);
+    expect(
+      (await searchCode(root, "deploy frobnicator", { content: "docs" })).hits.map((h) => h.file_path),
+    ).toEqual(["README.md"]);
+    expect((await searchCode(root, "deploy frobnicator", { content: "all" })).hits).toHaveLength(2);
+  });
+
+  test("find-related returns other chunks like the given one, never the chunk itself", async () => {
+    const handler = (name: string) =>
+      `export async function handle${name}Request(request: Request): Promise<Response> {\n  const body = await request.json();\n  validatePayload(body);\n  return new Response(JSON.stringify({ ok: true, kind: "${name}" }));\n}\n`;
+    const root = repo({
+      "api/users.ts": handler("User"),
+      "api/orders.ts": handler("Order"),
+      "math/geometry.ts":
+        "export const circleArea = (r: number) => Math.PI * r * r;\nexport const squareArea = (s: number) => s * s;\n",
+    });
+    const result = await findRelated(root, "api/users.ts", 2, { topK: 2 });
+    expect(result.source?.file_path).toBe("api/users.ts");
+    expect(result.hits[0].file_path).toBe("api/orders.ts");
+    expect(
+      result.hits.some((h) => h.file_path === "api/users.ts" && h.start_line === result.source?.start_line),
+    ).toBe(false);
+    await expect(findRelated(root, "api/missing.ts", 1)).rejects.toThrow("not an indexed file");
+  });
+});
+
+describe("the index", () => {
+  test("is incremental: only changed files are re-read and re-chunked, deleted files vanish", async () => {
+    const root = repo({
+      "a.ts": "export const alphaValue = 1;\n",
+      "b.ts": "export const betaValue = 2;\n",
+      "c.ts": "export const gammaValue = 3;\n",
+    });
+    const first = await refreshIndex(root);
+    expect(first.report.changed).toBe(3);
+    const again = await refreshIndex(root);
+    expect(again.report.changed).toBe(0);
+
+    write(root, { "b.ts": "export const betaRenamed = 22;\n" });
+    rmSync(join(root, "c.ts"));
+    const third = await refreshIndex(root);
+    expect(third.report).toMatchObject({ changed: 1, removed: 1, files: 2 });
+    expect(third.files.map((f) => f.path).sort()).toEqual(["a.ts", "b.ts"]);
+    // The index on disk equals a fresh build of the same files.
+    const fresh = await refreshIndex(root, { force: true });
+    const saved = loadIndex(third.root, third.modelId)!;
+    const terms = (index: typeof fresh) => {
+      const out: Record<string, number> = {};
+      index.bm25.terms.forEach((t, i) => {
+        out[t] = index.bm25.offsets[i + 1] - index.bm25.offsets[i];
+      });
+      return out;
+    };
+    expect(terms(saved)).toEqual(terms(fresh));
+    expect([...saved.texts].sort()).toEqual([...fresh.texts].sort());
+
+    const { hits } = await searchCode(root, "betaRenamed", { topK: 5 });
+    expect(hits[0].file_path).toBe("b.ts");
+    expect((await searchCode(root, "gammaValue", { topK: 5 })).hits.map((h) => h.file_path)).not.toContain(
+      "c.ts",
+    );
+  });
+
+  test("a file touched but unchanged is not re-chunked", async () => {
+    const root = repo({ "x.py": "def unchanged():\n    return 1\n" });
+    await refreshIndex(root);
+    const later = new Date(Date.now() + 5000);
+    Bun.spawnSync(["touch", "-d", later.toISOString(), join(root, "x.py")]);
+    const touched = await refreshIndex(root);
+    expect(touched.report.changed).toBe(0);
+  });
+
+  test("a search indexes a fresh repository inline and never answers 'not indexed'", async () => {
+    const root = repo({ "main.go": "package main\n\nfunc startServer() {}\n" });
+    expect(existsSync(indexFile(root))).toBe(false);
+    const { hits, index } = await searchCode(root, "startServer");
+    expect(hits[0].file_path).toBe("main.go");
+    expect(index.files).toBe(1);
+    expect(existsSync(indexFile(root))).toBe(true);
+  });
+
+  test("a damaged index file is rebuilt, not trusted", async () => {
+    const root = repo({ "k.rb": "def kappa_method\n  :kappa\nend\n" });
+    const built = await indexRepository(root);
+    writeFileSync(indexFile((await openIndex(root)).root), "TFCODE01garbage");
+    const rebuilt = await refreshIndex((await openIndex(root)).root);
+    expect(rebuilt.report.changed).toBe(built.files);
+  });
+});
+
+describe("bad input", () => {
+  test("a missing path or a file instead of a folder is a clear error", async () => {
+    const root = repo({ "f.ts": "x" });
+    await expect(searchCode(join(root, "nope"), "x")).rejects.toThrow("does not exist");
+    await expect(searchCode(join(root, "f.ts"), "x")).rejects.toThrow("is not a directory");
+  });
+
+  test("binary files are skipped and counted; invalid UTF-8 is indexed with replacement characters and counted", async () => {
+    const root = repo({
+      "blob.ts": new Uint8Array([0x63, 0x6f, 0x6e, 0x73, 0x74, 0x00, 0x01, 0x02]),
+      "latin1.ts": new Uint8Array([
+        ...new TextEncoder().encode("export const caf"),
+        0xe9,
+        ...new TextEncoder().encode(" = 'uniqueLatinMarker';\n"),
+      ]),
+    });
+    const index = await refreshIndex(root);
+    expect(index.report.skipped.binary).toBe(1);
+    expect(index.report.invalidUtf8).toBe(1);
+    expect((await searchCode(root, "uniqueLatinMarker")).hits[0].file_path).toBe("latin1.ts");
+  });
+
+  test("an empty, punctuation-only or 10 KB query answers without crashing", async () => {
+    const root = repo({
+      "ops.ts": "export const pick = (o?: { a?: number }) => o?.a ?? 0;\nexport const arrow = () => 1;\n",
+    });
+    expect((await searchCode(root, "   ")).note).toBe("the query is empty");
+    const punctuation = await searchCode(root, "?.");
+    expect(punctuation.hits[0]?.file_path).toBe("ops.ts");
+    const nothing = await searchCode(root, "#@!");
+    expect(nothing.hits).toEqual([]);
+    expect(nothing.note).toContain("nothing in 1 indexed files matches");
+    const long = await searchCode(root, "arrow pick ".repeat(1000));
+    expect(long.hits.length).toBeGreaterThan(0);
+    expect(long.note).toContain("cut to its first");
+  });
+
+  test("an empty repository has an empty index and answers with a note", async () => {
+    const root = repo({});
+    const result = await searchCode(root, "anything");
+    expect(result.hits).toEqual([]);
+    expect(result.index.files).toBe(0);
+  });
+});
