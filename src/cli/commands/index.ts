@@ -1,0 +1,87 @@
+import { findProjectRoot } from "../../project/config.ts";
+import { defineCommand, UserError } from "../command.ts";
+import { logError } from "../log.ts";
+
+/**
+ * `triforge index`: builds the project's memory from chats.jsonl. The SessionEnd hook runs it with
+ * --background, which must return at once and never fail the hook: the real work happens in a detached
+ * child, and anything that goes wrong lands in errors.log with exit 0.
+ */
+export default defineCommand({
+  usage: "triforge index [--project=<path>] [--background]",
+  description:
+    "Indexes what is new in the project's chats.jsonl: chunks, embeddings, BM25, the knowledge graph (LLM OpenIE when a key is configured, the local extractor otherwise) and summary.md. One indexer per project runs at a time; a damaged index is rebuilt from chats.jsonl.",
+  options: {
+    project: {
+      type: "string",
+      arg: "path",
+      description: "The project (or a folder inside it); default: the current folder",
+    },
+    background: { type: "boolean", description: "Detach and return at once (the SessionEnd hook)" },
+  },
+  async run({ values }) {
+    const start = typeof values.project === "string" ? values.project : process.cwd();
+    const root = findProjectRoot(start);
+    if (values.background) {
+      try {
+        if (!root) return 0; // not an active project: nothing to do, and a hook must stay quiet
+        // PERF: only the lock check and the spawn run here; the hook returns in milliseconds.
+        const [{ indexLockPath, isLocked }, { spawnDetachedIndexer }] = await Promise.all([
+          import("../../memory/lock.ts"),
+          import("../../memory/background.ts"),
+        ]);
+        if (!isLocked(indexLockPath(root))) spawnDetachedIndexer(root);
+      } catch (error) {
+        logError("index --background", error, root);
+      }
+      return 0;
+    }
+    if (!root)
+      throw new UserError(
+        `memory is not active for ${start} (no .triforge/config.json here or above); run 'triforge activate' first`,
+      );
+    const { indexProject } = await import("../../memory/indexer.ts");
+    const bar = process.stderr.isTTY && !process.env.TRIFORGE_BACKGROUND ? progressBar() : undefined;
+    try {
+      const result = await indexProject(root, { onProgress: bar });
+      bar?.({ phase: "done", done: 0, total: 0 });
+      if (result.status === "busy") {
+        process.stderr.write(`another indexer is running for ${root}; it will pick up the new lines\n`);
+        return 0;
+      }
+      const parts = [
+        `${result.chunks} new chunk(s) from ${result.records} record(s) in ${result.sessions} session(s)`,
+      ];
+      if (result.rebuilt) parts.push("index was damaged and has been rebuilt");
+      if (result.badLines) parts.push(`${result.badLines} unreadable line(s) skipped`);
+      parts.push(result.llm ? `graph by ${result.llm}` : "graph by the local extractor (no LLM)");
+      if (result.llmFailures)
+        parts.push(`${result.llmFailures} LLM failure(s), retried next run (see errors.log)`);
+      process.stderr.write(`indexed ${root}: ${parts.join("; ")}\n`);
+      return 0;
+    } catch (error) {
+      logError("index", error, root);
+      throw error;
+    }
+  },
+});
+
+/** A one-line progress bar on stderr, redrawn in place. */
+function progressBar() {
+  const width = 28;
+  let drawn = false;
+  return ({ phase, done, total }: { phase: string; done: number; total: number }) => {
+    if (phase === "done") {
+      if (drawn) process.stderr.write("\r\x1b[2K");
+      drawn = false;
+      return;
+    }
+    if (phase === "reading" || total === 0) return;
+    const filled = Math.round((done / total) * width);
+    const label = phase === "llm-retry" ? "retrying LLM graph" : "indexing";
+    process.stderr.write(
+      `\r\x1b[2K${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} chunks`,
+    );
+    drawn = true;
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * Starting the indexer detached, for the SessionEnd hook: the hook returns at once (Claude Code allows
+ * it about 1.5 s) while indexing goes on in a process of its own — a new session on Unix (setsid), a
+ * detached process with a new process group on Windows (Bun's `detached` maps to libuv's
+ * UV_PROCESS_DETACHED: DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP).
+ */
+
+/** The command that runs this same program: the compiled binary alone, or bun with the entry script. */
+export function selfCommand(): string[] {
+  const main = Bun.main;
+  // A compiled binary's entry lives in Bun's embedded file system, not on disk.
+  const compiled = main.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(main);
+  return compiled ? [process.execPath] : [process.execPath, main];
+}
+
+/** Spawns `triforge index --project=<root>` detached; returns its pid. */
+export function spawnDetachedIndexer(projectRoot: string): number {
+  const child = Bun.spawn([...selfCommand(), "index", `--project=${projectRoot}`], {
+    detached: true,
+    stdio: ["ignore", "ignore", "ignore"],
+    windowsHide: true,
+    env: { ...process.env, TRIFORGE_BACKGROUND: "1" },
+  });
+  child.unref();
+  return child.pid;
+}
