@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { isatty } from "node:tty";
 import { preludeContext, sessionStartOutput } from "../../mcp/prelude.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
@@ -7,7 +8,9 @@ import { logError } from "../log.ts";
 import { projectDataDir } from "../paths.ts";
 
 // PERF: a SessionStart hook on every session; imports only node:fs and small local modules
-// (no SDK, no zod, no model), so it costs about what an empty binary start costs.
+// (no SDK, no zod, no model), so it costs about what an empty binary start costs. Output through
+// console.log and input through Bun.stdin: touching process.stdout/stdin costs 7-9 ms each
+// (CONTRIBUTING.md), and stdin is read only when --project is absent.
 
 /** Bytes read from the end of summary.md: far more than the prelude budget, bounded as the file grows. */
 const SUMMARY_TAIL_BYTES = 64 * 1024;
@@ -38,7 +41,7 @@ export default defineCommand({
       const context =
         preludeContext(tail.text) ??
         (tail.partial ? preludeContext(readFileSync(summaryFile, "utf8")) : undefined);
-      if (context) process.stdout.write(`${sessionStartOutput(context)}\n`);
+      if (context) console.log(sessionStartOutput(context));
     } catch (error) {
       logError("prelude", error, root);
     }
@@ -51,7 +54,7 @@ export default defineCommand({
  * garbage input is not an error: the prelude then uses its own working directory.
  */
 async function hookInputCwd(): Promise<string | undefined> {
-  if (process.stdin.isTTY) return undefined;
+  if (isatty(0)) return undefined;
   try {
     const input: unknown = JSON.parse(await Bun.stdin.text());
     const cwd = (input as { cwd?: unknown } | null)?.cwd;
