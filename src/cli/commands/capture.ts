@@ -1,0 +1,47 @@
+import { readFileSync } from "node:fs";
+import { findProjectRoot } from "../../project/config.ts";
+import { captureTranscript, parseHookInput } from "../../memory/capture.ts";
+import { defineCommand } from "../command.ts";
+import { logError } from "../log.ts";
+
+/**
+ * The `Stop` hook: appends the new prose of the session's transcript to the project's chat log.
+ * A hook must never disturb the session: every failure is logged to the project's errors.log and the
+ * exit code is 0 with nothing on stdout (Claude Code reads a Stop hook's stdout as a decision).
+ */
+export default defineCommand({
+  usage: "triforge capture --project=<path>   (reads the hook's JSON on stdin)",
+  description:
+    "Stop hook: appends the user and assistant prose added to the session's transcript since the last capture, redacted, to the project's chats.jsonl. Does nothing in a project without .triforge/config.json.",
+  options: {
+    project: {
+      type: "string",
+      arg: "path",
+      description: "The project (or a folder inside it); default: the hook's cwd",
+    },
+  },
+  run({ values }) {
+    let projectRoot: string | undefined;
+    try {
+      const project = typeof values.project === "string" ? values.project : undefined;
+      // PERF: an inactive project is decided before stdin is even read. (No TTY check on stdin:
+      // node:tty alone costs ~3 ms of start-up; run by hand, capture waits for JSON like `cat` does.)
+      if (project !== undefined && !(projectRoot = findProjectRoot(project))) return 0;
+      const raw = readFileSync(0, "utf8");
+      if (projectRoot === undefined) {
+        let cwd = process.cwd();
+        try {
+          cwd = parseHookInput(raw).cwd ?? cwd;
+        } catch {
+          // Reported below, once the project (and so its errors.log) is known.
+        }
+        if (!(projectRoot = findProjectRoot(cwd))) return 0;
+      }
+      const input = parseHookInput(raw);
+      captureTranscript(projectRoot, input.session_id, input.transcript_path);
+    } catch (error) {
+      logError("capture", error, projectRoot);
+    }
+    return 0;
+  },
+});
