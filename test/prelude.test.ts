@@ -141,6 +141,36 @@ describe("triforge prelude (compiled binary)", () => {
     expect(context).not.toMatch(new RegExp(`END-${first - 1}\\n`));
   });
 
+  test("shows the entries the real indexer wrote to summary.md", async () => {
+    const root = await activeProject(home);
+    const data = await projectData(home, root);
+    mkdirSync(data, { recursive: true });
+    const turns = [
+      ["first", "user", "Rename the config loader to loadSettings and keep the old name as an alias."],
+      ["first", "assistant", "Renamed it in settings.ts and kept loadConfig as a deprecated alias."],
+      ["second", "user", "Switch the deploy script to blue-green with a ten minute soak."],
+      ["second", "assistant", "Done: deploy.sh now does blue-green with a ten minute soak."],
+    ];
+    const lines = turns.map(([session, role, text], i) =>
+      JSON.stringify({
+        ts: `2025-04-0${i + 1}T09:00:00.000Z`,
+        session_id: session,
+        role,
+        text,
+        uuid: `p${i}`,
+      }),
+    );
+    writeFileSync(join(data, "chats.jsonl"), `${lines.join("\n")}\n`);
+    writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
+    expect((await runBinary(["index", `--project=${root}`], { home })).code).toBe(0);
+    const { code, stdout } = await runBinary(["prelude", `--project=${root}`], { home });
+    expect(code).toBe(0);
+    const context = contextOf(stdout);
+    const sessions = [...context.matchAll(/^## .+ · session (\S+)$/gm)].map((m) => m[1]);
+    expect(sessions).toEqual(["first", "second"]);
+    expect(context).toContain("blue-green");
+  });
+
   test("walks up from a subfolder to the active root", async () => {
     const root = await activeProject(home, entry(5, "deep", "found from a subfolder"));
     const sub = join(root, "src", "nested");
