@@ -644,6 +644,7 @@ describe("parseTranscript on hand-made records", () => {
           "<task-notification>\n<task-id>b1</task-id>\n</task-notification>\nRead the output file to retrieve the result: /tmp/x",
         ),
         user("u9", "keep <system-reminder>unclosed reminder"),
+        user("u10", "why does my prompt show <command-name>/foo</command-name> literally?"),
       ].join("\n"),
     );
     expect(turns.map((t) => [t.uuid, t.text])).toEqual([
@@ -651,6 +652,8 @@ describe("parseTranscript on hand-made records", () => {
       ["u2", "and rename it"],
       ["u7", "/review the auth module"],
       ["u9", "keep <system-reminder>unclosed reminder"],
+      // Only a record that *is* a command wrapper is read as one; here the tags sit in a question.
+      ["u10", "why does my prompt show <command-name>/foo</command-name> literally?"],
     ]);
   });
 

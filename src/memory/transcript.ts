@@ -47,10 +47,6 @@ const INJECTED_TAGS = [
   "ide_opened_file",
   "ide_selection",
   "ide_diagnostics",
-  "command-message",
-  "command-name",
-  "command-args",
-  "command-contents",
 ];
 
 const TASK_NOTIFICATION = "<task-notification>";
@@ -109,14 +105,16 @@ function stripInjected(text: string): string {
  * a command without arguments (`/model`, `/clear`) says nothing worth remembering.
  */
 export function userProse(raw: string): string {
-  if (raw.includes("<command-name>")) {
+  const start = raw.trimStart();
+  if (start.startsWith("<command-")) {
     const name = tagContent(raw, "command-name")?.trim() ?? "";
     const args = tagContent(raw, "command-args")?.trim() ?? "";
     if (!args) return "";
+    if (!name) return args;
     return `${name.startsWith("/") ? name : `/${name}`} ${args}`;
   }
   // A background-task notice arrives as a whole user record, tags plus an instruction to the model.
-  if (raw.trimStart().startsWith(TASK_NOTIFICATION)) return "";
+  if (start.startsWith(TASK_NOTIFICATION)) return "";
   const text = stripInjected(raw).trim();
   if (!text) return "";
   if (text.startsWith(INTERRUPTED_MARKER)) return "";
