@@ -1,6 +1,5 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { isatty } from "node:tty";
 import { preludeContext, sessionStartOutput } from "../../mcp/prelude.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
@@ -9,7 +8,7 @@ import { projectDataDir } from "../paths.ts";
 
 // PERF: a SessionStart hook on every session; imports only node:fs and small local modules
 // (no SDK, no zod, no model), so it costs about what an empty binary start costs. Output through
-// console.log and input through Bun.stdin: touching process.stdout/stdin costs 7-9 ms each
+// console.log and input from fd 0: touching process.stdout/stdin costs 7-9 ms each
 // (CONTRIBUTING.md), and stdin is read only when --project is absent.
 
 /** Bytes read from the end of summary.md: far more than the prelude budget, bounded as the file grows. */
@@ -27,11 +26,10 @@ export default defineCommand({
       description: "Project folder (walks up to the active root); default: the hook's cwd",
     },
   },
-  async run({ values }) {
+  run({ values }) {
     let root: string | undefined;
     try {
-      const start =
-        typeof values.project === "string" ? values.project : ((await hookInputCwd()) ?? process.cwd());
+      const start = typeof values.project === "string" ? values.project : (hookInputCwd() ?? process.cwd());
       root = findProjectRoot(start);
       if (!root) return 0;
       const summaryFile = join(projectDataDir(root), "summary.md");
@@ -53,10 +51,12 @@ export default defineCommand({
  * The `cwd` of the hook JSON on stdin, when the hook was not given --project. Absent, empty or
  * garbage input is not an error: the prelude then uses its own working directory.
  */
-async function hookInputCwd(): Promise<string | undefined> {
-  if (isatty(0)) return undefined;
+function hookInputCwd(): string | undefined {
   try {
-    const input: unknown = JSON.parse(await Bun.stdin.text());
+    // A terminal (or /dev/null) is a character device: nothing to wait for. PERF: fstat rather than
+    // node:tty, which alone costs ~3 ms of start-up.
+    if (fstatSync(0).isCharacterDevice()) return undefined;
+    const input: unknown = JSON.parse(readFileSync(0, "utf8"));
     const cwd = (input as { cwd?: unknown } | null)?.cwd;
     return typeof cwd === "string" && cwd ? cwd : undefined;
   } catch {
