@@ -75,7 +75,8 @@ export async function runLocomo(): Promise<{ rows: Record<string, number | strin
           qa.evidence
             .flatMap((e) => e.split(/[;,]\s*/))
             .map((e) => e.trim())
-            .filter(Boolean),
+            .filter(Boolean)
+            .map((e) => `${sample.sample_id}/${e}`),
         );
         if (evidence.size === 0) continue;
         questions++;

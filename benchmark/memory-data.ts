@@ -57,7 +57,8 @@ export function locomoTime(value: string, offsetSeconds: number): string {
 
 /**
  * One LoCoMo conversation as captured records: speaker A is the user, speaker B the assistant, one session
- * per LoCoMo session with its date; a record's uuid is its dia_id, so hits map back to evidence turns.
+ * per LoCoMo session with its date; a record's uuid is `<sample_id>/<dia_id>` (unique across conversations
+ * when several share one store), so hits map back to evidence turns.
  */
 export function locomoRecords(sample: LocomoSample): ChatRecord[] {
   const c = sample.conversation;
@@ -74,7 +75,7 @@ export function locomoRecords(sample: LocomoSample): ChatRecord[] {
         session_id: `${sample.sample_id}-${key}`,
         role: turn.speaker === speakerA ? "user" : "assistant",
         text: turn.text,
-        uuid: turn.dia_id,
+        uuid: `${sample.sample_id}/${turn.dia_id}`,
       });
     });
   }
