@@ -14,8 +14,11 @@ export const CANDIDATES_PER_RESULT = 5;
 export const MIN_CANDIDATES = 50;
 /** Weight of the dense list for a bare identifier query: exact tokens matter more than meaning. */
 export const ALPHA_SYMBOL = 0.3;
-/** Weight of the dense list for a natural-language query. */
-export const ALPHA_NATURAL = 0.5;
+/**
+ * Weight of the dense list for a natural-language query. semble uses 0.5 with a 256-dimension code
+ * model; our 64-dimension general model is weaker, and 0.4 measured best on the development set.
+ */
+export const ALPHA_NATURAL = 0.4;
 
 /** A chunk that defines the queried symbol gets this many times the best fused score on top. */
 export const DEFINITION_BOOST = 3;
@@ -30,7 +33,10 @@ export const FILE_COHERENCE_SHARE = 0.2;
 
 /** Tests, examples, docs code, compatibility shims and vendored copies: rarely the answer. */
 export const STRONG_PATH_PENALTY = 0.3;
-/** Re-export barrels and package metadata (`__init__.py`, `package-info.java`). */
+/**
+ * Re-export barrels and package metadata (`__init__.py`, `package-info.java`). Rust's `mod.rs` and
+ * JavaScript's `index.js` are not here: they often hold the main definitions (axum's `Router`).
+ */
 export const MODERATE_PATH_PENALTY = 0.5;
 /** Type declaration stubs (`.d.ts`) still carry useful signatures. */
 export const MILD_PATH_PENALTY = 0.7;
@@ -47,7 +53,7 @@ const EXAMPLE_DIR = /(^|\/)(_?examples?|samples?|demos?|docs?_src)\//;
 const COMPAT_DIR = /(^|\/)(compat|_compat|legacy)\//;
 const VENDOR_DIR = /(^|\/)(vendor|vendored|third_party|thirdparty|3rdparty|external|extern|single_include)\//;
 const GENERATED_FILE = /(\.pb\.(go|cc|h)|_pb2\.py|\.generated\.\w+|\.g\.dart|\.min\.js)$/;
-const REEXPORT_FILE = /(^|\/)(__init__\.py|package-info\.java|mod\.rs|index\.[cm]?[jt]s)$/;
+const REEXPORT_FILE = /(^|\/)(__init__\.py|package-info\.java)$/;
 const TYPE_STUB = /\.d\.[cm]?ts$/;
 
 /** Multiplier for a file's chunks by what its path says it is. */
