@@ -169,6 +169,7 @@ const definitionPatterns = new Map<string, RegExp[]>();
  * `M.name = function`).
  */
 export function definesSymbol(text: string, name: string): boolean {
+  if (!name || !text.includes(name)) return false;
   let patterns = definitionPatterns.get(name);
   if (!patterns) {
     const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -205,6 +206,8 @@ export function definesSymbol(text: string, name: string): boolean {
 
 /** Whether a file stem names the symbol: `router` for `Router`, `http_client` for `HttpClient`, plurals too. */
 export function stemNamesSymbol(fileStem: string, symbol: string): boolean {
+  // Cheap rejection first: this runs for every file of the repository on each symbol query.
+  if (fileStem.length < symbol.length - 8 || fileStem.length > symbol.length + 8) return false;
   const lowerStem = fileStem.toLowerCase();
   const bare = lowerStem.replaceAll("_", "").replaceAll("-", "");
   const target = symbol.toLowerCase().replaceAll("_", "");

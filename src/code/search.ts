@@ -62,8 +62,20 @@ function topIds(ids: Iterable<number>, scores: Float32Array, count: number): num
   return held;
 }
 
-function* range(n: number): Generator<number> {
-  for (let i = 0; i < n; i++) yield i;
+/** The `count` best allowed chunks by score, best first: one pass with a small sorted buffer. */
+function topAllowed(scores: Float32Array, isAllowed: (chunk: number) => boolean, count: number): number[] {
+  const held: number[] = [];
+  let floor = Number.NEGATIVE_INFINITY;
+  for (let id = 0; id < scores.length; id++) {
+    const score = scores[id];
+    if ((held.length === count && score <= floor) || !isAllowed(id)) continue;
+    let at = held.length;
+    while (at > 0 && scores[held[at - 1]] < score) at--;
+    held.splice(at, 0, id);
+    if (held.length > count) held.pop();
+    if (held.length === count) floor = scores[held[count - 1]];
+  }
+  return held;
 }
 
 /** Cosine similarity of every chunk with the (normalised) query vector. */
@@ -92,6 +104,14 @@ const fileStem = (path: string) => {
   const dot = name.indexOf(".", 1);
   return dot > 0 ? name.slice(0, dot) : name;
 };
+
+/** File stems of an index, computed once per loaded index (every symbol query scans them). */
+const stemCache = new WeakMap<CodeIndex, string[]>();
+function fileStems(index: CodeIndex): string[] {
+  let stems = stemCache.get(index);
+  if (!stems) stemCache.set(index, (stems = index.files.map((f) => fileStem(f.path))));
+  return stems;
+}
 
 /**
  * Ranked chunks for a query. `queryVector` is the query's embedding (undefined or all zeros when the
@@ -122,7 +142,7 @@ export function searchIndex(
     return lexicalRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: lexical!.scores[chunk] }));
 
   const dense = isZero(queryVector) ? undefined : denseScores(index, queryVector!);
-  const denseRanked = dense ? topIds([...range(n)].filter(isAllowed), dense, candidateCount) : [];
+  const denseRanked = dense ? topAllowed(dense, isAllowed, candidateCount) : [];
   if (mode === "dense")
     return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
 
@@ -195,10 +215,11 @@ function boostDefinitions(
 ): void {
   const unit = maxOf(scores) * DEFINITION_BOOST * factor;
   if (unit === 0) return;
+  const stems = fileStems(index);
   const tier = (chunk: number): number => {
     const text = index.texts[chunk];
     if (!names.some((name) => definesSymbol(text, name))) return 0;
-    const stem = fileStem(index.files[index.chunkFile[chunk]].path);
+    const stem = stems[index.chunkFile[chunk]];
     return names.some((name) => stemNamesSymbol(stem, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
   };
   for (const [chunk, score] of scores) {
@@ -207,7 +228,7 @@ function boostDefinitions(
   }
   for (let f = 0; f < index.files.length; f++) {
     const file = index.files[f];
-    if (!names.some((name) => stemNamesSymbol(fileStem(file.path), name))) continue;
+    if (!names.some((name) => stemNamesSymbol(stems[f], name))) continue;
     for (let c = file.firstChunk; c < file.firstChunk + file.chunkCount; c++) {
       if (scores.has(c) || !isAllowed(c)) continue;
       const gain = tier(c);

@@ -1,0 +1,168 @@
+#!/usr/bin/env bun
+/**
+ * Code-search speed and token cost on the semble development repositories, next to ripgrep over the
+ * same trees in the same run:
+ *   - cold index: a full rebuild (chunks/s);
+ *   - warm query: p50/p99 of a search against the loaded index, versus one `rg` process per query
+ *     (what an agent pays for a grep) searching the query's words;
+ *   - re-index after one file changed (append a line to a file, refresh, restore);
+ *   - tokens: characters of the snippets code_search returns by default (top 5, 10 lines each)
+ *     versus the whole files a grep-and-read agent opens (the 5 files with most matching lines).
+ *
+ *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-speed.ts [--repos a,b] [--json out.json]
+ */
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { readBenchRepos } from "./checkout-repos.ts";
+import { benchRoot, readAnnotations } from "./code-quality.ts";
+
+/** Files a grep-and-read agent opens per query, and snippets code_search returns by default. */
+const FILES_READ = 5;
+const SNIPPETS = 5;
+const SNIPPET_LINES = 10;
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+};
+const median = (values: number[]) => percentile(values, 50);
+
+/** The words of a query a grep user would type: identifiers and words of 3+ letters, stopwords dropped. */
+function grepWords(query: string, stopwords: Set<string>): string[] {
+  return [
+    ...new Set(
+      (query.match(/[A-Za-z_][A-Za-z0-9_]{2,}/g) ?? []).filter((w) => !stopwords.has(w.toLowerCase())),
+    ),
+  ];
+}
+
+function rg(root: string, words: string[], countPerFile: boolean): { ms: number; output: string } {
+  const started = performance.now();
+  const args = [
+    "rg",
+    "--no-config",
+    "-i",
+    countPerFile ? "-c" : "-n",
+    ...words.flatMap((w) => ["-e", w]),
+    ".",
+  ];
+  const proc = Bun.spawnSync(args, { cwd: root, stdout: "pipe", stderr: "ignore" });
+  return { ms: performance.now() - started, output: proc.stdout.toString() };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { repos: { type: "string" }, json: { type: "string" } } });
+  const reposDir = process.env.TRIFORGE_BENCH_REPOS;
+  if (!reposDir || !existsSync(reposDir)) {
+    console.error("set TRIFORGE_BENCH_REPOS to the folder benchmark/checkout-repos.ts filled");
+    process.exit(2);
+  }
+  process.env.TRIFORGE_HOME ??= "/tmp/triforge-bench-home";
+  const { openIndex, searchLoaded } = await import("../src/code/index.ts");
+  const { QUERY_STOPWORDS } = await import("../src/code/tokens.ts");
+  const { loadModel } = await import("../src/embed/source.ts");
+  const modelStarted = performance.now();
+  await loadModel();
+  console.log(
+    `model load ${(performance.now() - modelStarted).toFixed(0)} ms (once per process, not in the figures below)\n`,
+  );
+  console.log(
+    `${"repo".padEnd(13)} ${"files".padStart(5)} ${"chunks".padStart(6)} ${"index ms".padStart(8)} ${"chunks/s".padStart(8)} ${"reidx ms".padStart(8)} ${"q p50".padStart(7)} ${"q p99".padStart(7)} ${"rg p50".padStart(7)} ${"rg p99".padStart(7)} ${"tokens".padStart(7)}`,
+  );
+  const rows: Record<string, number | string>[] = [];
+  for (const repo of readBenchRepos()) {
+    if (values.repos && !values.repos.split(",").includes(repo.name)) continue;
+    const { root } = benchRoot(reposDir, repo);
+    if (!existsSync(root)) continue;
+    const queries = readAnnotations(repo.name).map((q) => q.query);
+
+    const coldStarted = performance.now();
+    let index = await openIndex(root, { refresh: "now", force: true });
+    const coldMs = performance.now() - coldStarted;
+
+    // Warm queries: each query three times against the loaded index.
+    for (const query of queries) await searchLoaded(index, query, { topK: 10 });
+    const queryMs: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const query of queries) {
+        const started = performance.now();
+        await searchLoaded(index, query, { topK: 10 });
+        queryMs.push(performance.now() - started);
+      }
+    }
+    const rgMs: number[] = [];
+    for (let round = 0; round < 3; round++)
+      for (const query of queries) rgMs.push(rg(root, grepWords(query, QUERY_STOPWORDS), false).ms);
+
+    // Re-index after one file changed: the largest file, so the figure is not flattered.
+    const largest = index.files.reduce((a, b) => (b.size > a.size ? b : a));
+    const file = join(root, largest.path);
+    const original = readFileSync(file);
+    appendFileSync(file, "\n// triforge benchmark edit\n");
+    const reindexStarted = performance.now();
+    index = await openIndex(root, { refresh: "now" });
+    const reindexMs = performance.now() - reindexStarted;
+    if (index.report.changed !== 1)
+      throw new Error(`${repo.name}: expected one changed file, got ${index.report.changed}`);
+    writeFileSync(file, original);
+    index = await openIndex(root, { refresh: "now" });
+
+    // Tokens: default code_search output versus reading the files grep ranks first.
+    const ratios: number[] = [];
+    for (const query of queries) {
+      const { hits } = await searchLoaded(index, query, { topK: SNIPPETS, maxSnippetLines: SNIPPET_LINES });
+      const snippetChars = hits.reduce((sum, h) => sum + h.content.length + h.file_path.length + 16, 0);
+      const counts = rg(root, grepWords(query, QUERY_STOPWORDS), true)
+        .output.trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => {
+          const at = line.lastIndexOf(":");
+          return { path: line.slice(0, at), count: Number(line.slice(at + 1)) };
+        })
+        .sort((a, b) => b.count - a.count)
+        .slice(0, FILES_READ);
+      const readChars = counts.reduce((sum, c) => sum + statSync(join(root, c.path)).size, 0);
+      if (readChars > 0) ratios.push(snippetChars / readChars);
+    }
+
+    const row = {
+      repo: repo.name,
+      files: index.files.length,
+      chunks: index.texts.length,
+      indexMs: Math.round(coldMs),
+      chunksPerSecond: Math.round(index.texts.length / (coldMs / 1000)),
+      reindexMs: Math.round(reindexMs),
+      queryP50: median(queryMs),
+      queryP99: percentile(queryMs, 99),
+      rgP50: median(rgMs),
+      rgP99: percentile(rgMs, 99),
+      tokenRatio: median(ratios),
+    };
+    rows.push(row);
+    console.log(
+      `${repo.name.padEnd(13)} ${String(row.files).padStart(5)} ${String(row.chunks).padStart(6)} ${String(row.indexMs).padStart(8)} ${String(row.chunksPerSecond).padStart(8)} ${String(row.reindexMs).padStart(8)} ${row.queryP50.toFixed(2).padStart(7)} ${row.queryP99.toFixed(2).padStart(7)} ${row.rgP50.toFixed(2).padStart(7)} ${row.rgP99.toFixed(2).padStart(7)} ${row.tokenRatio.toFixed(3).padStart(7)}`,
+    );
+  }
+  const all = (key: string) => rows.map((r) => r[key] as number);
+  const totalChunks = all("chunks").reduce((a, b) => a + b, 0);
+  const totalMs = all("indexMs").reduce((a, b) => a + b, 0);
+  console.log(`\nover ${rows.length} repositories:`);
+  console.log(
+    `  cold index      ${Math.round(totalChunks / (totalMs / 1000))} chunks/s (${totalChunks} chunks in ${(totalMs / 1000).toFixed(1)} s)`,
+  );
+  console.log(
+    `  re-index 1 file median ${median(all("reindexMs"))} ms, max ${Math.max(...all("reindexMs"))} ms`,
+  );
+  console.log(
+    `  warm query p50  ${median(all("queryP50")).toFixed(2)} ms vs rg ${median(all("rgP50")).toFixed(2)} ms (${(median(all("rgP50")) / median(all("queryP50"))).toFixed(1)}× faster than spawning rg)`,
+  );
+  console.log(
+    `  warm query p99  ${median(all("queryP99")).toFixed(2)} ms vs rg ${median(all("rgP99")).toFixed(2)} ms (medians over repositories)`,
+  );
+  console.log(
+    `  tokens          snippets are ${(median(all("tokenRatio")) * 100).toFixed(1)}% of the characters of the files grep-and-read opens (median)`,
+  );
+  if (values.json) writeFileSync(values.json, `${JSON.stringify(rows, null, 2)}\n`);
+}
