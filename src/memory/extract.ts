@@ -32,6 +32,8 @@ const PATTERNS: { re: RegExp; priority: number; group?: number }[] = [
   { re: /\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b/g, priority: 4 },
   { re: /\b[a-z]+(?:[A-Z][a-z0-9]*)+\b(?:\(\))?/g, priority: 4 },
   { re: /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g, priority: 4 },
+  // kebab-case names: packages, services, CLI commands and flags (billing-service, --dry-run).
+  { re: /(?<![\w-])-{0,2}[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b/g, priority: 4 },
   // Versions, with the name they belong to when there is one (Python 3.12, react v18.2.0).
   { re: /\b(?:[A-Za-z][\w.+-]*\s+)?v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?\b/g, priority: 3 },
   // Capitalised names of one or more words, joined by a few lower-case particles (University of Copenhagen).

@@ -9,12 +9,6 @@ import { normalizePhrase, phraseLabel } from "./phrases.ts";
 
 /** HippoRAG 2's synonymy threshold on phrase-embedding cosine. */
 export const SYNONYM_THRESHOLD = 0.8;
-/**
- * At most this many synonym edges from one new phrase, its nearest first. Static embeddings put many
- * short phrases that share a word above the threshold; a cap keeps hub words from wiring everything
- * together (HippoRAG bounds it the same way with its KNN top-k).
- */
-export const SYNONYM_MAX_PER_PHRASE = 20;
 
 /** A chunk's graph from a validated OpenIE result: each triple term is a phrase node, as in HippoRAG 2. */
 export function graphFromOpenIE(result: OpenIEResult): ChunkGraph {
@@ -107,8 +101,6 @@ export function synonymEdges(
       const score = cosineAtLeast(fresh.vectors, i, ti, fresh.vectors, j, freshTails[j], dim, head, t);
       if (score >= t) found.push({ b: fresh.phrases[j], score });
     }
-    if (found.length > SYNONYM_MAX_PER_PHRASE)
-      found.sort((x, y) => y.score - x.score).length = SYNONYM_MAX_PER_PHRASE;
     for (const f of found)
       if (f.b !== fresh.phrases[i]) edges.push({ a: fresh.phrases[i], b: f.b, score: f.score });
   }

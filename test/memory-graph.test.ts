@@ -1,0 +1,150 @@
+import { describe, expect, test } from "bun:test";
+import { extractGraph } from "../src/memory/extract.ts";
+import { graphFromOpenIE, synonymEdges } from "../src/memory/graph.ts";
+import { normalizePhrase } from "../src/memory/phrases.ts";
+import { buildCsr, personalizedPageRank } from "../src/memory/recall/ppr.ts";
+import { lexicalTokens } from "../src/memory/tokens.ts";
+
+describe("phrase normalisation", () => {
+  test("keeps identifiers, C++ and Cyrillic intact", () => {
+    expect(normalizePhrase("foo_bar")).toBe("foo_bar");
+    expect(normalizePhrase("C++")).toBe("C++");
+    expect(normalizePhrase("user.id")).toBe("user.id");
+    expect(normalizePhrase("`getUserName`")).toBe("getUserName");
+    expect(normalizePhrase("Привет Мир")).toBe("привет мир");
+    expect(normalizePhrase("src/auth/session.ts.")).toBe("src/auth/session.ts");
+  });
+
+  test("folds case and articles of plain names, drops empty phrases", () => {
+    expect(normalizePhrase("The  Journal of Physics")).toBe("journal of physics");
+    expect(normalizePhrase('"Caroline"')).toBe("caroline");
+    expect(normalizePhrase("...")).toBe("");
+  });
+});
+
+describe("local knowledge-graph extractor", () => {
+  const text =
+    "We fixed getUserName in src/memory/indexer.ts and renamed `foo_bar` to user.id. Upgraded to Python 3.12 with postgres. Maria Lopez from Acme Corp asked for the retry budget.";
+  const graph = extractGraph(text);
+  const phrases = graph.entities.map((e) => e.phrase);
+
+  test("finds file paths, identifiers, quoted terms, versions, tools and capitalised names", () => {
+    for (const expected of [
+      "getUserName",
+      "src/memory/indexer.ts",
+      "foo_bar",
+      "user.id",
+      "Python 3.12",
+      "postgres",
+      "maria lopez",
+      "acme corp",
+    ]) {
+      expect(phrases).toContain(expected);
+    }
+  });
+
+  test("relates things that share a sentence, with the words between them as the relation", () => {
+    const facts = graph.facts.map((f) => `${f.subject} | ${f.predicate} | ${f.object}`);
+    expect(facts).toContain("getUserName | in | src/memory/indexer.ts");
+    // Nothing relates across sentences.
+    expect(graph.facts.some((f) => f.subject === "getUserName" && f.object === "maria lopez")).toBe(false);
+  });
+
+  test("every fact's terms are phrase nodes of the same chunk (forget relies on it)", () => {
+    for (const f of graph.facts) {
+      expect(phrases).toContain(f.subject);
+      expect(phrases).toContain(f.object);
+    }
+  });
+
+  test("sentence-initial filler is not a name", () => {
+    const g = extractGraph("Thanks! That's great. Yesterday Caroline went to the support group.");
+    const p = g.entities.map((e) => e.phrase);
+    expect(p).toContain("caroline");
+    expect(p).not.toContain("thanks");
+    expect(p).not.toContain("that's");
+  });
+});
+
+describe("OpenIE output becomes the same graph shape", () => {
+  test("triple terms are phrase nodes, predicates are lower-cased, self-loops dropped", () => {
+    const graph = graphFromOpenIE({
+      entities: ["Carl Rogers", "psychotherapy"],
+      triples: [
+        ["Carl Rogers", "Developed", "Person-centered therapy"],
+        ["X", "is", "X"],
+      ],
+    });
+    expect(graph.entities.map((e) => e.phrase).sort()).toEqual(
+      ["carl rogers", "person-centered therapy", "psychotherapy", "x"].sort(),
+    );
+    expect(graph.facts).toEqual([
+      { subject: "carl rogers", predicate: "developed", object: "person-centered therapy" },
+    ]);
+  });
+});
+
+describe("synonym edges", () => {
+  const unit = (v: number[]) => {
+    const n = Math.hypot(...v);
+    return v.map((x) => x / n);
+  };
+  test("only new phrases are compared, each pair once, at cosine ≥ 0.8", () => {
+    const existing = {
+      phrases: ["a", "b"],
+      vectors: new Float32Array([...unit([1, 0, 0]), ...unit([0, 1, 0])]),
+    };
+    const fresh = {
+      phrases: ["a2", "c", "c2"],
+      vectors: new Float32Array([...unit([1, 0.1, 0]), ...unit([0, 0, 1]), ...unit([0, 0.2, 1])]),
+    };
+    const edges = synonymEdges(existing, fresh, 3).map((e) => `${e.a}-${e.b}`);
+    expect(edges.sort()).toEqual(["a2-a", "c2-c"]);
+  });
+});
+
+describe("identifier-aware tokens", () => {
+  test("an identifier is indexed whole and by its parts", () => {
+    const tokens = lexicalTokens("getUserName reads user.id from src/app.ts");
+    expect(tokens).toEqual(
+      expect.arrayContaining(["getusername", "get", "user", "name", "user.id", "id", "src/app.ts", "app"]),
+    );
+  });
+  test("plurals and -ing forms meet their stem; stopwords go", () => {
+    expect(lexicalTokens("the paintings")).toEqual(lexicalTokens("painting"));
+  });
+});
+
+describe("personalised PageRank", () => {
+  test("matches the hand-solved scores of a path graph", () => {
+    // 0 — 1 — 2, unit weights, all reset mass on node 0, damping 0.5:
+    // p0 = ½ + ½·p1/2, p1 = ½·(p0 + p2), p2 = ½·p1/2  ⇒  p = (7/12, 4/12, 1/12).
+    const graph = buildCsr(3, Int32Array.from([0, 1]), Int32Array.from([1, 2]), Float64Array.from([1, 1]));
+    const { scores } = personalizedPageRank(graph, Float64Array.from([1, 0, 0]), {
+      damping: 0.5,
+      tolerance: 1e-12,
+    });
+    expect(scores[0]).toBeCloseTo(7 / 12, 9);
+    expect(scores[1]).toBeCloseTo(4 / 12, 9);
+    expect(scores[2]).toBeCloseTo(1 / 12, 9);
+  });
+
+  test("follows edge weights, returns an isolated node's mass through the reset vector, normalises it", () => {
+    // A star: 0 linked to 1 (weight 3) and 2 (weight 1); node 3 isolated.
+    const graph = buildCsr(4, Int32Array.from([0, 0]), Int32Array.from([1, 2]), Float64Array.from([3, 1]));
+    const { scores, iterations } = personalizedPageRank(graph, Float64Array.from([2, 0, 0, 2]), {
+      damping: 0.5,
+    });
+    expect(scores.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    expect(scores[1] / scores[2]).toBeCloseTo(3, 6);
+    // Node 3 has no edges: its walk mass goes back through the reset vector (½ to node 0, ½ to itself),
+    // so p3 = ½·½ + ½·(½·p3)  ⇒  p3 = 1/3.
+    expect(scores[3]).toBeCloseTo(1 / 3, 6);
+    expect(iterations).toBeGreaterThan(1);
+  });
+
+  test("an all-zero reset vector gives all-zero scores, not NaN", () => {
+    const graph = buildCsr(2, Int32Array.from([0]), Int32Array.from([1]), Float64Array.from([1]));
+    expect([...personalizedPageRank(graph, new Float64Array(2)).scores]).toEqual([0, 0]);
+  });
+});

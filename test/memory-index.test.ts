@@ -1,0 +1,298 @@
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { projectDataDir } from "../src/cli/paths.ts";
+import { forgetSession } from "../src/memory/forget.ts";
+import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
+import { indexLockPath, isLocked, tryLock } from "../src/memory/lock.ts";
+import { closeWarmIndexes, memoryStatus, recall } from "../src/memory/recall/index.ts";
+import { storePath, summaryPath } from "../src/store/index.ts";
+import { ROOT } from "./helpers.ts";
+import {
+  appendRecords,
+  chatLog,
+  dumpGraph,
+  exchange,
+  memoryHome,
+  syntheticConversation,
+} from "./memory-helpers.ts";
+
+const { project } = memoryHome();
+afterAll(closeWarmIndexes);
+
+function chunkCount(root: string): number {
+  const db = new Database(storePath(root), { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+  } catch {
+    return 0; // schema not there yet
+  } finally {
+    db.close();
+  }
+}
+
+describe("indexing chats.jsonl", () => {
+  test("is idempotent: a second run adds nothing, new lines add only themselves", async () => {
+    const root = project("idempotent");
+    appendRecords(root, syntheticConversation(2, 3));
+    const first = await indexProject(root, { llm: null });
+    expect(first).toMatchObject({ status: "indexed", records: 12, chunks: 6, sessions: 2 });
+    const before = dumpGraph(root);
+    const second = await indexProject(root, { llm: null });
+    expect(second.chunks).toBe(0);
+    expect(dumpGraph(root)).toEqual(before);
+    appendRecords(
+      root,
+      exchange("s9", "Where is renderChart defined?", "In src/ui/chart.tsx, next to the legend code."),
+    );
+    const third = await indexProject(root, { llm: null });
+    expect(third).toMatchObject({ records: 2, chunks: 1 });
+    expect(dumpGraph(root).chunks).toHaveLength(7);
+  });
+
+  test("a chunk is a user turn with its reply, turn boundaries and roles kept", async () => {
+    const root = project("chunks");
+    appendRecords(root, [
+      ...exchange("a", "First question about parseUser?", "First answer."),
+      {
+        ts: "2025-03-01T10:59:00.000Z",
+        session_id: "a",
+        role: "assistant",
+        text: "A second reply paragraph.",
+        uuid: "a-extra",
+      },
+    ]);
+    await indexProject(root, { llm: null });
+    const { hits } = await recall(root, "parseUser question", { mode: "bm25" });
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ role: "user+assistant", session_id: "a" });
+    expect(hits[0].text).toBe(
+      "[user] First question about parseUser?\n[assistant] First answer.\n[assistant] A second reply paragraph.",
+    );
+    expect(hits[0].turns.map((t) => t.role)).toEqual(["user", "assistant", "assistant"]);
+  });
+
+  test("a rewritten chats.jsonl (offset no longer matches) is rescanned without duplicates", async () => {
+    const root = project("rewritten");
+    const records = syntheticConversation(1, 4);
+    appendRecords(root, records);
+    await indexProject(root, { llm: null });
+    // Same records in another order and spacing: the saved offset's fingerprint no longer matches.
+    writeFileSync(
+      chatLog(root),
+      `\n${[...records]
+        .reverse()
+        .map((r) => JSON.stringify(r))
+        .join("\n")}\n`,
+    );
+    const again = await indexProject(root, { llm: null });
+    expect(again.chunks).toBe(0);
+    expect(chunkCount(root)).toBe(4);
+  });
+
+  test("unreadable lines are skipped and logged; the rest lands", async () => {
+    const root = project("bad-lines");
+    appendRecords(root, exchange("b", "Is the cache warm?", "Yes, after the first call."));
+    writeFileSync(chatLog(root), "{not json\n", { flag: "a" });
+    appendRecords(root, exchange("b", "And the index?", "Rebuilt from chats.jsonl."));
+    const result = await indexProject(root, { llm: null });
+    expect(result).toMatchObject({ chunks: 2, badLines: 1 });
+    expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain("1 unreadable line(s)");
+  });
+
+  test("a last line without its newline waits for the next run", async () => {
+    const root = project("partial-line");
+    appendRecords(root, exchange("p", "Complete question?", "Complete answer."));
+    const [user] = exchange("p", "Half-written question?", "unused");
+    writeFileSync(chatLog(root), JSON.stringify(user), { flag: "a" });
+    expect((await indexProject(root, { llm: null })).records).toBe(2);
+    writeFileSync(chatLog(root), "\n", { flag: "a" });
+    expect((await indexProject(root, { llm: null })).records).toBe(1);
+  });
+
+  test("summary.md gets one entry per session, each headed '## <date> · session <id>', never empty", async () => {
+    const root = project("summary");
+    appendRecords(root, [
+      ...exchange(
+        "sess-1",
+        "The build fails in src/build.ts",
+        "We decided to pin bun 1.4.5 and fixed loadConfig in src/build.ts.",
+        3,
+      ),
+      ...exchange("sess-2", "hi", "hello", 4),
+    ]);
+    await indexProject(root, { llm: null });
+    const summary = readFileSync(summaryPath(root), "utf8");
+    const headers = summary.split("\n").filter((l) => l.startsWith("## "));
+    expect(headers).toEqual(["## 2025-03-03 · session sess-1", "## 2025-03-04 · session sess-2"]);
+    expect(summary).toContain("src/build.ts");
+    expect(summary).toContain("decided to pin bun 1.4.5");
+    expect(summary).toMatch(/session sess-2\nDiscussed: hi/);
+  });
+});
+
+describe("crash safety", () => {
+  test("an indexer killed with kill -9 at several points resumes with no duplicate and no loss", async () => {
+    const records = syntheticConversation(24, 25); // 600 chunks: several batches of BATCH_CHUNKS
+    expect(records.length / 2).toBeGreaterThan(2 * BATCH_CHUNKS);
+    const clean = project("clean");
+    appendRecords(clean, records);
+    await indexProject(clean, { llm: null });
+    const expected = dumpGraph(clean);
+
+    const crashed = project("crashed");
+    appendRecords(crashed, records);
+    const child = () =>
+      Bun.spawn(["bun", join(ROOT, "test/memory-index-child.ts"), crashed], {
+        env: { ...process.env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    let kills = 0;
+    // Kill once after the first committed batch, then again later; each time wait for progress first.
+    for (const atLeast of [1, BATCH_CHUNKS + 1]) {
+      const proc = child();
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && existsSync(storePath(crashed)) === false) await Bun.sleep(5);
+      while (Date.now() < deadline && chunkCount(crashed) < atLeast && proc.exitCode === null)
+        await Bun.sleep(5);
+      if (proc.exitCode === null) {
+        proc.kill(9);
+        kills++;
+      }
+      await proc.exited;
+    }
+    expect(kills).toBeGreaterThan(0);
+    const survived = chunkCount(crashed);
+    expect(survived).toBeGreaterThan(0);
+    expect(survived).toBeLessThan(records.length / 2);
+    // The killed process's lock is stale (its pid is gone): the next run takes it over at once.
+    expect(isLocked(indexLockPath(crashed))).toBe(false);
+    const resumed = await indexProject(crashed, { llm: null });
+    expect(resumed.status).toBe("indexed");
+    const actual = dumpGraph(crashed);
+    expect(actual.chunks).toEqual(expected.chunks);
+    expect(actual.turns).toEqual(expected.turns);
+    expect(actual.phrases).toEqual(expected.phrases);
+    expect(actual.facts).toEqual(expected.facts);
+    expect(actual.edges).toEqual(expected.edges);
+    expect(new Set(actual.chunks).size).toBe(records.length / 2);
+  }, 60_000);
+
+  test("a corrupt store is rebuilt from chats.jsonl; recall says so until then instead of failing", async () => {
+    const root = project("corrupt");
+    appendRecords(root, syntheticConversation(2, 4));
+    await indexProject(root, { llm: null });
+    const before = dumpGraph(root);
+    closeWarmIndexes();
+    for (const suffix of ["-wal", "-shm"]) rmSync(storePath(root) + suffix, { force: true });
+    writeFileSync(storePath(root), Buffer.alloc(8192, 0x5a));
+    const meanwhile = await recall(root, "parseUser");
+    expect(meanwhile.hits).toEqual([]);
+    expect(meanwhile.reason).toContain("damaged");
+    const rebuilt = await indexProject(root, { llm: null });
+    expect(rebuilt).toMatchObject({ rebuilt: true, chunks: 8 });
+    expect(dumpGraph(root)).toEqual(before);
+    expect((await recall(root, "parseUser")).hits.length).toBeGreaterThan(0);
+    expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain(
+      "rebuilding from chats.jsonl",
+    );
+  });
+
+  test("a deleted store is rebuilt from chats.jsonl", async () => {
+    const root = project("deleted");
+    appendRecords(root, syntheticConversation(1, 3));
+    await indexProject(root, { llm: null });
+    closeWarmIndexes();
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(storePath(root) + suffix, { force: true });
+    expect((await indexProject(root, { llm: null })).chunks).toBe(3);
+  });
+});
+
+describe("the project lock", () => {
+  test("one holder at a time; a second indexer returns 'busy' at once", async () => {
+    const root = project("locked");
+    appendRecords(root, syntheticConversation(1, 2));
+    const lock = tryLock(indexLockPath(root), "test")!;
+    expect(lock).toBeDefined();
+    expect(tryLock(indexLockPath(root), "test")).toBeUndefined();
+    expect((await indexProject(root, { llm: null })).status).toBe("busy");
+    lock.release();
+    expect((await indexProject(root, { llm: null })).status).toBe("indexed");
+  });
+
+  test("a lock whose process is gone, or whose heartbeat is old, is taken over", async () => {
+    const root = project("stale");
+    const path = indexLockPath(root);
+    mkdirSync(dirname(path), { recursive: true });
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    writeFileSync(
+      path,
+      JSON.stringify({
+        pid: dead.pid,
+        host: (await import("node:os")).hostname(),
+        nonce: "x",
+        purpose: "index",
+        since: "",
+      }),
+    );
+    const taken = tryLock(path, "test");
+    expect(taken).toBeDefined();
+    taken!.release();
+    // A live pid (ours) but a heartbeat older than a minute: the holder is hung or the pid was reused.
+    writeFileSync(
+      path,
+      JSON.stringify({ pid: process.pid, host: "elsewhere", nonce: "y", purpose: "index", since: "" }),
+    );
+    expect(tryLock(path, "test")).toBeUndefined();
+    const old = new Date(Date.now() - 5 * 60_000);
+    utimesSync(path, old, old);
+    const again = tryLock(path, "test");
+    expect(again).toBeDefined();
+    again!.release();
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe("forget", () => {
+  test("removes exactly what a session contributed: the store equals one that never saw it", async () => {
+    const kept = syntheticConversation(3, 4, "keep");
+    const dropped = syntheticConversation(2, 4, "drop");
+    const both = project("forget-both");
+    appendRecords(both, [...dropped, ...kept]);
+    await indexProject(both, { llm: null });
+    const only = project("forget-only");
+    appendRecords(only, kept);
+    await indexProject(only, { llm: null });
+    const graphBefore = dumpGraph(both);
+
+    const report = await forgetSession(both, "drop0");
+    expect(report).toMatchObject({ status: "forgotten", chunks: 4, lines: 8 });
+    expect(report.edgesRemoved + report.edgesLowered).toBeGreaterThan(0);
+    await forgetSession(both, "drop1");
+    const after = dumpGraph(both);
+    const expected = dumpGraph(only);
+    expect(after.phrases).toEqual(expected.phrases);
+    expect(after.facts).toEqual(expected.facts);
+    expect(after.edges).toEqual(expected.edges);
+    expect(after.chunks).toEqual(expected.chunks);
+    expect(graphBefore.edges.length).toBeGreaterThan(after.edges.length);
+
+    // Gone from the source of truth and the summary too, and a rebuild does not bring it back.
+    expect(readFileSync(chatLog(both), "utf8")).not.toContain('"drop0"');
+    expect(readFileSync(summaryPath(both), "utf8")).not.toContain("session drop0");
+    appendRecords(both, exchange("drop0", "late capture of a forgotten session", "still forgotten"));
+    await indexProject(both, { llm: null });
+    expect(dumpGraph(both).chunks).toEqual(expected.chunks);
+  });
+
+  test("an unknown session forgets nothing", async () => {
+    const root = project("forget-unknown");
+    appendRecords(root, syntheticConversation(1, 2));
+    await indexProject(root, { llm: null });
+    expect(await forgetSession(root, "nope")).toMatchObject({ status: "forgotten", chunks: 0, lines: 0 });
+    expect((await memoryStatus(root)).chunks).toBe(2);
+  });
+});
