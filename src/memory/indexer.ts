@@ -9,6 +9,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { logError } from "../cli/log.ts";
 import type { StaticModel } from "../embed/model.ts";
 import type { Llm } from "../llm/client.ts";
+import type { ResolveOptions } from "../llm/resolve.ts";
 import {
   chatLogPath,
   discardStore,
@@ -46,6 +47,8 @@ export interface IndexOptions {
   llm?: Llm | null;
   /** The embedding model; defaults to the process-wide one. */
   model?: StaticModel;
+  /** Passed to resolveLlm when `llm` is undefined (environment, retry policy); usage always goes to the store. */
+  llmOptions?: Omit<ResolveOptions, "usage" | "projectRoot">;
 }
 
 export interface IndexResult {
@@ -105,11 +108,15 @@ function openOrRebuild(projectRoot: string): { store: SqliteMemoryStore; rebuilt
   }
 }
 
-async function defaultLlm(projectRoot: string, store: SqliteMemoryStore): Promise<Llm | null> {
+async function defaultLlm(
+  projectRoot: string,
+  store: SqliteMemoryStore,
+  options: IndexOptions["llmOptions"],
+): Promise<Llm | null> {
   const { readProjectConfig, configPath } = await import("../project/config.ts");
   if (!existsSync(configPath(projectRoot))) return null;
-  const { resolveLlm } = await import("../llm/index.ts");
-  return resolveLlm(readProjectConfig(projectRoot), { usage: store, projectRoot });
+  const { resolveLlm } = await import("../llm/resolve.ts");
+  return resolveLlm(readProjectConfig(projectRoot), { ...options, usage: store, projectRoot });
 }
 
 /** Runs `work` over items with at most `limit` in flight. */
@@ -223,7 +230,7 @@ class IndexRun {
       this.llm =
         this.options.llm !== undefined
           ? this.options.llm
-          : await defaultLlm(this.root, this.store).catch((error) => {
+          : await defaultLlm(this.root, this.store, this.options.llmOptions).catch((error) => {
               logError("index: llm", error, this.root);
               return null;
             });

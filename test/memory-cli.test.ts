@@ -1,0 +1,131 @@
+/** `index`, `recall` and `forget` through the compiled binary, with an isolated data directory. */
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runBinary, tempDir } from "./helpers.ts";
+
+const home = tempDir("triforge-memory-cli-");
+const dataHome = join(home, ".claude", "triforge");
+
+/** An active project and its data folder under the isolated TRIFORGE_HOME the binary will use. */
+async function projectWithLog(name: string): Promise<{ root: string; dataDir: string }> {
+  const root = join(home, name);
+  mkdirSync(join(root, ".triforge"), { recursive: true });
+  writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
+  process.env.TRIFORGE_HOME = dataHome;
+  const { projectDataDir } = await import("../src/cli/paths.ts");
+  const dataDir = projectDataDir(root);
+  mkdirSync(dataDir, { recursive: true });
+  const lines = [
+    {
+      ts: "2025-04-01T09:00:00Z",
+      session_id: "cli-1",
+      role: "user",
+      text: "Why is buildIndex slow on big repos?",
+      uuid: "c1",
+    },
+    {
+      ts: "2025-04-01T09:01:00Z",
+      session_id: "cli-1",
+      role: "assistant",
+      text: "buildIndex re-reads every file; I added a stat cache in src/search/walk.ts.",
+      uuid: "c2",
+    },
+    {
+      ts: "2025-04-02T09:00:00Z",
+      session_id: "cli-2",
+      role: "user",
+      text: "Let's pick a colour for the dashboard header.",
+      uuid: "c3",
+    },
+    {
+      ts: "2025-04-02T09:01:00Z",
+      session_id: "cli-2",
+      role: "assistant",
+      text: "Teal it is, set in src/ui/theme.css.",
+      uuid: "c4",
+    },
+  ];
+  writeFileSync(join(dataDir, "chats.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+  return { root, dataDir };
+}
+
+function chunks(dataDir: string): number {
+  if (!existsSync(join(dataDir, "memory.db"))) return 0;
+  const db = new Database(join(dataDir, "memory.db"), { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+  } catch {
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+describe("triforge index / recall / forget", () => {
+  test("index --background returns at once, quietly, and a detached indexer does the work", async () => {
+    const { root, dataDir } = await projectWithLog("bg");
+    const { code, stdout, stderr } = await runBinary(["index", `--project=${root}`, "--background"], {
+      home,
+    });
+    expect(code).toBe(0);
+    expect(stdout).toBe("");
+    expect(stderr).toBe("");
+    // The hook has returned; the detached child finishes on its own.
+    const deadline = Date.now() + 30_000;
+    while (chunks(dataDir) < 2 && Date.now() < deadline) await Bun.sleep(50);
+    expect(chunks(dataDir)).toBe(2);
+    while (existsSync(join(dataDir, "index.lock")) && Date.now() < deadline) await Bun.sleep(50);
+    expect(readFileSync(join(dataDir, "summary.md"), "utf8")).toContain("## 2025-04-01 · session cli-1");
+  }, 40_000);
+
+  test("index in the foreground reports what it did; recall prints wrapped excerpts and JSON", async () => {
+    const { root } = await projectWithLog("fg");
+    const indexed = await runBinary(["index", `--project=${root}`], { home });
+    expect(indexed.code).toBe(0);
+    expect(indexed.stderr).toContain("2 new chunk(s) from 4 record(s) in 2 session(s)");
+    const text = await runBinary(["recall", "why is buildIndex slow", "--project", root, "--top-k", "1"], {
+      home,
+    });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toStartWith("<triforge-recalled-memory");
+    expect(text.stdout).toContain("stat cache in src/search/walk.ts");
+    expect(text.stdout).not.toContain("Teal");
+    const json = await runBinary(
+      ["recall", "dashboard colour", "--project", root, "--mode", "bm25", "--json"],
+      { home },
+    );
+    const parsed = JSON.parse(json.stdout);
+    expect(parsed.hits[0]).toMatchObject({ session_id: "cli-2", role: "user+assistant", source: "bm25" });
+  }, 60_000);
+
+  test("forget removes a session; recall no longer finds it", async () => {
+    const { root, dataDir } = await projectWithLog("forget");
+    await runBinary(["index", `--project=${root}`], { home });
+    const forgot = await runBinary(["forget", "--session", "cli-1", `--project=${root}`], { home });
+    expect(forgot.code).toBe(0);
+    expect(forgot.stdout).toContain("forgot session cli-1: 1 chunk(s), 2 chats.jsonl line(s)");
+    expect(readFileSync(join(dataDir, "chats.jsonl"), "utf8")).not.toContain("buildIndex");
+    const after = await runBinary(["recall", "buildIndex", "--project", root, "--json"], { home });
+    expect(JSON.parse(after.stdout).hits.every((h: { session_id: string }) => h.session_id !== "cli-1")).toBe(
+      true,
+    );
+  }, 60_000);
+
+  test("clear errors: inactive project, bad mode, missing session", async () => {
+    const inactive = join(home, "inactive");
+    mkdirSync(inactive, { recursive: true });
+    const index = await runBinary(["index", `--project=${inactive}`], { home });
+    expect(index.code).toBe(1);
+    expect(index.stderr).toContain("memory is not active");
+    expect((await runBinary(["index", `--project=${inactive}`, "--background"], { home })).code).toBe(0);
+    const recall = await runBinary(["recall", "x", "--project", inactive], { home });
+    expect(recall.code).toBe(0);
+    expect(recall.stdout).toContain("No memory found: memory is not active");
+    const mode = await runBinary(["recall", "x", "--mode", "fuzzy"], { home });
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toContain("--mode must be one of");
+    expect((await runBinary(["forget"], { home })).code).toBe(2);
+  }, 60_000);
+});
