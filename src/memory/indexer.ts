@@ -390,7 +390,8 @@ class IndexRun {
     }
     const entries: SummaryEntry[] = [];
     for (const [sessionId, chunks] of bySession) {
-      const last = chunks.reduce((a, c) => (c.ts > a ? c.ts : a), chunks[0].ts);
+      let last = chunks[0].ts;
+      for (const c of chunks) if (c.ts > last) last = c.ts;
       let text: string | undefined;
       let source = "extractive";
       if (this.llm) {
