@@ -12,7 +12,7 @@ import type { ContentKind } from "./languages.ts";
 import type { SkipCounts } from "./walk.ts";
 
 /** Bumped whenever chunking, tokens or layout change, so an old index is rebuilt, not misread. */
-export const INDEX_FORMAT = 1;
+export const INDEX_FORMAT = 2;
 const MAGIC = "TFCODE01";
 
 export interface FileEntry {

@@ -75,7 +75,7 @@ function expand(identifier: string): readonly string[] {
   const count = tokens.length;
   for (let i = 0; i < count; i++)
     for (const stemmed of stems(tokens[i])) if (!tokens.includes(stemmed)) tokens.push(stemmed);
-  const result = tokens.filter((t) => t.length > 1 && !/^[0-9_]+$/.test(t));
+  const result = tokens.filter((t) => t.length > 1 && !/^_+$/.test(t));
   if (expansions.size < MAX_MEMO) expansions.set(identifier, result);
   return result;
 }
