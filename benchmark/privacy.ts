@@ -1,0 +1,204 @@
+/**
+ * Privacy benchmark: recall and false-positive rate of `redact()` on the labelled corpus, next to the naive
+ * rule set of the design run in the same process, plus the 1 MB adversarial timings next to a plain scan.
+ *
+ *   bun run benchmark/privacy.ts [--misses]
+ *
+ * Corpus: ../shared/eval/privacy/{dev,test}.jsonl, `{text, secret, kind, secrets: [...]}` a line.
+ * A positive counts as found when every listed secret substring is gone from the output; a negative
+ * counts as a false positive when the output differs from the input at all.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { redact } from "../src/privacy/index.ts";
+
+const CORPUS = resolve(import.meta.dir, "../../shared/eval/privacy");
+const FILES = ["dev.jsonl", "test.jsonl"];
+const showMisses = process.argv.includes("--misses");
+
+interface Row {
+  text: string;
+  secret: boolean;
+  kind: string;
+  provider: string;
+  secrets: string[];
+}
+
+/** The naive rule set the design started from: API_KEY=, Bearer, JWT, password=, *_TOKEN=, e-mail, home paths. */
+const BASELINE_RULES: RegExp[] = [
+  /API_KEY\s*=\s*\S+/gi,
+  /Bearer\s+\S+/g,
+  /eyJ[\w-]+\.[\w-]+\.[\w-]+/g,
+  /password\s*=\s*\S+/gi,
+  /\w*_TOKEN\s*=\s*\S+/gi,
+  /[\w.+-]+@[\w-]+\.[\w.-]+/g,
+  /\/(?:Users|home)\/[^/\s]+/g,
+];
+
+function baselineRedact(text: string): string {
+  let out = text;
+  for (const re of BASELINE_RULES) out = out.replace(re, "[REDACTED]");
+  return out;
+}
+
+interface Score {
+  positives: number;
+  found: number;
+  negatives: number;
+  changed: number;
+  byKind: Map<string, { n: number; found: number }>;
+  byNegativeKind: Map<string, { n: number; changed: number }>;
+}
+
+function score(rows: Row[], redactFn: (text: string) => string, misses?: string[]): Score {
+  const s: Score = {
+    positives: 0,
+    found: 0,
+    negatives: 0,
+    changed: 0,
+    byKind: new Map(),
+    byNegativeKind: new Map(),
+  };
+  for (const row of rows) {
+    const out = redactFn(row.text);
+    if (row.secret) {
+      const ok = row.secrets.every((secret) => !out.includes(secret));
+      s.positives++;
+      if (ok) s.found++;
+      const k = s.byKind.get(row.kind) ?? { n: 0, found: 0 };
+      k.n++;
+      if (ok) k.found++;
+      s.byKind.set(row.kind, k);
+      if (!ok)
+        misses?.push(
+          `MISS  ${row.kind}/${row.provider}: ${JSON.stringify(row.text.slice(0, 200))}\n   -> ${JSON.stringify(out.slice(0, 200))}`,
+        );
+    } else {
+      const changed = out !== row.text;
+      s.negatives++;
+      if (changed) s.changed++;
+      const k = s.byNegativeKind.get(row.kind) ?? { n: 0, changed: 0 };
+      k.n++;
+      if (changed) k.changed++;
+      s.byNegativeKind.set(row.kind, k);
+      if (changed) misses?.push(`FP    ${row.kind}: ${around(row.text, out)}`);
+    }
+  }
+  return s;
+}
+
+/** The input around the first place the output differs from it, for the --misses listing. */
+function around(input: string, output: string): string {
+  let i = 0;
+  while (i < input.length && input[i] === output[i]) i++;
+  const from = Math.max(0, i - 80);
+  return `${JSON.stringify(input.slice(from, i + 120))}\n   -> ${JSON.stringify(output.slice(from, i + 120))}`;
+}
+
+const pct = (a: number, b: number) => (b ? ((100 * a) / b).toFixed(1) : "-").padStart(5);
+
+function report(file: string, rows: Row[]): void {
+  const misses: string[] = [];
+  const t0 = performance.now();
+  const ours = score(rows, (t) => redact(t).text, misses);
+  const ms = performance.now() - t0;
+  const base = score(rows, baselineRedact);
+  let notIdempotent = 0;
+  for (const row of rows) {
+    const once = redact(row.text).text;
+    if (redact(once).text !== once) notIdempotent++;
+  }
+  console.log(
+    `\n== ${file}: ${ours.positives} positives, ${ours.negatives} negatives (${ms.toFixed(0)} ms for all rows)`,
+  );
+  console.log(
+    `   triforge  recall ${pct(ours.found, ours.positives)}%   false positives ${pct(ours.changed, ours.negatives)}%`,
+  );
+  console.log(
+    `   baseline  recall ${pct(base.found, base.positives)}%   false positives ${pct(base.changed, base.negatives)}%`,
+  );
+  console.log(
+    `   idempotent: ${rows.length - notIdempotent}/${rows.length} rows give redact(redact(x)) == redact(x)`,
+  );
+  console.log("   recall by kind (triforge / baseline):");
+  for (const [kind, k] of [...ours.byKind].sort((a, b) => b[1].n - a[1].n)) {
+    const b = base.byKind.get(kind)!;
+    console.log(
+      `     ${kind.padEnd(22)} ${String(k.n).padStart(4)}  ${pct(k.found, k.n)}%  / ${pct(b.found, b.n)}%`,
+    );
+  }
+  console.log("   false positives by kind (triforge / baseline):");
+  for (const [kind, k] of [...ours.byNegativeKind].sort((a, b) => b[1].n - a[1].n)) {
+    const b = base.byNegativeKind.get(kind)!;
+    console.log(
+      `     ${kind.padEnd(22)} ${String(k.n).padStart(4)}  ${pct(k.changed, k.n)}%  / ${pct(b.changed, b.n)}%`,
+    );
+  }
+  if (showMisses) console.log(misses.join("\n"));
+}
+
+// --- adversarial timing -------------------------------------------------------------------------------
+
+const MB = 1 << 20;
+const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length)).slice(0, MB);
+
+const ADVERSARIAL: [string, string][] = [
+  ["runs without @", fill("abcdefghijklmnopqrstuvwxyz0123456789._%+-")],
+  ["one @ after a long local part", `${fill("a").slice(1)}@`],
+  ["dotted domain chain", `a@${fill("a.").slice(2)}`],
+  ["nested quotes", fill(`"'\`"'\``)],
+  ["long base64-ish run", fill("QmFzZTY0aXNoK2RhdGEvd2l0aG91dCBlbmQ=")],
+  ["password= repeated", fill("password=")],
+  ["token: ' repeated", fill("token: '")],
+  ["key=value pairs", fill("api_key=a1B2c3D4e5F6g7H8 ")],
+  ["eyJ repeated", fill("eyJ.")],
+  ["PEM BEGIN without END", fill("-----BEGIN RSA PRIVATE KEY-----\nMIIEow")],
+  ["digits and separators", fill("1234-5678 ")],
+  ["hex and colons", fill("fe80:")],
+  ["scheme://user: without @", fill("https://user:")],
+  ["home paths", fill("/Users/")],
+  [
+    "prose with a few secrets",
+    fill("The deploy used ghp_0123456789abcdefghijABCDEFGHIJ012345 and mailed ops@example.com. "),
+  ],
+];
+
+function medianMs(fn: () => void, runs = 5): number {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    fn();
+    times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
+}
+
+function timing(): void {
+  console.log(
+    "\n== 1 MB adversarial inputs: redact() median of 5 runs, next to a plain scan of the same text",
+  );
+  let worst = 0;
+  for (const [name, text] of ADVERSARIAL) {
+    let sink = 0;
+    const scan = medianMs(() => {
+      for (let i = 0; i < text.length; i++) sink += text.charCodeAt(i);
+    });
+    const ms = medianMs(() => {
+      sink += redact(text).text.length;
+    });
+    worst = Math.max(worst, ms);
+    console.log(
+      `   ${name.padEnd(32)} ${ms.toFixed(1).padStart(7)} ms   scan ${scan.toFixed(2).padStart(5)} ms   ${(ms / scan).toFixed(0).padStart(5)}x${sink < 0 ? "" : ""}`,
+    );
+  }
+  console.log(`   worst case ${worst.toFixed(1)} ms (goal < 50 ms)`);
+}
+
+for (const file of FILES) {
+  const rows = readFileSync(resolve(CORPUS, file), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Row);
+  report(file, rows);
+}
+timing();

@@ -1,0 +1,115 @@
+/**
+ * The privacy layer: nothing unredacted reaches the disk or a remote LLM.
+ *
+ * `redact()` runs every rule family over the text, merges the spans they found and replaces each with
+ * `[REDACTED:<kind>]`. It is imported on the Stop-hook path, so this module and everything it imports are
+ * plain functions over strings: no dependencies, and every pattern is compiled on first use.
+ */
+import { findAssignments } from "./assignments.ts";
+import { findPersonalData } from "./personal.ts";
+import { findProviderTokens } from "./providers.ts";
+import { maskCandidates, needsReview, strictEntropyFindings } from "./review.ts";
+import { findStructuredSecrets } from "./structured.ts";
+import { marker } from "./text.ts";
+import type { Finding } from "./types.ts";
+import { findUserRules, loadProjectRules } from "./user-rules.ts";
+
+export { loadProjectRules, maskCandidates };
+export type { MaskedCandidate } from "./review.ts";
+export type { Finding };
+
+export interface RedactOptions {
+  /** Adds the project's `.triforge/exclude.txt` and config `exclude` rules. */
+  projectRoot?: string;
+  /** More rules in the same syntax (a literal, or `/regex/flags`). */
+  extraRules?: string[];
+}
+
+export interface RedactResult {
+  text: string;
+  /** Something that still looks like a credential is left near a trigger word: see `maskCandidates`. */
+  review: boolean;
+  findings: { kind: string }[];
+}
+
+/** Kinds named after what was matched generically; a provider or personal-data kind says more. */
+const GENERIC_KINDS = new Set(["secret", "token", "password", "auth", "entropy"]);
+
+/** Kinds whose value, once found, is a secret wherever else it appears in the same text. */
+const SECRET_KINDS_EXCLUDED_FROM_REPEATS = new Set(["home", "username", "ip", "phone", "custom"]);
+/** Bounds the extra scans: each distinct secret costs one pass over the text. */
+const MAX_REPEAT_SCANS = 32;
+
+/** `ANY_id=s3cr3t… ANY_token=s3cr3t…`: a secret found once is redacted everywhere it occurs. */
+function findRepeats(text: string, found: Finding[]): void {
+  const seen = new Set<string>();
+  const count = found.length;
+  for (let i = 0; i < count && seen.size < MAX_REPEAT_SCANS; i++) {
+    const f = found[i];
+    if (f.end - f.start < 8 || SECRET_KINDS_EXCLUDED_FROM_REPEATS.has(f.kind)) continue;
+    const value = text.slice(f.start, f.end);
+    if (seen.has(value)) continue;
+    seen.add(value);
+    for (let p = text.indexOf(value); p >= 0; p = text.indexOf(value, p + value.length)) {
+      if (p !== f.start) found.push({ start: p, end: p + value.length, kind: f.kind });
+    }
+  }
+}
+
+/** Sorts and merges overlapping findings, so each stretch of text is replaced once. */
+export function mergeFindings(findings: Finding[]): Finding[] {
+  const sorted = findings.filter((f) => f.end > f.start).sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: Finding[] = [];
+  for (const f of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && f.start < last.end) {
+      if (f.end > last.end) last.end = f.end;
+      if (GENERIC_KINDS.has(last.kind) && !GENERIC_KINDS.has(f.kind)) last.kind = f.kind;
+      continue;
+    }
+    merged.push({ ...f });
+  }
+  return merged;
+}
+
+/** Replaces each (merged, sorted) finding with its marker. */
+export function applyFindings(text: string, findings: Finding[]): string {
+  let out = "";
+  let p = 0;
+  for (const f of findings) {
+    out += text.slice(p, f.start) + marker(f.kind);
+    p = f.end;
+  }
+  return out + text.slice(p);
+}
+
+export function redact(text: string, options: RedactOptions = {}): RedactResult {
+  if (!text) return { text, review: false, findings: [] };
+  const rules = [
+    ...(options.projectRoot ? loadProjectRules(options.projectRoot) : []),
+    ...(options.extraRules ?? []),
+  ];
+  const found: Finding[] = [];
+  findUserRules(text, rules, found);
+  findPersonalData(text, found);
+  const lower = text.toLowerCase();
+  findProviderTokens(text, lower, found);
+  findStructuredSecrets(text, found);
+  findAssignments(text, lower.length === text.length ? lower : text, found);
+  findRepeats(text, found);
+  const merged = mergeFindings(found);
+  const redacted = merged.length ? applyFindings(text, merged) : text;
+  return { text: redacted, review: needsReview(redacted), findings: merged.map((f) => ({ kind: f.kind })) };
+}
+
+/**
+ * The pass for text flagged `review` when no LLM is available: also redacts every string that looks
+ * generated near a trigger word, and every long high-entropy string anywhere.
+ */
+export function strictEntropyPass(text: string): { text: string; findings: { kind: string }[] } {
+  const merged = mergeFindings(strictEntropyFindings(text));
+  return {
+    text: merged.length ? applyFindings(text, merged) : text,
+    findings: merged.map((f) => ({ kind: f.kind })),
+  };
+}

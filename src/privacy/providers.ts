@@ -1,0 +1,523 @@
+import { entropy, isPlaceholder, isRepeatedUnit, isWordLike } from "./text.ts";
+import type { Finding } from "./types.ts";
+
+/**
+ * Provider token formats: a fixed prefix or shape that the issuer documents (the same families gitleaks,
+ * detect-secrets, trufflehog and CredSweeper cover). A prefix match is strong evidence, so these rules
+ * only drop documentation placeholders (`ghp_xxxx…`, a body of one repeated character or unit).
+ *
+ * Linear time: every pattern starts with a literal prefix or with the left boundary `B`, so in a long run
+ * of token characters it is tried once, at the start of the run; every quantifier is bounded.
+ */
+interface ProviderRule {
+  kind: string;
+  /** Lower-case substrings, at least one of which must occur in the text for the rule to run. */
+  keywords?: string[];
+  pattern: string;
+  flags?: string;
+  /** Extra test on the secret (after the placeholder tests). */
+  check?: (secret: string) => boolean;
+}
+
+/**
+ * Left boundary: not preceded by a letter, a digit or `+` (inside a base64 blob), except the `m` that ends
+ * an ANSI colour sequence (`\x1b[93msk-…` in coloured terminal output).
+ */
+const B = String.raw`(?<!\+|[A-Za-z0-9](?<!\x1b\[[0-9;]{0,8}m))`;
+/** Right boundary for tokens made of `[A-Za-z0-9_-]`. */
+const E = `(?![A-Za-z0-9_-])`;
+
+const mixed = (s: string) => !isWordLike(s) && entropy(s) >= 3;
+
+/** Slack tokens: a run of 8+ digits (team/user ids) or a 10+ character segment mixing letters and digits. */
+function slackCheck(token: string): boolean {
+  const groups = token.replace(/^(?:xoxe\.)?xox[a-z]-/, "").split("-");
+  const numeric = groups.filter((g) => /^\d{8,}$/.test(g)).length;
+  if (numeric >= 2) return true;
+  return groups.some((g) => g.length >= 10 && /\d/.test(g) && /[A-Za-z]/.test(g));
+}
+
+/** A JWT: the header decodes to a JSON object. */
+function jwtCheck(token: string): boolean {
+  const header = token.slice(0, token.indexOf("."));
+  const decoded = decodeBase64(header).trim();
+  return decoded.startsWith('{"') && decoded.endsWith("}") && /"(?:alg|typ|kid)"/.test(decoded);
+}
+
+function decodeBase64(value: string): string {
+  try {
+    return Buffer.from(value.replace(/-/g, "+").replace(/_/g, "/"), "base64").toString("latin1");
+  } catch {
+    return "";
+  }
+}
+
+const RULES: ProviderRule[] = [
+  // Cloud: AWS, GCP, Azure, Alibaba.
+  {
+    kind: "aws",
+    keywords: ["akia", "asia", "abia", "acca", "a3t"],
+    pattern: `${B}(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<body>[A-Z0-9]{16})(?![A-Za-z0-9])`,
+  },
+  { kind: "aws", keywords: ["absk"], pattern: `${B}ABSK[A-Za-z0-9+/]{100,300}={0,2}` },
+  {
+    kind: "aws",
+    keywords: ["bedrock-api-key-"],
+    pattern: `bedrock-api-key-(?<body>[A-Za-z0-9+/=_-]{20,4000})`,
+    check: mixed,
+  },
+  { kind: "aws", keywords: ["da2-"], pattern: `${B}da2-[a-z0-9]{26}${E}` },
+  {
+    kind: "aws",
+    keywords: ["amzn.mws."],
+    pattern: String.raw`amzn\.mws\.[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}`,
+  },
+  { kind: "gcp", keywords: ["aiza"], pattern: `${B}AIza(?<body>[0-9A-Za-z_-]{35})${E}` },
+  { kind: "gcp", keywords: ["gocspx-"], pattern: `GOCSPX-[A-Za-z0-9_-]{28}${E}` },
+  { kind: "gcp", keywords: ["ya29."], pattern: String.raw`${B}ya29\.[0-9A-Za-z_-]{30,2000}` },
+  { kind: "gcp", keywords: ["1//0"], pattern: `${B}1//0[0-9A-Za-z_-]{40,512}` },
+  {
+    kind: "gcp",
+    keywords: ["googleusercontent"],
+    pattern: String.raw`${B}\d{10,14}-[a-z0-9]{32}\.apps\.googleusercontent\.com`,
+  },
+  {
+    kind: "azure",
+    keywords: ["q~"],
+    pattern: String.raw`(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`,
+  },
+  {
+    kind: "azure",
+    keywords: ["accountkey="],
+    pattern: `AccountKey=(?<secret>[A-Za-z0-9+/]{80,100}={0,2})`,
+  },
+  {
+    kind: "azure",
+    keywords: ["jqqj9"],
+    pattern: `${B}[A-Za-z0-9]{40,60}JQQJ9[9DH][A-Za-z0-9]{6}A{6,}[A-Za-z0-9+/]{0,40}={0,2}`,
+  },
+  {
+    kind: "alibaba",
+    keywords: ["ltai"],
+    pattern: `${B}LTAI[A-Za-z0-9]{12,20}(?![A-Za-z0-9])`,
+    check: mixed,
+  },
+  // The secret written right after its access key id (`LTAI…, <30 characters>`).
+  {
+    kind: "alibaba",
+    keywords: ["ltai"],
+    pattern: String.raw`${B}LTAI[A-Za-z0-9]{12,20}[\s,;:'"=()]{1,10}(?<secret>[A-Za-z0-9]{30})(?![A-Za-z0-9])`,
+    check: mixed,
+  },
+  { kind: "adobe", keywords: ["p8e-"], pattern: `${B}p8e-[A-Za-z0-9_-]{32}${E}`, check: mixed },
+  {
+    kind: "definednetworking",
+    keywords: ["dnkey-"],
+    pattern: `${B}dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`,
+  },
+  // Source hosting and CI.
+  {
+    kind: "github",
+    keywords: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+    pattern: `${B}gh[pousr]_(?<body>[A-Za-z0-9]{36,251})(?![A-Za-z0-9_])`,
+  },
+  { kind: "github", keywords: ["ghs_"], pattern: String.raw`${B}ghs_\d{1,12}_[A-Za-z0-9_.-]{20,4000}` },
+  { kind: "github", keywords: ["github_pat_"], pattern: `${B}github_pat_[A-Za-z0-9_]{22,255}` },
+  {
+    kind: "gitlab",
+    keywords: [
+      "glpat-",
+      "glptt-",
+      "gldt-",
+      "glrt-",
+      "glrtr-",
+      "glcbt-",
+      "glimt-",
+      "glft-",
+      "gloas-",
+      "glsoat-",
+      "glffct-",
+      "glagent-",
+      "glwt-",
+    ],
+    pattern: `${B}gl(?:pat|ptt|dt|rtr|rt|cbt|imt|ft|oas|soat|ffct|agent|wt)-(?<body>[A-Za-z0-9_.-]{20,300})`,
+  },
+  {
+    kind: "gitlab",
+    keywords: ["gr1348941"],
+    pattern: `${B}GR1348941(?<body>[A-Za-z0-9_-]{20,64})${E}`,
+  },
+  { kind: "gitlab", keywords: ["_gitlab_session="], pattern: `_gitlab_session=[a-z0-9]{32}` },
+  { kind: "bitbucket", keywords: ["atbb"], pattern: `${B}ATBB[A-Za-z0-9_=.-]{28,100}` },
+  { kind: "bitbucket", keywords: ["bbdc-"], pattern: `${B}BBDC-[A-Za-z0-9+/]{40,60}` },
+  // Jira / Confluence Data Center tokens: base64 of "<12-digit id>:<random bytes>".
+  {
+    kind: "atlassian",
+    pattern: `${B}[MNO][A-Za-z0-9]{43}(?![A-Za-z0-9])`,
+    check: (s) => /^\d{12}:/.test(decodeBase64(s)),
+  },
+  {
+    kind: "atlassian",
+    keywords: ["atatt3", "atctt3"],
+    pattern: `${B}AT[AC]TT3[A-Za-z0-9_=-]{100,300}`,
+  },
+  { kind: "npm", keywords: ["npm_"], pattern: `${B}npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])` },
+  { kind: "pypi", keywords: ["pypi-age"], pattern: `${B}pypi-AgE[A-Za-z0-9_-]{50,1000}` },
+  { kind: "rubygems", keywords: ["rubygems_"], pattern: `${B}rubygems_[a-f0-9]{48}` },
+  { kind: "clojars", keywords: ["clojars_"], pattern: `${B}CLOJARS_[a-z0-9]{60}` },
+  { kind: "nuget", keywords: ["oy2"], pattern: `${B}oy2[a-z0-9]{43}(?![A-Za-z0-9])` },
+  { kind: "docker", keywords: ["dckr_"], pattern: `${B}dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,100}` },
+  {
+    kind: "docker",
+    keywords: ["swmtkn-", "swmkey-"],
+    pattern: `SWM(?:TKN-1-[a-z0-9]{40,60}-[a-z0-9]{20,30}|KEY-1-[A-Za-z0-9+/]{40,50})`,
+  },
+  { kind: "jfrog", keywords: ["akcp"], pattern: `${B}AKCp[A-Za-z0-9]{69}` },
+  { kind: "jfrog", keywords: ["cmvmdgtu"], pattern: `${B}cmVmdGtu[A-Za-z0-9]{40,80}` },
+  {
+    kind: "sonar",
+    keywords: ["squ_", "sqp_", "sqa_"],
+    pattern: `${B}sq[upa]_[A-Za-z0-9]{40}(?![A-Za-z0-9])`,
+  },
+  // Chat and messaging.
+  {
+    kind: "slack",
+    keywords: ["xox"],
+    pattern: String.raw`${B}(?:xoxe\.)?xox[a-z]-[A-Za-z0-9-]{6,250}(?![A-Za-z0-9-])`,
+    check: slackCheck,
+  },
+  {
+    kind: "slack",
+    keywords: ["xapp-"],
+    pattern: String.raw`${B}xapp-\d-[A-Za-z0-9]{8,}-\d{8,}-[A-Za-z0-9]{16,100}`,
+  },
+  {
+    kind: "slack",
+    keywords: ["hooks.slack.com"],
+    pattern: String.raw`(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,200}`,
+  },
+  {
+    kind: "telegram",
+    keywords: [":a"],
+    pattern: String.raw`(?<![A-Za-z0-9_])\d{5,16}:A[A-Za-z0-9_-]{34}${E}`,
+  },
+  {
+    kind: "discord",
+    pattern: String.raw`${B}[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}${E}`,
+    check: (s) => s.split(".").every((p) => !isWordLike(p)) && mixed(s),
+  },
+  {
+    kind: "discord",
+    keywords: ["discord"],
+    pattern: String.raw`(?:https?://)?(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{30,100}`,
+  },
+  {
+    kind: "teams",
+    keywords: ["webhook.office.com"],
+    pattern: String.raw`[a-z0-9-]{1,60}\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{60,300}`,
+  },
+  { kind: "twilio", pattern: `${B}(?:SK|AC)[0-9a-fA-F]{32}(?![A-Za-z0-9])` },
+  {
+    kind: "sendgrid",
+    keywords: ["sg."],
+    pattern: String.raw`${B}SG\.[A-Za-z0-9_=-]{16,32}\.[A-Za-z0-9_=-]{16,64}(?![A-Za-z0-9_=-])`,
+  },
+  {
+    kind: "sendinblue",
+    keywords: ["xkeysib-"],
+    pattern: `${B}xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}`,
+  },
+  { kind: "mailgun", keywords: ["key-"], pattern: `${B}(?:pub)?key-[a-f0-9]{32}(?![A-Za-z0-9])` },
+  { kind: "mailgun", pattern: `${B}[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}(?![A-Za-z0-9])` },
+  {
+    kind: "mailchimp",
+    keywords: ["-us"],
+    pattern: String.raw`${B}[A-Za-z0-9]{32}-us\d{1,2}(?![A-Za-z0-9])`,
+    check: mixed,
+  },
+  { kind: "wechat", keywords: ["wx"], pattern: `${B}wx[a-f0-9]{16}(?![A-Za-z0-9])` },
+  // Payments and commerce.
+  {
+    kind: "stripe",
+    keywords: ["_live_", "_test_", "_prod_"],
+    pattern: `${B}(?:sk|rk|pk)_(?:live|test|prod)_(?<body>[A-Za-z0-9]{20,250})(?![A-Za-z0-9])`,
+  },
+  { kind: "stripe", keywords: ["whsec_"], pattern: `${B}whsec_[A-Za-z0-9+/=]{24,100}` },
+  {
+    kind: "square",
+    keywords: ["sq0atp-", "sq0csp-"],
+    pattern: `${B}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}`,
+  },
+  { kind: "square", keywords: ["eaaa"], pattern: `${B}EAAA[A-Za-z0-9_-]{60}${E}` },
+  { kind: "facebook", keywords: ["eaa"], pattern: `${B}EAA[A-Za-z0-9]{90,400}(?![A-Za-z0-9])` },
+  { kind: "facebook", keywords: ["|"], pattern: String.raw`(?<![0-9])\d{15,16}\|[A-Za-z0-9_-]{27}${E}` },
+  {
+    kind: "paypal",
+    keywords: ["access_token$production$"],
+    pattern: String.raw`access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32}`,
+  },
+  {
+    kind: "shopify",
+    keywords: ["shp"],
+    pattern: `${B}shp(?:at|ca|pa|ss)_[A-Za-z0-9]{32,64}(?![A-Za-z0-9])`,
+  },
+  {
+    kind: "flutterwave",
+    keywords: ["flw"],
+    pattern: `${B}FLW(?:PUBK|SECK)_TEST-[a-f0-9]{12,32}(?:-X)?`,
+  },
+  { kind: "easypost", keywords: ["ezak", "eztk"], pattern: `${B}EZ[AT]K[A-Za-z0-9]{54}` },
+  { kind: "shippo", keywords: ["shippo_"], pattern: `${B}shippo_(?:live|test)_[a-f0-9]{40}` },
+  // AI providers.
+  {
+    kind: "openai",
+    keywords: ["t3blbkfj"],
+    pattern: `${B}sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{16,200}T3BlbkFJ[A-Za-z0-9_-]{16,200}`,
+  },
+  { kind: "deepseek", keywords: ["sk-"], pattern: `${B}sk-[a-f0-9]{32}(?![A-Za-z0-9])` },
+  {
+    kind: "anthropic",
+    keywords: ["sk-ant-"],
+    pattern: String.raw`${B}sk-ant-[a-z]{2,6}\d{2}-[A-Za-z0-9_-]{80,300}`,
+  },
+  {
+    kind: "huggingface",
+    keywords: ["hf_", "api_org_"],
+    pattern: `${B}(?:hf_|api_org_)(?<body>[A-Za-z]{34})(?![A-Za-z0-9])`,
+    check: mixed,
+  },
+  { kind: "groq", keywords: ["gsk_"], pattern: `${B}gsk_[A-Za-z0-9]{52}(?![A-Za-z0-9_-])` },
+  { kind: "perplexity", keywords: ["pplx-"], pattern: `${B}pplx-[A-Za-z0-9]{48}` },
+  { kind: "xai", keywords: ["xai-"], pattern: `${B}xai-[A-Za-z0-9]{70,90}` },
+  { kind: "together", keywords: ["tgp_v1_"], pattern: `${B}tgp_v1_[A-Za-z0-9_-]{40,50}` },
+  { kind: "tavily", keywords: ["tvly-"], pattern: `${B}tvly-[A-Za-z0-9]{32}` },
+  { kind: "llamacloud", keywords: ["llx-"], pattern: `${B}llx-[A-Za-z0-9_-]{40,60}` },
+  // Infrastructure, observability and SaaS.
+  {
+    kind: "vault",
+    keywords: ["hvs.", "hvb.", "hvr."],
+    pattern: String.raw`${B}hv[sbr]\.[A-Za-z0-9_-]{24,500}`,
+  },
+  {
+    kind: "vault",
+    keywords: ["s."],
+    pattern: String.raw`(?<![A-Za-z0-9_.])s\.[A-Za-z0-9]{24}(?![A-Za-z0-9_.])`,
+    check: (s) => /\d/.test(s) && /[a-z]/.test(s.slice(2)) && /[A-Z]/.test(s),
+  },
+  {
+    kind: "terraform",
+    keywords: ["atlasv1"],
+    pattern: String.raw`${B}[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,120}`,
+  },
+  { kind: "heroku", keywords: ["hrku-"], pattern: `${B}HRKU-[A-Za-z0-9_-]{30,80}` },
+  {
+    kind: "cloudflare",
+    keywords: ["cfat_", "cfut_", "cfk_"],
+    pattern: `${B}(?:cfat|cfut|cfk)_[A-Za-z0-9]{40,60}`,
+  },
+  { kind: "cloudflare", keywords: ["v1.0-"], pattern: String.raw`${B}v1\.0-[a-f0-9]{24}-[a-f0-9]{146}` },
+  {
+    kind: "databricks",
+    keywords: ["dapi"],
+    pattern: String.raw`${B}dapi[a-fA-F0-9]{32}(?:-\d)?(?![A-Za-z0-9])`,
+  },
+  { kind: "digitalocean", keywords: ["_v1_"], pattern: `${B}do[opr]_v1_[a-f0-9]{64}` },
+  {
+    kind: "doppler",
+    keywords: ["dp."],
+    pattern: String.raw`${B}dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,50}`,
+  },
+  { kind: "dropbox", keywords: ["sl."], pattern: String.raw`${B}sl\.[A-Za-z0-9_=-]{130,200}` },
+  {
+    kind: "dropbox",
+    keywords: ["aaaaaaaaaa"],
+    pattern: `${B}[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_=-]{43}(?![A-Za-z0-9_=-])`,
+  },
+  {
+    kind: "dynatrace",
+    keywords: ["dt0c01."],
+    pattern: String.raw`${B}dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}`,
+  },
+  { kind: "fly", keywords: ["fo1_"], pattern: `${B}fo1_[A-Za-z0-9_-]{43}` },
+  {
+    kind: "fly",
+    keywords: ["fm1", "fm2"],
+    pattern: `${B}fm[12][ar]?_[A-Za-z0-9+/]{100,2000}={0,3}`,
+  },
+  { kind: "frameio", keywords: ["fio-u-"], pattern: `${B}fio-u-[A-Za-z0-9_=-]{64}` },
+  { kind: "figma", keywords: ["figd_"], pattern: `${B}figd_[A-Za-z0-9_-]{40}` },
+  { kind: "grafana", keywords: ["glc_"], pattern: `${B}glc_(?<body>[A-Za-z0-9+/]{32,400})={0,2}` },
+  { kind: "grafana", keywords: ["glsa_"], pattern: `${B}glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}` },
+  { kind: "grafana", keywords: ["eyjrijoi"], pattern: `${B}eyJrIjoi[A-Za-z0-9+/]{40,400}={0,2}` },
+  {
+    kind: "harness",
+    keywords: ["pat.", "sat."],
+    pattern: String.raw`${B}(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}`,
+  },
+  {
+    kind: "infracost",
+    keywords: ["ico-"],
+    pattern: `(?<![A-Za-z0-9_./-])ico-[A-Za-z0-9]{32}(?![A-Za-z0-9])`,
+    check: mixed,
+  },
+  { kind: "intra42", keywords: ["s-s4t2"], pattern: `s-s4t2(?:ud|af)-[a-f0-9]{64}` },
+  { kind: "akamai", keywords: ["akab-"], pattern: `${B}akab-[a-z0-9]{16}-[a-z0-9]{16}` },
+  { kind: "age", keywords: ["age-secret-key-1"], pattern: `AGE-SECRET-KEY-1(?<body>[A-Z0-9]{58})` },
+  { kind: "onepassword", keywords: ["ops_eyj"], pattern: `${B}ops_eyJ[A-Za-z0-9+/=_-]{100,5000}` },
+  {
+    kind: "onepassword",
+    keywords: ["a3-"],
+    pattern: `${B}A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}`,
+  },
+  { kind: "linear", keywords: ["lin_api_"], pattern: `${B}lin_api_[A-Za-z0-9]{40}` },
+  { kind: "netlify", keywords: ["nfp_"], pattern: `${B}nfp_[A-Za-z0-9]{36}` },
+  {
+    kind: "newrelic",
+    keywords: ["nrak-", "nrjs-", "nrii-", "nrbr-", "nraa-"],
+    pattern: `${B}NR(?:AK|JS|II|BR|AA)-[A-Za-z0-9_-]{19,40}`,
+  },
+  { kind: "newrelic", keywords: ["nral"], pattern: `${B}[a-z0-9]{36}NRAL(?![A-Za-z0-9])` },
+  { kind: "notion", keywords: ["ntn_"], pattern: String.raw`${B}ntn_\d{11}[A-Za-z0-9]{35}(?![A-Za-z0-9])` },
+  {
+    kind: "notion",
+    keywords: ["secret_"],
+    pattern: `${B}secret_[A-Za-z0-9]{43}(?![A-Za-z0-9])`,
+    check: mixed,
+  },
+  { kind: "openshift", keywords: ["sha256~"], pattern: `sha256~[A-Za-z0-9_-]{43}` },
+  {
+    kind: "planetscale",
+    keywords: ["pscale_"],
+    pattern: `${B}pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.=-]{32,64}`,
+  },
+  {
+    kind: "postman",
+    keywords: ["pmak-", "pmat-"],
+    pattern: `${B}PMA(?:K-[a-f0-9]{24}-[a-f0-9]{34}|T-[A-Z0-9]{26})`,
+  },
+  {
+    kind: "posthog",
+    keywords: ["phc_", "phx_", "phs_", "phr_", "pha_"],
+    pattern: `${B}ph[cxsra]_[A-Za-z0-9]{39,70}(?![A-Za-z0-9])`,
+  },
+  { kind: "prefect", keywords: ["pnu_"], pattern: `${B}pnu_[A-Za-z0-9]{36}` },
+  { kind: "pulumi", keywords: ["pul-"], pattern: `${B}pul-[a-f0-9]{40}` },
+  { kind: "readme", keywords: ["rdme_"], pattern: `${B}rdme_[a-z0-9]{70}` },
+  { kind: "scalingo", keywords: ["tk-us-"], pattern: `${B}tk-us-[A-Za-z0-9_-]{48}` },
+  {
+    kind: "sentry",
+    keywords: ["sntrys_", "sntryu_"],
+    pattern: `${B}sntry(?:s_eyJ[A-Za-z0-9+/=_-]{50,1000}|u_[a-f0-9]{64})`,
+  },
+  { kind: "settlemint", keywords: ["sm_"], pattern: `${B}sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}` },
+  {
+    kind: "sourcegraph",
+    keywords: ["sgp_"],
+    pattern: `${B}sgp_(?:local_|[A-Fa-f0-9]{16}_)?[A-Fa-f0-9]{40}`,
+  },
+  { kind: "supabase", keywords: ["sbp_"], pattern: `${B}sbp_(?:v0_)?[a-f0-9]{40}` },
+  {
+    kind: "tailscale",
+    keywords: ["tskey-"],
+    pattern: `tskey-[a-z]+-(?<body>[A-Za-z0-9]{6,20}-[A-Za-z0-9]{16,40})`,
+  },
+  { kind: "typeform", keywords: ["tfp_"], pattern: `${B}tfp_[A-Za-z0-9_=-]{55,65}` },
+  {
+    kind: "vercel",
+    keywords: ["vcp_", "vci_", "vca_", "vcr_", "vck_"],
+    pattern: `${B}vc[pikar]_[A-Za-z0-9]{24,60}(?![A-Za-z0-9])`,
+  },
+  { kind: "wundergraph", keywords: ["cosmo_"], pattern: `${B}cosmo_[a-f0-9]{32}` },
+  {
+    kind: "yandex",
+    keywords: ["t1."],
+    pattern: String.raw`${B}t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}={0,2}`,
+  },
+  { kind: "yandex", keywords: ["aqvn"], pattern: `${B}AQVN[A-Za-z0-9_-]{35,38}${E}` },
+  { kind: "yandex", keywords: ["yc"], pattern: `${B}YC[A-Za-z0-9_-]{38}${E}`, check: mixed },
+  {
+    kind: "salesforce",
+    keywords: ["00d"],
+    pattern: `${B}00D[A-Za-z0-9]{12}![A-Za-z0-9._]{80,200}`,
+  },
+  { kind: "salesforce", keywords: ["3mvg"], pattern: `${B}3MVG[A-Za-z0-9._]{70,120}` },
+  {
+    kind: "twitter",
+    keywords: ["aaaaaaaaaaaaaaaaaaaa"],
+    pattern: `${B}A{20,24}[A-Za-z0-9%]{60,140}`,
+  },
+  { kind: "instagram", keywords: ["igqv"], pattern: `${B}IGQV[A-Za-z0-9_-]{100,400}` },
+  { kind: "nats", pattern: `${B}S[ACNOPUX]A[A-Z2-7]{55}(?![A-Za-z0-9])` },
+  { kind: "ntlm", keywords: ["tlrmtvntuaa"], pattern: `TlRMTVNTUAA[A-Za-z0-9+/]{20,2000}={0,2}` },
+  // JSON Web Tokens, and a JWT that was base64-encoded once more.
+  {
+    kind: "jwt",
+    keywords: ["eyj"],
+    pattern: String.raw`${B}eyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{2,8000}(?:\.[A-Za-z0-9_-]{0,4000})?`,
+    check: jwtCheck,
+  },
+  {
+    kind: "jwt",
+    keywords: ["zxlk"],
+    pattern: `${B}ZXlK[A-Za-z0-9+/]{60,4000}={0,2}`,
+    check: (s) => /^eyJ[\w-]+\.eyJ/.test(decodeBase64(s)),
+  },
+];
+
+const compiled = new Map<ProviderRule, RegExp>();
+let keywordRe: RegExp | undefined;
+
+/** PERF: each pattern is compiled the first time its keywords occur, not at import (the hook path). */
+function pattern(rule: ProviderRule): RegExp {
+  let re = compiled.get(rule);
+  if (!re) compiled.set(rule, (re = new RegExp(rule.pattern, `gd${rule.flags ?? ""}`)));
+  return re;
+}
+
+/** The keywords present in the (lower-cased) text, found in one pass rather than one search each. */
+function presentKeywords(lower: string): Set<string> {
+  keywordRe ??= new RegExp(
+    [...new Set(RULES.flatMap((r) => r.keywords ?? []))]
+      .sort((a, b) => b.length - a.length)
+      .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join("|"),
+    "g",
+  );
+  const present = new Set<string>();
+  keywordRe.lastIndex = 0;
+  // Restarting one character after a new keyword also finds keywords that overlap it; a keyword seen
+  // before is skipped whole, so a run like `aaaa…` costs one step per keyword length.
+  for (let m = keywordRe.exec(lower); m; m = keywordRe.exec(lower)) {
+    if (present.has(m[0])) continue;
+    present.add(m[0]);
+    keywordRe.lastIndex = m.index + 1;
+  }
+  return present;
+}
+
+/** A keyword inside a longer one that matched at the same place (`sk-` in `sk-ant-`). */
+function containedIn(keyword: string, present: Set<string>): boolean {
+  for (const p of present) if (p.length > keyword.length && p.includes(keyword)) return true;
+  return false;
+}
+
+/** Characters right after a match that say the token was cut short by a placeholder (`xoxp-123-####`). */
+const PLACEHOLDER_TAIL = /^[#*•…]/;
+
+export function findProviderTokens(text: string, lower: string, out: Finding[]): void {
+  const present = presentKeywords(lower);
+  for (const rule of RULES) {
+    if (rule.keywords && !rule.keywords.some((k) => present.has(k) || containedIn(k, present))) continue;
+    const re = pattern(rule);
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      const [start, end] = m.indices?.groups?.secret ?? m.indices![0]!;
+      const secret = text.slice(start, end);
+      const body = m.groups?.body;
+      if (isPlaceholder(secret) || (body && isRepeatedUnit(body))) continue;
+      if (PLACEHOLDER_TAIL.test(text.slice(m.index + m[0].length, m.index + m[0].length + 1))) continue;
+      if (rule.check && !rule.check(secret)) continue;
+      out.push({ start, end, kind: rule.kind });
+    }
+  }
+}

@@ -1,0 +1,329 @@
+import { acceptValue } from "./assignments.ts";
+import {
+  entropy,
+  charClasses,
+  isPlaceholder,
+  isPlaceholderWord,
+  isStandardUuid,
+  isTemplate,
+} from "./text.ts";
+import type { Finding } from "./types.ts";
+
+/**
+ * Secrets recognised by structure rather than by name or prefix: PEM private keys across lines (also
+ * JSON-escaped and string-concatenated), credentials in URLs and connection strings, `curl -u user:pass`,
+ * SQL `IDENTIFIED BY`, key material hidden in base64, JWK private members, and UUID-shaped values that are
+ * not UUIDs (the format several providers use for API keys).
+ */
+
+// --- PEM private keys ---------------------------------------------------------------------------------
+
+const BEGIN_RE = /-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----/g;
+const END_RE = /-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----/g;
+/** A block this long without its END line is a key that was cut short; keep going to the end of its body. */
+const MAX_PEM = 20000;
+/** Fewer base64 characters than this between BEGIN and END is a placeholder (`…\nanything\n…`). */
+const MIN_PEM_BODY = 32;
+
+function base64Count(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) if (/[A-Za-z0-9+/=]/.test(s[i])) n++;
+  return n;
+}
+
+/** End of the base64 body lines that follow `p` (through escapes, quotes and string concatenation). */
+function bodyEnd(text: string, p: number): number {
+  let end = p;
+  let q = p;
+  const limit = Math.min(text.length, p + MAX_PEM);
+  for (;;) {
+    while (q < limit && /[\s"'`+,;\\]/.test(text[q])) {
+      if (text[q] === "\\" && text[q + 1] === "n") q++;
+      q++;
+    }
+    const runStart = q;
+    while (q < limit && /[A-Za-z0-9+/=:-]/.test(text[q])) q++;
+    if (q - runStart < 16 || text.startsWith("-----END", runStart)) return end;
+    end = q;
+  }
+}
+
+function findPemKeys(text: string, out: Finding[]): void {
+  if (!text.includes("PRIVATE KEY")) return;
+  // PERF: END lines are listed once; each BEGIN takes the next one (no search per BEGIN).
+  const ends: [number, number][] = [];
+  END_RE.lastIndex = 0;
+  for (let m = END_RE.exec(text); m; m = END_RE.exec(text)) ends.push([m.index, m.index + m[0].length]);
+  const usedEnds = new Set<number>();
+  let next = 0;
+  BEGIN_RE.lastIndex = 0;
+  for (let m = BEGIN_RE.exec(text); m; m = BEGIN_RE.exec(text)) {
+    const begin = m.index;
+    const afterBegin = begin + m[0].length;
+    while (next < ends.length && ends[next][0] < afterBegin) next++;
+    const end = ends[next];
+    if (end && end[0] - afterBegin <= MAX_PEM) {
+      usedEnds.add(next);
+      if (base64Count(text.slice(afterBegin, end[0]).replace(/\\n/g, "")) >= MIN_PEM_BODY)
+        out.push({ start: begin, end: end[1], kind: "private_key" });
+      BEGIN_RE.lastIndex = end[1];
+    } else {
+      const bodyStop = Math.max(afterBegin, bodyEnd(text, afterBegin));
+      out.push({ start: begin, end: bodyStop, kind: "private_key" });
+      BEGIN_RE.lastIndex = bodyStop;
+    }
+  }
+  // An END line on its own is the tail of a key pasted in pieces.
+  for (const [i, [start, stop]] of ends.entries())
+    if (!usedEnds.has(i)) out.push({ start, end: stop, kind: "private_key" });
+}
+
+// --- Credentials in URLs, curl and SQL ----------------------------------------------------------------
+
+// scheme://user:password@host — the password may hold `@` (the last one before the host ends it).
+const URL_CREDENTIALS_RE =
+  /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/([^\s:/?#"'<>`]{0,128}):([^\s/?#"'<>`]{1,256})@(?=[A-Za-z0-9[])/dg;
+
+/** A password written by someone showing the format: `user:pass`, `admin:password`, `:${PASS}`. */
+function credentialPlaceholder(password: string): boolean {
+  return (
+    isPlaceholder(password) ||
+    isTemplate(password) ||
+    isPlaceholderWord(password) ||
+    /^[$%][({A-Za-z_]/.test(password)
+  );
+}
+
+function findUrlCredentials(text: string, out: Finding[]): void {
+  if (!text.includes("://")) return;
+  URL_CREDENTIALS_RE.lastIndex = 0;
+  for (let m = URL_CREDENTIALS_RE.exec(text); m; m = URL_CREDENTIALS_RE.exec(text)) {
+    const [start, end] = m.indices![2]!;
+    if (credentialPlaceholder(m[2]) || credentialPlaceholder(m[1] + m[2])) continue;
+    out.push({ start, end, kind: "connection_string" });
+  }
+}
+
+const CURL_USER_RE = /(?<=\s|^)(?:-u|--user|--proxy-user|-U)[ \t]+(['"]?)([^\s'"]{1,200})\1/g;
+
+function findCurlCredentials(text: string, out: Finding[]): void {
+  if (!/-u\b|--user|--proxy-user|-U\b/.test(text)) return;
+  CURL_USER_RE.lastIndex = 0;
+  for (let m = CURL_USER_RE.exec(text); m; m = CURL_USER_RE.exec(text)) {
+    const credential = m[2];
+    const colon = credential.indexOf(":");
+    if (colon < 0 || credentialPlaceholder(credential)) continue;
+    const valueStart = m.index + m[0].length - m[1].length - credential.length;
+    const user = credential.slice(0, colon);
+    const password = credential.slice(colon + 1);
+    // `-u "key:"` (Stripe style) puts the secret in the user part.
+    if (!password) {
+      if (user.length >= 8 && !credentialPlaceholder(user))
+        out.push({ start: valueStart, end: valueStart + colon, kind: "password" });
+      continue;
+    }
+    if (credentialPlaceholder(password)) continue;
+    out.push({ start: valueStart + colon + 1, end: valueStart + credential.length, kind: "password" });
+  }
+}
+
+const SQL_PASSWORD_RE =
+  /\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+(?:PASSWORD\s+)?(?:(['"])([^'"\n]{1,128})\1|([^\s'";)]{1,128}))/gi;
+
+function findSqlPasswords(text: string, out: Finding[]): void {
+  if (!/identified/i.test(text)) return;
+  SQL_PASSWORD_RE.lastIndex = 0;
+  for (let m = SQL_PASSWORD_RE.exec(text); m; m = SQL_PASSWORD_RE.exec(text)) {
+    const value = m[2] ?? m[3];
+    const start = m.index + m[0].length - value.length - (m[1] ? 1 : 0);
+    if (acceptValue(value, "password", true, "assign"))
+      out.push({ start, end: start + value.length, kind: "password" });
+  }
+}
+
+// PowerShell `ConvertTo-SecureString [-String] <plain text> [-AsPlainText] [-Force]`: the first argument
+// that is not a flag is a password in clear.
+const SECURE_STRING_RE = /ConvertTo-SecureString((?:\s+-\w+)*)\s+(\\*["'])?([^\s"'\\]{4,200})\2?/gi;
+
+function findSecureStringArguments(text: string, out: Finding[]): void {
+  if (!/convertto-securestring/i.test(text)) return;
+  SECURE_STRING_RE.lastIndex = 0;
+  for (let m = SECURE_STRING_RE.exec(text); m; m = SECURE_STRING_RE.exec(text)) {
+    const value = m[3];
+    const start = m.index + m[0].lastIndexOf(value);
+    if (value.startsWith("$") || value.startsWith("(") || credentialPlaceholder(value)) continue;
+    out.push({ start, end: start + value.length, kind: "password" });
+  }
+}
+
+// --- Key material inside base64, JWK members, key bodies ----------------------------------------------
+
+/** The base64 of `needle` at each of the three byte alignments, trimmed to the characters it fixes. */
+function base64Needles(needle: string): string[] {
+  const needles: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.from("\0".repeat(offset) + needle)
+      .toString("base64")
+      .replace(/=+$/, "");
+    const skip = offset === 0 ? 0 : offset + 1;
+    const keep = Math.floor(((offset + needle.length) * 4) / 3);
+    needles.push(encoded.slice(skip, keep));
+  }
+  return needles;
+}
+
+let materialNeedles: string[] | undefined;
+const BLOB_RE = /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{64,}={0,2}/g;
+
+/** Decoded text that is key material: a PEM or OpenSSH private key, or a JWK with private members. */
+function isKeyMaterial(decoded: string): boolean {
+  return (
+    decoded.includes("PRIVATE KEY") ||
+    decoded.includes("openssh-key-v1") ||
+    (decoded.includes('"kty"') && /"(?:d|k|p|q)"\s*:/.test(decoded))
+  );
+}
+
+/**
+ * A long base64 blob that decodes to key material. The base64 of the markers, at each of the three byte
+ * alignments, is searched first, so text without any pays one substring search per marker.
+ */
+function findEncodedKeyMaterial(text: string, out: Finding[]): void {
+  materialNeedles ??= ["PRIVATE KEY", "openssh-key-v1", '"kty"'].flatMap(base64Needles);
+  if (!materialNeedles.some((n) => text.includes(n))) return;
+  BLOB_RE.lastIndex = 0;
+  for (let m = BLOB_RE.exec(text); m; m = BLOB_RE.exec(text)) {
+    const blob = m[0];
+    if (!materialNeedles.some((n) => blob.includes(n)) || isPlaceholder(blob)) continue;
+    if (isKeyMaterial(Buffer.from(blob, "base64").toString("latin1")))
+      out.push({ start: m.index, end: m.index + blob.length, kind: "private_key" });
+  }
+}
+
+// `"d": "…"`, `"p"`, `"q"`, `"dp"`, `"dq"`, `"qi"`, `"k"`: the private members of a JSON Web Key.
+const JWK_MEMBER_RE = /"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"([A-Za-z0-9_-]{20,2000})"/dg;
+
+function findJwkMembers(text: string, out: Finding[]): void {
+  if (!text.includes('"')) return;
+  JWK_MEMBER_RE.lastIndex = 0;
+  for (let m = JWK_MEMBER_RE.exec(text); m; m = JWK_MEMBER_RE.exec(text)) {
+    const [start, end] = m.indices![1]!;
+    if (entropy(m[1]) >= 3.5) out.push({ start, end, kind: "private_key" });
+  }
+}
+
+// A line that is nothing but 60–80 base64 characters: the body of a PEM or OpenSSH key pasted in pieces.
+const KEY_BODY_LINE_RE = /^[ \t]*([A-Za-z0-9+/]{60,80}={0,2})[ \t]*$/gm;
+/** Armoured blocks whose body lines are public or encrypted: certificates, public keys, signatures, messages. */
+const PUBLIC_BLOCK_RE =
+  /-----BEGIN [A-Z0-9 ]{0,30}(?:PUBLIC KEY|CERTIFICATE|SIGNATURE|CERTIFICATE REQUEST|MESSAGE|SIGNED MESSAGE)(?: BLOCK)?-----/g;
+
+function findKeyBodyLines(text: string, out: Finding[]): void {
+  const publicBlocks: [number, number][] = [];
+  PUBLIC_BLOCK_RE.lastIndex = 0;
+  for (let m = PUBLIC_BLOCK_RE.exec(text); m; m = PUBLIC_BLOCK_RE.exec(text)) {
+    const end = text.indexOf("-----END", m.index + m[0].length);
+    publicBlocks.push([m.index, end < 0 ? text.length : end]);
+    PUBLIC_BLOCK_RE.lastIndex = end < 0 ? text.length : end;
+  }
+  KEY_BODY_LINE_RE.lastIndex = 0;
+  for (let m = KEY_BODY_LINE_RE.exec(text); m; m = KEY_BODY_LINE_RE.exec(text)) {
+    const body = m[1];
+    if (charClasses(body) < 3 || /^[0-9a-fA-F]+$/.test(body) || entropy(body) < 4.5) continue;
+    const start = m.index + m[0].indexOf(body);
+    if (publicBlocks.some(([s, e]) => start > s && start < e)) continue;
+    out.push({ start, end: start + body.length, kind: "private_key" });
+  }
+}
+
+// --- Kubernetes Secret manifests ---------------------------------------------------------------------
+
+const K8S_SECRET_RE = /^\s*kind:\s*['"]?Secret['"]?\s*$/im;
+const DATA_BLOCK_RE = /^([ \t]*)(?:data|stringData):[ \t]*$/gm;
+
+/** Bounds the lines read under one `data:` key (a manifest has a handful). */
+const MAX_DATA_LINES = 500;
+
+function lineEndAt(text: string, p: number): number {
+  let e = p;
+  while (e < text.length && text[e] !== "\n") e++;
+  return e;
+}
+
+/** The values under `data:` / `stringData:` of a `kind: Secret` manifest are the secrets themselves. */
+function findKubernetesSecretData(text: string, out: Finding[]): void {
+  if (!text.includes("ata:") || !K8S_SECRET_RE.test(text)) return;
+  // YAML documents, separated by `---` lines: the `kind: Secret` must be in the data block's document.
+  const separators = [0];
+  for (let i = text.indexOf("\n---"); i >= 0; i = text.indexOf("\n---", i + 4)) separators.push(i);
+  separators.push(text.length);
+  let doc = 0;
+  let docIsSecret: boolean | undefined;
+  DATA_BLOCK_RE.lastIndex = 0;
+  for (let m = DATA_BLOCK_RE.exec(text); m; m = DATA_BLOCK_RE.exec(text)) {
+    while (separators[doc + 1] < m.index) {
+      doc++;
+      docIsSecret = undefined;
+    }
+    docIsSecret ??= K8S_SECRET_RE.test(text.slice(separators[doc], separators[doc + 1]));
+    if (!docIsSecret) continue;
+    const indent = m[1].replace(/\t/g, "    ").length;
+    let p = m.index + m[0].length + 1;
+    for (let lines = 0; p < text.length && lines < MAX_DATA_LINES; lines++) {
+      const eol = lineEndAt(text, p);
+      const line = text.slice(p, eol);
+      const entry = /^([ \t]+)[\w.-]+:[ \t]*(?:>-?|\|-?)?[ \t]*(['"]?)([A-Za-z0-9+/=._-]*)\2[ \t]*$/.exec(
+        line,
+      );
+      if (!entry || entry[1].replace(/\t/g, "    ").length <= indent) break;
+      let value = entry[3];
+      let start = p + line.lastIndexOf(value);
+      // A folded value (`.dockercfg: >`) continues on the next, deeper line.
+      if (!value) {
+        const next = text.slice(eol + 1, lineEndAt(text, eol + 1));
+        const folded = /^[ \t]+([A-Za-z0-9+/=]{8,})[ \t]*$/.exec(next);
+        if (folded) {
+          value = folded[1];
+          start = eol + 1 + next.indexOf(value);
+        }
+      }
+      if (value.length >= 4 && !credentialPlaceholder(value))
+        out.push({ start, end: start + value.length, kind: "secret" });
+      p = eol + 1;
+    }
+  }
+}
+
+// --- UUID-shaped keys ---------------------------------------------------------------------------------
+
+const UUID_LIKE_RE =
+  /(?<![A-Za-z0-9-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])/g;
+
+/**
+ * Heroku, HubSpot, Squarespace and other providers issue keys in UUID shape; a real UUID carries a
+ * version (1–8) and the RFC variant. A UUID-shaped value without them is a key, unless it is a
+ * Windows-registry-style `{GUID}`.
+ */
+function findNonStandardUuids(text: string, out: Finding[]): void {
+  if (!text.includes("-")) return;
+  UUID_LIKE_RE.lastIndex = 0;
+  for (let m = UUID_LIKE_RE.exec(text); m; m = UUID_LIKE_RE.exec(text)) {
+    if (isStandardUuid(m[0])) continue;
+    if (text[m.index - 1] === "{" && text[m.index + 36] === "}") continue;
+    if (/^(\w)\1{7}-/.test(m[0]) || /^[0-9]{8}-[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{12}$/.test(m[0])) continue;
+    out.push({ start: m.index, end: m.index + 36, kind: "secret" });
+  }
+}
+
+export function findStructuredSecrets(text: string, out: Finding[]): void {
+  findPemKeys(text, out);
+  findUrlCredentials(text, out);
+  findCurlCredentials(text, out);
+  findSqlPasswords(text, out);
+  findSecureStringArguments(text, out);
+  findEncodedKeyMaterial(text, out);
+  findJwkMembers(text, out);
+  findKeyBodyLines(text, out);
+  findNonStandardUuids(text, out);
+  findKubernetesSecretData(text, out);
+}
