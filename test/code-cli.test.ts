@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -116,6 +116,46 @@ describe("triforge code-index and find-related (compiled binary)", () => {
       /^4 files, \d+ chunks \(0 re-indexed, 0 removed in \d+ ms\); skipped: 1 binary\n$/,
     );
   });
+
+  // Root reads every file, so the unreadable file is only unreadable to an unprivileged user.
+  test.skipIf(process.getuid?.() !== 0 || !Bun.which("setpriv"))(
+    "an unreadable file is skipped and counted, the rest is indexed",
+    async () => {
+      const root = sample();
+      writeFileSync(join(root, "src/private.py"), "def hidden_secret_function():\n    pass\n");
+      chmodSync(join(root, "src/private.py"), 0o000);
+      const userHome = tempDir("triforge-nobody-");
+      for (const dir of [
+        root,
+        join(root, "src"),
+        join(root, "src/auth"),
+        join(root, "src/ui"),
+        join(root, "docs"),
+        userHome,
+      ])
+        chmodSync(dir, 0o777);
+      const proc = Bun.spawn(
+        [
+          "setpriv",
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          await compiledBinary(),
+          "code-index",
+          root,
+          "--json",
+        ],
+        {
+          env: { PATH: process.env.PATH ?? "", HOME: userHome, TRIFORGE_HOME: join(userHome, "data") },
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
+      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ files: 4, skipped: { unreadable: 1 } });
+    },
+  );
 
   test("find-related shows chunks like the one at a line, by relative path", async () => {
     const root = sample();
