@@ -323,13 +323,13 @@ class IndexRun {
     }
     const phrases = [...labels.keys()];
     const phraseVectors = await this.model.embedBatch(phrases.map((p) => labels.get(p)!));
-    const factKeys = [...facts.keys()];
-    const factVectors = await this.model.embedBatch([...facts.values()]);
     const dim = this.model.dim;
     const entityVectors = new Map<string, Float32Array>();
     phrases.forEach((p, i) => {
       entityVectors.set(p, phraseVectors.subarray(i * dim, (i + 1) * dim));
     });
+    const factKeys = [...facts.keys()];
+    const factVectors = await this.model.embedBatch([...facts.values()]);
     const factVectorMap = new Map<string, Float32Array>();
     factKeys.forEach((k, i) => {
       factVectorMap.set(k, factVectors.subarray(i * dim, (i + 1) * dim));

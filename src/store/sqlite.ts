@@ -73,6 +73,12 @@ function readVector(blob: Uint8Array, target: Float32Array, row: number, dim: nu
   for (let d = 0; d < floats; d++) target[row * dim + d] = view.getFloat32(d * 4, true);
 }
 
+/** Edge weight changes of one batch, summed per edge, with each chunk's share (for forget). */
+type EdgeDeltas = Map<
+  string,
+  { kind: number; a: number; b: number; amount: number; sources: Map<number, number> }
+>;
+
 /** Undirected edges are stored once, smaller id first, so the same pair never appears twice. */
 function ordered(a: number, b: number): [number, number] {
   return a < b ? [a, b] : [b, a];
@@ -221,7 +227,8 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async writeBatch(batch: IndexBatch): Promise<void> {
-    this.db.transaction(() => {
+    const edges: EdgeDeltas = new Map();
+    this.guarded(() => {
       const insertChunk = this.sql(
         "INSERT INTO chunks(hash, session_id, ts, text, graph_source, model, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING RETURNING id",
       );
@@ -242,43 +249,109 @@ export class SqliteMemoryStore implements MemoryStore {
         chunk.turns.forEach((t, ord) => {
           insertTurn.run(t.uuid, row.id, ord, t.role, t.ts, t.start, t.end);
         });
-        this.addChunkGraph(row.id, chunk.graph, batch);
+        this.addChunkGraph(row.id, chunk.graph, batch, edges);
       }
+      this.flushEdges(edges);
       this.addSynonyms(batch);
       const insertSummary = this.sql(
         "INSERT INTO summaries(session_id, date, ts, text, source) VALUES (?, ?, ?, ?, ?)",
       );
       for (const s of batch.summaries) insertSummary.run(s.sessionId, s.date, s.ts, s.text, s.source);
       this.bumpGeneration();
-    })();
+    });
+  }
+
+  /**
+   * Row ids of phrases, facts and edges by their natural keys, loaded once per connection: writing a
+   * batch then costs one statement per new row instead of a lookup per mention. Dropped whenever a
+   * transaction fails or rows are deleted, so it never names a row that is not there.
+   */
+  private ids?: { phrase: Map<string, number>; fact: Map<string, number>; edge: Map<string, number> };
+
+  private idCache() {
+    if (!this.ids) {
+      const phrase = new Map<string, number>();
+      for (const [id, key] of this.sql("SELECT id, phrase FROM entities").values() as [number, string][])
+        phrase.set(key, id);
+      const fact = new Map<string, number>();
+      for (const [id, sub, pred, obj] of this.sql(
+        "SELECT id, subject, predicate, object FROM facts",
+      ).values() as [number, number, string, number][]) {
+        fact.set(`${sub}\u0001${pred}\u0001${obj}`, id);
+      }
+      const edge = new Map<string, number>();
+      for (const [id, kind, a, b] of this.sql("SELECT id, kind, a, b FROM edges").values() as [
+        number,
+        number,
+        number,
+        number,
+      ][]) {
+        edge.set(`${kind}:${a}:${b}`, id);
+      }
+      this.ids = { phrase, fact, edge };
+    }
+    return this.ids;
+  }
+
+  /** Runs `work` in a transaction; a failure also drops the id cache (its rows were rolled back). */
+  private guarded<T>(work: () => T): T {
+    try {
+      return this.db.transaction(work)();
+    } catch (error) {
+      this.ids = undefined;
+      throw error;
+    }
   }
 
   private entityId(phrase: string, label: string, model: string, vectors: Map<string, Float32Array>): number {
-    const existing = this.sql("SELECT id FROM entities WHERE phrase = ?").get(phrase) as {
-      id: number;
-    } | null;
-    if (existing) return existing.id;
+    const cache = this.idCache().phrase;
+    const existing = cache.get(phrase);
+    if (existing !== undefined) return existing;
     const vector = vectors.get(phrase);
     if (!vector) throw new Error(`no vector for new phrase '${phrase}'`);
-    return (
-      this.sql("INSERT INTO entities(phrase, label, model, vector) VALUES (?, ?, ?, ?) RETURNING id").get(
+    const id = Number(
+      this.sql("INSERT INTO entities(phrase, label, model, vector) VALUES (?, ?, ?, ?)").run(
         phrase,
         label,
         model,
         toBlob(vector),
-      ) as { id: number }
-    ).id;
+      ).lastInsertRowid,
+    );
+    cache.set(phrase, id);
+    return id;
   }
 
-  /** Adds `amount` to an edge (creating it) and records that `chunkId` contributed it. */
-  private addEdge(kind: number, a: number, b: number, amount: number, chunkId: number | undefined): void {
-    const { id } = this.sql(
-      "INSERT INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?) ON CONFLICT(kind, a, b) DO UPDATE SET weight = weight + excluded.weight RETURNING id",
-    ).get(kind, a, b, amount) as { id: number };
-    if (chunkId !== undefined) {
-      this.sql(
-        "INSERT INTO edge_sources(edge_id, chunk_id, amount) VALUES (?, ?, ?) ON CONFLICT(edge_id, chunk_id) DO UPDATE SET amount = amount + excluded.amount",
-      ).run(id, chunkId, amount);
+  /** Records that `chunkId` adds `amount` to an edge; flushEdges writes the sums. */
+  private addEdge(
+    deltas: EdgeDeltas,
+    kind: number,
+    a: number,
+    b: number,
+    amount: number,
+    chunkId: number,
+  ): void {
+    const key = `${kind}:${a}:${b}`;
+    let delta = deltas.get(key);
+    if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
+    delta.amount += amount;
+    delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + amount);
+  }
+
+  /** Adds each edge's summed amount (creating it) and its per-chunk contributions. */
+  private flushEdges(deltas: EdgeDeltas): void {
+    const cache = this.idCache().edge;
+    const update = this.sql("UPDATE edges SET weight = weight + ? WHERE id = ?");
+    const insert = this.sql("INSERT INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?)");
+    const source = this.sql(
+      "INSERT INTO edge_sources(edge_id, chunk_id, amount) VALUES (?, ?, ?) ON CONFLICT(edge_id, chunk_id) DO UPDATE SET amount = amount + excluded.amount",
+    );
+    for (const [key, d] of deltas) {
+      let id = cache.get(key);
+      if (id === undefined) {
+        id = Number(insert.run(d.kind, d.a, d.b, d.amount).lastInsertRowid);
+        cache.set(key, id);
+      } else update.run(d.amount, id);
+      for (const [chunkId, amount] of d.sources) source.run(id, chunkId, amount);
     }
   }
 
@@ -286,6 +359,7 @@ export class SqliteMemoryStore implements MemoryStore {
     chunkId: number,
     graph: ChunkGraph,
     vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors">,
+    edges: EdgeDeltas,
   ): void {
     const ids = new Map<string, number>();
     for (const e of graph.entities) {
@@ -293,44 +367,43 @@ export class SqliteMemoryStore implements MemoryStore {
       const id = this.entityId(e.phrase, e.label, vectors.model, vectors.entityVectors);
       ids.set(e.phrase, id);
       // Passage↔phrase context edge, weight 1 as in HippoRAG 2.
-      this.addEdge(EDGE_KIND.context, chunkId, id, 1, chunkId);
+      this.addEdge(edges, EDGE_KIND.context, chunkId, id, 1, chunkId);
     }
+    const facts = this.idCache().fact;
     const insertFact = this.sql(
-      "INSERT INTO facts(subject, predicate, object, model, vector) VALUES (?, ?, ?, ?, ?) ON CONFLICT(subject, predicate, object) DO UPDATE SET model = model RETURNING id",
+      "INSERT INTO facts(subject, predicate, object, model, vector) VALUES (?, ?, ?, ?, ?)",
     );
-    const insertSource = this.sql(
-      "INSERT OR IGNORE INTO fact_sources(fact_id, chunk_id) VALUES (?, ?) RETURNING fact_id",
-    );
+    const insertSource = this.sql("INSERT OR IGNORE INTO fact_sources(fact_id, chunk_id) VALUES (?, ?)");
     for (const f of graph.facts) {
       const s = ids.get(f.subject);
       const o = ids.get(f.object);
       if (s === undefined || o === undefined || s === o) continue;
-      const key = factKey(f.subject, f.predicate, f.object);
-      const vector = vectors.factVectors.get(key);
-      let factId = (
-        this.sql("SELECT id FROM facts WHERE subject = ? AND predicate = ? AND object = ?").get(
-          s,
-          f.predicate,
-          o,
-        ) as { id: number } | null
-      )?.id;
+      const key = `${s}\u0001${f.predicate}\u0001${o}`;
+      let factId = facts.get(key);
       if (factId === undefined) {
-        if (!vector) throw new Error(`no vector for new fact '${key}'`);
-        factId = (insertFact.get(s, f.predicate, o, vectors.model, toBlob(vector)) as { id: number }).id;
+        const vector = vectors.factVectors.get(factKey(f.subject, f.predicate, f.object));
+        if (!vector) throw new Error(`no vector for new fact '${f.subject} ${f.predicate} ${f.object}'`);
+        factId = Number(insertFact.run(s, f.predicate, o, vectors.model, toBlob(vector)).lastInsertRowid);
+        facts.set(key, factId);
       }
       // A chunk stating the same fact twice counts once; each distinct fact adds 1 to its phrase pair's edge.
-      if (insertSource.get(factId, chunkId)) this.addEdge(EDGE_KIND.fact, ...ordered(s, o), 1, chunkId);
+      if (insertSource.run(factId, chunkId).changes > 0)
+        this.addEdge(edges, EDGE_KIND.fact, ...ordered(s, o), 1, chunkId);
     }
   }
 
   private addSynonyms(batch: Pick<IndexBatch, "synonyms">): void {
-    const idOf = this.sql("SELECT id FROM entities WHERE phrase = ?");
-    const insert = this.sql("INSERT OR IGNORE INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?)");
+    const phrases = this.idCache().phrase;
+    const insert = this.sql(
+      "INSERT OR IGNORE INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?) RETURNING id",
+    );
     for (const s of batch.synonyms) {
-      const a = (idOf.get(s.a) as { id: number } | null)?.id;
-      const b = (idOf.get(s.b) as { id: number } | null)?.id;
+      const a = phrases.get(s.a);
+      const b = phrases.get(s.b);
       if (a === undefined || b === undefined || a === b) continue;
-      insert.run(EDGE_KIND.synonym, ...ordered(a, b), s.score);
+      const [x, y] = ordered(a, b);
+      const row = insert.get(EDGE_KIND.synonym, x, y, s.score) as { id: number } | null;
+      if (row) this.idCache().edge.set(`${EDGE_KIND.synonym}:${x}:${y}`, row.id);
     }
   }
 
@@ -372,13 +445,15 @@ export class SqliteMemoryStore implements MemoryStore {
     source: GraphSource,
     vectors: Omit<IndexBatch, "chunks" | "summaries">,
   ): Promise<void> {
-    this.db.transaction(() => {
+    this.guarded(() => {
       this.removeChunkGraph([chunkId]);
-      this.addChunkGraph(chunkId, graph, vectors);
+      const edges: EdgeDeltas = new Map();
+      this.addChunkGraph(chunkId, graph, vectors, edges);
+      this.flushEdges(edges);
       this.addSynonyms(vectors);
       this.sql("UPDATE chunks SET graph_source = ? WHERE id = ?").run(source, chunkId);
       this.bumpGeneration();
-    })();
+    });
   }
 
   /**
@@ -392,6 +467,7 @@ export class SqliteMemoryStore implements MemoryStore {
     edgesRemoved: number;
     edgesLowered: number;
   } {
+    this.ids = undefined; // rows are deleted below
     const touchedEntities = new Set<number>();
     const touchedFacts = new Set<number>();
     let edgesRemoved = 0;
@@ -448,11 +524,12 @@ export class SqliteMemoryStore implements MemoryStore {
       ).length;
       entities++;
     }
+    this.ids = undefined;
     return { facts, entities, edgesRemoved, edgesLowered };
   }
 
   async forgetSession(sessionId: string): Promise<ForgetResult> {
-    return this.db.transaction(() => {
+    return this.guarded(() => {
       this.sql("INSERT OR IGNORE INTO forgotten(session_id, at) VALUES (?, ?)").run(
         sessionId,
         new Date().toISOString(),
@@ -470,7 +547,7 @@ export class SqliteMemoryStore implements MemoryStore {
       this.sql("DELETE FROM summaries WHERE session_id = ?").run(sessionId);
       this.bumpGeneration();
       return { chunks: chunks.length, ...removed };
-    })();
+    });
   }
 
   async summaries(): Promise<SummaryEntry[]> {
