@@ -328,6 +328,9 @@ describe.skipIf(!claude.binary)(`Claude Code ${CLAUDE_CODE_VERSION} end to end`,
     const first = JSON.stringify(requests[0].body.messages);
     expect(first).toContain("<triforge-memory");
     expect(first).toContain("blue-green");
+    // Claude Code announced our tools to the model (as deferred tools, loaded on first use).
+    expect(first).toContain("mcp__triforge__rag_search");
+    expect(first).toContain("mcp__triforge__code_search");
     // 2. rag_search's result, as the model receives it, holds the decision.
     const rag = toolResult(requests[1], "toolu_e2e_rag");
     expect(rag?.is_error ?? false).toBe(false);
