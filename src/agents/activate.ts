@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { dataDir, projectKey } from "../cli/paths.ts";
 import { DEFAULT_CONFIG, findProjectRoot, type ProjectConfig } from "../project/config.ts";
@@ -126,6 +126,15 @@ export function activate(options: ActivateOptions): { root: string; outcomes: Ou
   if (!earlier || outcomes.some((o) => o.action !== "unchanged"))
     writeRecord(recordPath, { ...record, project: options.root });
   return { root: options.root, outcomes };
+}
+
+/** Projects whose activation record is still there: memory (hooks) stays on in them until deactivated. */
+export function activatedProjects(): string[] {
+  const dir = join(dataDir(), "activations");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .flatMap((name) => readRecord(join(dir, name))?.project ?? []);
 }
 
 /** Removes exactly what activate wrote; undefined when this project was never activated here. */

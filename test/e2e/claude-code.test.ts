@@ -351,6 +351,10 @@ describe.skipIf(!claude.binary)(`Claude Code ${CLAUDE_CODE_VERSION} end to end`,
   test("triforge uninstall takes out exactly what install put in", async () => {
     const result = await triforgeRun(["uninstall"]);
     expect(result.code).toBe(0);
+    // The project's hooks are the project's files: uninstall names them rather than touching them.
+    expect(result.stdout).toContain(
+      `Memory is still active in 1 project(s); their hooks call this binary:\n  triforge deactivate --project '${project}'`,
+    );
     // Claude Code rewrote ~/.claude.json while it ran: its own keys stay, ours go.
     const config = JSON.parse(readFileSync(join(home, ".claude.json"), "utf8"));
     expect(config.mcpServers?.triforge).toBeUndefined();

@@ -1,4 +1,6 @@
+import { activatedProjects } from "../../agents/activate.ts";
 import { uninstall } from "../../agents/install.ts";
+import { shellQuote } from "../../agents/launcher.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
 import { dataDir } from "../paths.ts";
 import { defineCommand, UserError } from "../command.ts";
@@ -19,6 +21,15 @@ export default defineCommand({
       return 0;
     }
     process.stdout.write(`triforge uninstalled:\n${formatOutcomes(result.outcomes)}\n`);
+    // Project hooks are the projects' own files: listed, not touched (deactivate takes them out).
+    const projects = activatedProjects();
+    if (projects.length) {
+      process.stdout.write(
+        `Memory is still active in ${projects.length} project(s); their hooks call this binary:\n`,
+      );
+      for (const project of projects)
+        process.stdout.write(`  triforge deactivate --project ${shellQuote(project)}\n`);
+    }
     if (result.dataDirKept) process.stdout.write(`Project memories remain in ${displayPath(dataDir())}.\n`);
     return 0;
   },
