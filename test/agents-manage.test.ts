@@ -44,6 +44,7 @@ describe("triforge status", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("memory active (storage local, llm auto)");
     expect(result.stdout).toMatch(/On disk +\d+ B in .*\(.*chats\.jsonl \d+ B/);
+    expect(result.stdout).toContain("Indexed    never — ");
     expect(result.stdout).toContain("Errors     3 recent:");
     expect(result.stdout).toContain("[capture] failure four");
     expect(result.stdout).not.toContain("failure one");
@@ -55,6 +56,35 @@ describe("triforge status", () => {
       "errors.log",
     ]);
     expect(asJson.recentErrors).toHaveLength(3);
+  });
+});
+
+describe("triforge status after indexing", () => {
+  test("counts what the indexer stored and says no LLM was paid for", async () => {
+    const { home, project, data } = setup();
+    const env = { TRIFORGE_LLM: "none" };
+    expect((await runBinary(["activate", "--project", project], { home, env })).code).toBe(0);
+    mkdirSync(data, { recursive: true });
+    const turn = (role: string, text: string, i: number) =>
+      JSON.stringify({ ts: `2026-01-01T00:00:0${i}Z`, session_id: "s1", role, text, uuid: `u${i}` });
+    const lines = [
+      turn("user", "We chose SQLite in WAL mode for the local store.", 1),
+      turn("assistant", "Agreed: SQLite with WAL, one writer at a time.", 2),
+    ];
+    writeFileSync(join(data, "chats.jsonl"), `${lines.join("\n")}\n`);
+    const indexed = await runBinary(["index", "--project", project], { home, env });
+    expect(indexed.code).toBe(0);
+
+    const status = JSON.parse(
+      (await runBinary(["status", "--json", "--project", project], { home, env })).stdout,
+    );
+    expect(status.chunks).toBeGreaterThan(0);
+    expect(status.nodes).toBeGreaterThan(status.chunks);
+    expect(status.lastIndexed).not.toBeNull();
+    expect(status.disk.files.map((f: { name: string }) => f.name)).toContain("memory.db");
+    const text = (await runBinary(["status", "--project", project], { home, env })).stdout;
+    expect(text).toMatch(/Memory +\d+ chunks from 1 sessions; graph \d+ nodes, \d+ edges/);
+    expect(text).toContain("LLM spend  none (no LLM calls recorded)");
   });
 });
 

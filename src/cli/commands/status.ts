@@ -54,9 +54,10 @@ export default defineCommand({
     if (existsSync(dir)) {
       const count = (key: string) => (typeof memory[key] === "number" ? String(memory[key]) : "?");
       lines.push(
-        `Memory     ${count("chunks")} chunks; graph ${count("nodes")} nodes, ${count("edges")} edges`,
+        `Memory     ${count("chunks")} chunks from ${count("sessions")} sessions; graph ${count("nodes")} nodes, ${count("edges")} edges`,
       );
-      lines.push(`Indexed    ${memory.lastIndexed ?? "never"}`);
+      const note = `${memory.indexing ? " (indexing now)" : ""}${memory.reason ? ` — ${memory.reason}` : ""}`;
+      lines.push(`Indexed    ${memory.lastIndexed ?? "never"}${note}`);
       lines.push(`LLM spend  ${formatUsage(memory.llmUsage)}`);
       const top = files.slice(0, 5).map((f) => `${f.name} ${formatBytes(f.bytes)}`);
       lines.push(
