@@ -1,20 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { snapshot } from "./agents-tree.ts";
 import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
-
-function snapshot(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (path: string) => {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      const full = join(path, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else files[relative(dir, full)] = readFileSync(full, "latin1");
-    }
-  };
-  walk(dir);
-  return files;
-}
 
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));
 

@@ -10,36 +10,9 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { basename, join } from "node:path";
+import { folders, snapshot } from "./agents-tree.ts";
 import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
-
-/** Every file under `dir` with its bytes: a snapshot to compare whole trees. */
-function snapshot(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (path: string) => {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      const full = join(path, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else files[relative(dir, full)] = readFileSync(full, "latin1");
-    }
-  };
-  if (existsSync(dir)) walk(dir);
-  return files;
-}
-
-function dirs(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (path: string) => {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      if (entry.isDirectory()) {
-        out.push(relative(dir, join(path, entry.name)));
-        walk(join(path, entry.name));
-      }
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
 
 /** A fake triforge binary path (install only writes it into configs; doctor checks it exists). */
 function fakeBinary(root: string, name = "bin dir/triforge"): string {
@@ -103,7 +76,7 @@ describe("triforge install / uninstall (Claude Code)", () => {
     const removed = await runBinary(["uninstall"], { home, env: ISOLATED });
     expect(removed.code).toBe(0);
     expect(snapshot(home)).toEqual({});
-    expect(dirs(home)).toEqual([]);
+    expect(folders(home)).toEqual([]);
   });
 
   test("existing files come back byte for byte, and install touched only its own bytes", async () => {
@@ -311,7 +284,7 @@ describe("triforge install (Codex, Cursor, OpenCode)", () => {
 
     expect((await runBinary(["uninstall"], { home, env: ISOLATED })).code).toBe(0);
     expect(snapshot(home)).toEqual(before);
-    expect(dirs(home)).toEqual([".codex", ".config", ".config/opencode", ".cursor"]);
+    expect(folders(home)).toEqual([".codex", ".config", ".config/opencode", ".cursor"]);
   });
 
   test("--agents writes only the named agents, creating their files", async () => {

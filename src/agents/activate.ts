@@ -120,7 +120,6 @@ export function activate(options: ActivateOptions): { root: string; outcomes: Ou
   const { record, outcomes } = applyChanges(
     earlier,
     activationChanges(options, earlier),
-    options.launcher,
     join(dataDir(), "backups"),
   );
   if (!earlier || outcomes.some((o) => o.action !== "unchanged"))

@@ -78,7 +78,7 @@ export function install(options: InstallOptions): {
   const createdDirs = makeDirs(dataDir());
   const record = readRecord(manifestPath());
   const changes = agents.flatMap((agent) => installChanges(agent, options, home));
-  const { record: next, outcomes } = applyChanges(record, changes, options.launcher, backupsDir());
+  const { record: next, outcomes } = applyChanges(record, changes, backupsDir());
   // Folders made for the data directory (~/.claude on a fresh machine) go on uninstall when empty.
   next.dirs = [...new Set([...createdDirs, ...next.dirs])];
   if (!record || outcomes.some((o) => o.action !== "unchanged")) writeRecord(manifestPath(), next);

@@ -7,7 +7,7 @@ export function eolOf(text: string): "\n" | "\r\n" {
   return text.includes("\r\n") ? "\r\n" : "\n";
 }
 
-export const markers = (id: string) => ({
+const markers = (id: string) => ({
   begin: `<!-- ${id}:begin (managed by triforge; removed by uninstall/deactivate) -->`,
   end: `<!-- ${id}:end -->`,
 });

@@ -41,8 +41,6 @@ export interface FileRecord {
 
 export interface ChangeRecord {
   version: 1;
-  /** The argv prefix the entries start triforge with. */
-  launcher: string[];
   updatedAt: string;
   files: FileRecord[];
   /** Folders this record created, removed on revert when left empty. */
@@ -105,15 +103,10 @@ function backupFile(path: string, text: string, backupsDir: string): string {
  * earlier run that this run no longer wants are undone first; a file already in the wanted
  * state is not written at all (a second run changes nothing).
  */
-export function applyChanges(
-  record: ChangeRecord | undefined,
-  changes: FileChange[],
-  launcher: string[],
-  backupsDir: string,
-) {
+export function applyChanges(record: ChangeRecord | undefined, changes: FileChange[], backupsDir: string) {
   const next: ChangeRecord = record
     ? structuredClone(record)
-    : { version: 1, launcher, updatedAt: "", files: [], dirs: [], backups: [] };
+    : { version: 1, updatedAt: "", files: [], dirs: [], backups: [] };
   // First every new text (a bad file stops the run before anything is written), then the writes.
   const planned = changes.map((change) => {
     const current = readText(change.path);
@@ -170,7 +163,6 @@ export function applyChanges(
     else next.files.push(entry);
     outcomes.push({ path, action: current === undefined ? "created" : "updated" });
   }
-  next.launcher = launcher;
   next.updatedAt = new Date().toISOString();
   return { record: next, outcomes };
 }
