@@ -291,7 +291,7 @@ const FAMILY_CACHE_SIZE = 2048;
 
 /** The family of secret a name holds, or undefined when the name is not a secret's name. */
 export function nameFamily(name: string, previousWord = ""): Family | undefined {
-  const key = `${name}\u0000${previousWord}`;
+  const key = previousWord ? `${name}\u0000${previousWord}` : name;
   if (familyCache.has(key)) return familyCache.get(key);
   const family = classifyName(name, previousWord);
   if (familyCache.size >= FAMILY_CACHE_SIZE) familyCache.clear();

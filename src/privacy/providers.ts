@@ -204,7 +204,9 @@ const RULES: ProviderRule[] = [
   {
     kind: "discord",
     pattern: String.raw`${B}[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}${E}`,
-    check: (s) => s.split(".").every((p) => !isWordLike(p)) && mixed(s),
+    // The user id and the HMAC are generated; the 6-character timestamp in the middle may read as a word.
+    check: (s) =>
+      !isWordLike(s.slice(0, s.indexOf("."))) && !isWordLike(s.slice(s.lastIndexOf(".") + 1)) && mixed(s),
   },
   {
     kind: "discord",

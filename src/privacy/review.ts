@@ -37,22 +37,48 @@ function isBenign(value: string): boolean {
   );
 }
 
+/** A name about secrets (`listApiKeys`, `OAuthTokenResult`, `input_tokens`) rather than one. */
+const TRIGGER_INSIDE_RE = /secret|token|passw|auth|credential|api[_-]?key|bearer/i;
+/** Lower-case hex of a SHA-1 or SHA-256 length: a commit or a content hash. */
+const DIGEST_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
 function generatedLooking(text: string, start: number, end: number): boolean {
   // A path segment or a word inside a redaction marker is not a candidate.
   if (text[start - 1] === "/" || text[end] === "/") return false;
-  const value = text.slice(start, end);
+  const value = text.slice(start, end).replace(/^[._~-]+|[._~=-]+$/g, "");
+  if (TRIGGER_INSIDE_RE.test(value) || DIGEST_RE.test(value)) return false;
   return !isBenign(value) && looksRandom(value, 12);
+}
+
+/** Whether position `p` lies inside a `[REDACTED:<kind>]` marker (its kind names are trigger words). */
+function insideMarker(text: string, p: number): boolean {
+  for (let k = p; k >= 0 && p - k < 24; k--) {
+    if (text[k] === "]" && k < p) return false;
+    if (text[k] === "[") return text.startsWith(REDACTION_PREFIX, k);
+  }
+  return false;
+}
+
+/** Same line, and the gap between a trigger at `t` and [start, end) within the window. */
+function near(text: string, t: number, start: number, end: number): boolean {
+  if (t > end + TRIGGER_WINDOW || t < start - TRIGGER_WINDOW) return false;
+  const from = Math.min(t, start);
+  const to = Math.max(t, end);
+  for (let i = from; i < to; i++) if (text[i] === "\n") return false;
+  return true;
 }
 
 /**
  * Strings that look generated and sit near a trigger word, outside anything already redacted. With
- * `firstOnly`, stops at the first one (all `needsReview` wants).
+ * `firstOnly`, stops at the first one (all `needsReview` wants). Text without trigger words costs one
+ * regex pass.
  */
 export function reviewCandidates(text: string, firstOnly = false): Candidate[] {
   const candidates: Candidate[] = [];
-  TRIGGER_RE.lastIndex = 0;
   const triggers: number[] = [];
-  for (let m = TRIGGER_RE.exec(text); m; m = TRIGGER_RE.exec(text)) triggers.push(m.index);
+  TRIGGER_RE.lastIndex = 0;
+  for (let m = TRIGGER_RE.exec(text); m; m = TRIGGER_RE.exec(text))
+    if (!insideMarker(text, m.index)) triggers.push(m.index);
   if (!triggers.length) return candidates;
   CANDIDATE_RE.lastIndex = 0;
   let t = 0;
@@ -60,16 +86,12 @@ export function reviewCandidates(text: string, firstOnly = false): Candidate[] {
     const start = m.index;
     const end = start + m[0].length;
     while (t < triggers.length && triggers[t] < start - TRIGGER_WINDOW) t++;
-    const near = triggers.slice(t, t + 4).some((p) => {
-      if (p > end + TRIGGER_WINDOW) return false;
-      const from = Math.min(p, start);
-      const to = Math.max(p, end);
-      return !text.slice(from, to).includes("\n");
-    });
-    if (near && generatedLooking(text, start, end)) {
-      candidates.push({ start, end });
-      if (firstOnly) break;
-    }
+    let close = false;
+    for (let k = t; k < triggers.length && triggers[k] <= end + TRIGGER_WINDOW && !close; k++)
+      close = near(text, triggers[k], start, end);
+    if (!close || !generatedLooking(text, start, end)) continue;
+    candidates.push({ start, end });
+    if (firstOnly) break;
   }
   return candidates;
 }

@@ -256,11 +256,16 @@ export function isWordLike(value: string): boolean {
   if (!/^[A-Za-z_]+$/.test(value)) return false;
   const parts = wordParts(value);
   if (!parts.length) return false;
-  return parts.every(
-    (p) =>
-      CASE_STYLE_RE.test(p) &&
-      (SHORT_WORDS.has(p.toLowerCase()) || (p.length >= 3 && /[aeiouy]/i.test(p)) || /^[A-Z]{2,5}$/.test(p)),
-  );
+  let odd = 0;
+  for (const p of parts) {
+    if (!CASE_STYLE_RE.test(p)) return false;
+    if (SHORT_WORDS.has(p.toLowerCase()) || (p.length >= 3 && /[aeiouy]/i.test(p)) || /^[A-Z]{2,5}$/.test(p))
+      continue;
+    // `OAuth`, `AiModel`: one odd short piece among three or more proper ones is still a name.
+    if (p.length > 2) return false;
+    odd++;
+  }
+  return odd === 0 || (odd === 1 && parts.length >= 3);
 }
 
 /** A code expression rather than a literal: `var.db_password`, `X25519.key_length`, `foo(bar)`, `a[b]`. */
@@ -281,7 +286,8 @@ export function isHostLike(value: string): boolean {
   return /^(?:[a-z0-9-]+\.)+[a-z]{2,12}(?::\d+)?(?:\/\S*)?$/.test(value);
 }
 
-const WORD_PART_RE = /^(?:[A-Za-z][a-z]*(?:[A-Z][a-z]*)*\d{0,6}|[A-Z]+\d{0,6}|[a-z]{1,3}\d{1,3}|\d{1,8})$/;
+const WORD_PART_RE =
+  /^(?:[A-Za-z][a-z]*(?:[A-Z][a-z]*)*\d{0,6}|[A-Z]+\d{0,6}|[a-z]{1,3}\d{1,3}|\d{1,3}[a-z]{1,3}|v\d{1,3}(?:alpha|beta|rc)\d{0,3}|\d{1,8})$/;
 
 /**
  * Made of words and small numbers joined by separators (`jetbrains.mps.v8_elimination`, `DOC_Vector_5_32`,
