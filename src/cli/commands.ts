@@ -12,6 +12,7 @@ export const commands: Record<string, { summary: string; load: () => Promise<{ d
   search: { summary: "Search a repository's code by meaning and identifiers", load: () => import("./commands/search.ts") },
   "find-related": { summary: "Find code similar to a file and line", load: () => import("./commands/find-related.ts") },
   "code-index": { summary: "Build or refresh a repository's code-search index", load: () => import("./commands/code-index.ts") },
+  capture: { summary: "Stop hook: append the session's new prose, redacted, to the project's chat log", load: () => import("./commands/capture.ts") },
   redact: { summary: "Print standard input as it would be stored: secrets and personal data redacted", load: () => import("./commands/redact.ts") },
   index: { summary: "Build the project's memory from its chat log (SessionEnd hook: --background)", load: () => import("./commands/index.ts") },
   recall: { summary: "Search the project's memory of earlier sessions", load: () => import("./commands/recall.ts") },
