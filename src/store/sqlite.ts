@@ -569,12 +569,13 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.db.transaction(() => {
       const generation = this.generation();
       const chunkRows = this.sql(
-        "SELECT id, session_id, ts, text, model, vector FROM chunks ORDER BY id",
+        "SELECT id, session_id, ts, text, graph_source, model, vector FROM chunks ORDER BY id",
       ).all() as {
         id: number;
         session_id: string;
         ts: string;
         text: string;
+        graph_source: GraphSource;
         model: string;
         vector: Uint8Array;
       }[];
@@ -590,7 +591,14 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       const chunks = chunkRows.map((r, i) => {
         readVector(r.vector, chunkVectors, i, dim);
-        return { id: r.id, sessionId: r.session_id, ts: r.ts, text: r.text, turns: turnsOf.get(r.id) ?? [] };
+        return {
+          id: r.id,
+          sessionId: r.session_id,
+          ts: r.ts,
+          text: r.text,
+          graphSource: r.graph_source,
+          turns: turnsOf.get(r.id) ?? [],
+        };
       });
       const entities = this.sql(
         "SELECT id, phrase, label FROM entities ORDER BY id",

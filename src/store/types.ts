@@ -80,7 +80,14 @@ export interface IndexState {
 export interface StoreSnapshot {
   generation: number;
   dim: number;
-  chunks: { id: number; sessionId: string; ts: string; text: string; turns: Turn[] }[];
+  chunks: {
+    id: number;
+    sessionId: string;
+    ts: string;
+    text: string;
+    graphSource: GraphSource;
+    turns: Turn[];
+  }[];
   /** Row i is chunk i's vector; `chunkModels[i]` its model (re-embedded when it differs from the current). */
   chunkVectors: Float32Array;
   chunkModels: string[];

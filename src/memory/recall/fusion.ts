@@ -1,30 +1,49 @@
 /**
- * Hybrid fusion of the graph, BM25 and dense rankings: weighted reciprocal-rank fusion with a small K.
- * Tuned on LoCoMo (conversations, local graph) and MuSiQue (documents, LLM graph) together; figures
- * and the grid are in docs/memory.md. Why not the usual equal-weight RRF (K = 60): it lets BM25 and
- * dense outvote the documents PPR lifted — on MuSiQue it falls from graph's 65.3 to 49.3 recall@5.
- * Why not min-max score fusion: PPR scores are peaked, so min-max squashes all but the first few graph
- * hits to ~0 and BM25 decides (MuSiQue 53.8). Ranks with the graph weighted 3× keep PPR's order at the
- * top while BM25 and dense still rescue what the graph missed.
+ * Hybrid fusion of the graph, BM25 and dense scores, with one recipe for each kind of graph — tuned on
+ * LoCoMo (conversations, local graph) and MuSiQue (documents, LLM graph); the grid is in docs/memory.md.
+ *
+ * - LLM-built graph (most passages have OpenIE facts): weighted reciprocal-rank fusion, graph 3× BM25,
+ *   small K. Precise facts make PPR's order worth keeping at the top. Equal-weight RRF (K = 60) undoes
+ *   that gain (MuSiQue recall@5: graph 65.3 → 49.3); min-max score fusion squashes PPR's peaked scores
+ *   so BM25 decides (53.8).
+ * - Local graph (co-occurrence facts): min-max score fusion led by BM25, then smoothed along sessions.
+ *   Word-based facts add less than precise ones; BM25 with its session neighbours is the strong signal
+ *   in conversations (LoCoMo recall@10 69.2 vs 67.7 with the LLM-graph recipe).
  */
-import { topIndices } from "./memory-index.ts";
+import { minMax, topIndices } from "./memory-index.ts";
 
-/** Weights of the graph, BM25 (session-smoothed, see MemoryIndex.smoothAlongSessions) and dense lists. */
-export const HYBRID_WEIGHTS = { graph: 3, bm25: 1, dense: 0.5 } as const;
-/** A small K keeps the top ranks apart (1/11 vs 1/12), so one list's first hit is not diluted. */
-export const RRF_K = 10;
-/** Documents beyond this rank in a list add nothing (their ranks are noise). */
+/** Above this share of LLM-built passages, the graph is trusted as an LLM graph. */
+export const LLM_GRAPH_SHARE = 0.5;
+
+export const LLM_GRAPH_FUSION = { graph: 3, bm25: 1, dense: 0.5, rrfK: 10 } as const;
+export const LOCAL_GRAPH_FUSION = { graph: 0.5, bm25: 1, dense: 0.2 } as const;
+/** Documents beyond this rank in a list add nothing to RRF (their ranks are noise). */
 export const FUSION_DEPTH = 100;
 
-export function fuse(lists: ArrayLike<number>[], weights: readonly number[]): Float64Array {
+/** Weighted RRF: each list adds weight / (K + rank) for its top FUSION_DEPTH positive documents. */
+export function reciprocalRankFusion(
+  lists: ArrayLike<number>[],
+  weights: readonly number[],
+  k: number,
+): Float64Array {
   const n = lists[0]?.length ?? 0;
   const out = new Float64Array(n);
   lists.forEach((scores, l) => {
     const weight = weights[l] ?? 0;
     if (weight === 0) return;
     topIndices(scores, Math.min(FUSION_DEPTH, n)).forEach((doc, rank) => {
-      if (scores[doc] > 0) out[doc] += weight / (RRF_K + rank + 1);
+      if (scores[doc] > 0) out[doc] += weight / (k + rank + 1);
     });
+  });
+  return out;
+}
+
+/** Σ weight × min-max(scores). */
+export function scoreFusion(lists: Float64Array[], weights: readonly number[]): Float64Array {
+  const out = new Float64Array(lists[0]?.length ?? 0);
+  lists.forEach((scores, l) => {
+    const normalised = minMax(scores);
+    for (let i = 0; i < out.length; i++) out[i] += (weights[l] ?? 0) * normalised[i];
   });
   return out;
 }

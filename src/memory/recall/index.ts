@@ -8,7 +8,13 @@ import { openStoreForRead, StoreCorruptError, storePath } from "../../store/inde
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { chunkRole, labelledText } from "../chunking.ts";
 import { indexLockPath, isLocked } from "../lock.ts";
-import { fuse, HYBRID_WEIGHTS } from "./fusion.ts";
+import {
+  LLM_GRAPH_FUSION,
+  LLM_GRAPH_SHARE,
+  LOCAL_GRAPH_FUSION,
+  reciprocalRankFusion,
+  scoreFusion,
+} from "./fusion.ts";
 import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
 
 export type { Mode } from "./memory-index.ts";
@@ -107,8 +113,22 @@ export async function rankChunks(
   const bm25 = index.bm25Scores(query);
   const graph = index.graphScores(query, vector, dense, bm25);
   if (mode === "graph") return top(graph, k, false);
-  const { graph: wg, bm25: wb, dense: wd } = HYBRID_WEIGHTS;
-  return top(fuse([graph, index.smoothAlongSessions(bm25), dense], [wg, wb, wd]), k, true);
+  return top(hybridScores(index, graph, bm25, dense), k, true);
+}
+
+/** The fusion recipe that suits the project's graph (see fusion.ts). */
+function hybridScores(
+  index: MemoryIndex,
+  graph: Float64Array,
+  bm25: Float64Array,
+  dense: Float64Array,
+): Float64Array {
+  if (index.llmGraphShare >= LLM_GRAPH_SHARE) {
+    const { graph: g, bm25: b, dense: d, rrfK } = LLM_GRAPH_FUSION;
+    return reciprocalRankFusion([graph, index.smoothAlongSessions(bm25), dense], [g, b, d], rrfK);
+  }
+  const { graph: g, bm25: b, dense: d } = LOCAL_GRAPH_FUSION;
+  return index.smoothAlongSessions(scoreFusion([graph, bm25, dense], [g, b, d]));
 }
 
 /** The k best, dropping zero scores where zero means "no match" (BM25, fusion). */

@@ -58,6 +58,8 @@ export class MemoryIndex {
   readonly entityCount: number;
   readonly factCount: number;
   readonly edgeCount: number;
+  /** Share of passages whose graph an LLM built (OpenIE) rather than the local extractor. */
+  readonly llmGraphShare: number;
   /** Previous and next chunk of the same session (-1 at the ends). */
   private readonly previous: Int32Array;
   private readonly next: Int32Array;
@@ -74,6 +76,9 @@ export class MemoryIndex {
     this.vectors = vectors;
     this.factVectors = factVectors;
     this.bm25 = Bm25Index.fromTexts(snapshot.chunks.map((c) => c.text));
+    this.llmGraphShare = snapshot.chunks.length
+      ? snapshot.chunks.filter((c) => c.graphSource === "llm").length / snapshot.chunks.length
+      : 0;
     this.factBm25 = Bm25Index.fromTexts(factTexts);
     const P = snapshot.chunks.length;
     this.passageCount = P;
