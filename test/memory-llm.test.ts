@@ -74,6 +74,8 @@ describe("indexing with an LLM", () => {
     expect(status.llmUsage[0]).toMatchObject({ provider: "openai", calls: 3 });
     expect(status.llmUsage[0].inputTokens).toBeGreaterThan(0);
     expect((await recall(root, "Alice", { mode: "graph", topK: 1 })).hits[0].session_id).toBe("s1");
+    // An LLM-built graph takes hybrid's RRF recipe; the answer is the same.
+    expect((await recall(root, "ledger.db invoices", { topK: 1 })).hits[0].session_id).toBe("s1");
   });
 
   test("a failing provider: the chunk lands with the local graph, the failure is logged, the next run retries", async () => {
