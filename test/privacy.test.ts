@@ -155,6 +155,10 @@ describe("benign look-alikes are kept", () => {
     "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END PUBLIC KEY-----",
     "Ratio 1:2:3:4 at 12:34:56, MAC aa:bb:cc:dd:ee:ff",
     "order #4012-8888-8888-1882 shipped", // fails the Luhn check
+    "Pass `projectRoot` to `resolveLlm` so the project's rules apply.",
+    'const files = { "pkg/secret.py": "print(42)", "secret.ts": "export {}" };',
+    'writeFileSync(file, "# Rules\\n\\n@AGENTS.md\\n");',
+    "nav-home-link and a --users-only flag",
   ];
   for (const text of benign) {
     test(JSON.stringify(text.slice(0, 60)), () => {
@@ -261,6 +265,16 @@ describe("personal data", () => {
     expect(redact("see ~/.claude/settings.json and /usr/share/doc").text).toBe(
       "see ~/.claude/settings.json and /usr/share/doc",
     );
+  });
+
+  test("Claude Code's dashed project folders lose the user's name", () => {
+    expect(redact("read ~/.claude/projects/-home-jdoe-work-app/s1.jsonl").text).toBe(
+      "read ~/.claude/projects/[REDACTED:home]-work-app/s1.jsonl",
+    );
+  });
+
+  test("an escape before an address stays outside the marker", () => {
+    expect(redact('"line\\nbob@corp.example.io"').text).toBe('"line\\n[REDACTED:email]"');
   });
 
   test("this machine's home directory is redacted wherever it appears", () => {

@@ -321,6 +321,9 @@ function classifyName(name: string, previousWord: string): Family | undefined {
   return family;
 }
 
+const FILE_EXTENSION_RE =
+  /\.(?:[cm]?[jt]sx?|py|rb|go|rs|java|kt|swift|php|cs|cpp|c|h|json|ya?ml|toml|ini|cfg|conf|txt|md|html?|css|xml|lock|log|sh|pem|crt|cer|p12|pfx|jks|keystore)$/i;
+
 const isNameChar = (c: number) =>
   (c >= 48 && c <= 57) ||
   (c >= 65 && c <= 90) ||
@@ -467,7 +470,14 @@ function familyKind(family: Family): string {
 function readOperator(
   text: string,
   p: number,
-  ctx: { nameQuoted: boolean; isFlag: boolean; inTag: boolean; constant: boolean; family: Family },
+  ctx: {
+    nameQuoted: boolean;
+    isFlag: boolean;
+    inTag: boolean;
+    constant: boolean;
+    family: Family;
+    verb: boolean;
+  },
 ): { op: Operator; at: number } | undefined {
   let q = skipSpaces(text, p);
   if (q > p && /[A-Za-z_[*]/.test(text[q] ?? "")) {
@@ -500,8 +510,11 @@ function readOperator(
   if (q > p) {
     if (/^(?:is|was)\s/i.test(text.slice(q, q + 4))) return { op: "prose", at: skipSpaces(text, q + 3) };
     if (ctx.isFlag) return { op: "flag", at: q };
-    if (ctx.family !== "weak" && /^[bBuUrR@]?["'`]/.test(text.slice(q, q + 2))) return { op: "bare", at: q };
-    if (ctx.family !== "weak") return { op: "spaced", at: q };
+    // With nothing but a space between name and value, "pass" and "pwd" are more often a verb and a
+    // shell command ("Pass `projectRoot` to …") than a password's name.
+    if (ctx.family === "weak" || ctx.verb) return undefined;
+    if (/^[bBuUrR@]?["'`]/.test(text.slice(q, q + 2))) return { op: "bare", at: q };
+    return { op: "spaced", at: q };
   }
   return undefined;
 }
@@ -530,6 +543,8 @@ function scanName(text: string, start: number, end: number, out: Finding[]): num
     nameStart++;
   if (nameStart === end) return end;
   const name = text.slice(nameStart, end);
+  // `pkg/secret.py`, `"secret.ts": …`: a file, not a value's name.
+  if (FILE_EXTENSION_RE.test(name)) return end;
   let family = nameFamily(name);
   if (!family) return end;
   if (family === "weak" && (text[start - 1] === " " || text[start - 1] === "\t")) {
@@ -561,6 +576,7 @@ function scanName(text: string, start: number, end: number, out: Finding[]): num
     inTag: text[start - 1] === "<",
     constant: /^[A-Z][A-Z0-9_]+$/.test(name),
     family,
+    verb: /^(?:pass|pwd)$/i.test(name),
   };
   const operator = readOperator(text, p, ctx);
   if (operator) {

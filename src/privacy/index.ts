@@ -36,7 +36,14 @@ export interface RedactResult {
 const GENERIC_KINDS = new Set(["secret", "token", "password", "auth", "entropy"]);
 
 /** Kinds whose value, once found, is a secret wherever else it appears in the same text. */
-const SECRET_KINDS_EXCLUDED_FROM_REPEATS = new Set(["home", "username", "ip", "phone", "custom"]);
+const SECRET_KINDS_EXCLUDED_FROM_REPEATS = new Set([
+  "home",
+  "username",
+  "ip",
+  "phone",
+  "custom",
+  "private_key",
+]);
 /** Bounds the extra scans: each distinct secret costs one pass over the text. */
 const MAX_REPEAT_SCANS = 32;
 

@@ -17,6 +17,10 @@ function findEmails(text: string, out: Finding[]): void {
   if (!text.includes("@")) return;
   EMAIL_RE.lastIndex = 0;
   for (let m = EMAIL_RE.exec(text); m; m = EMAIL_RE.exec(text)) {
+    let start = m.index;
+    // In escaped text (`"…\n@AGENTS.md"`, `"\nbob@corp.io"`) the letter of an escape is not the address's.
+    if (text[start - 1] === "\\" && /[nrt]/.test(text[start])) start++;
+    if (text[start] === "@") continue;
     // `git@github.com:org/repo.git` is an SSH remote, not a person.
     if (m[0].startsWith("git@") && text[m.index + m[0].length] === ":") continue;
     // `scheme://user:password@host` is a credential (see structured.ts), not an address.
@@ -25,7 +29,7 @@ function findEmails(text: string, out: Finding[]): void {
       /:\/\/[^\s/@]*$/.test(text.slice(Math.max(0, m.index - 200), m.index - 1))
     )
       continue;
-    out.push({ start: m.index, end: m.index + m[0].length, kind: "email" });
+    out.push({ start, end: m.index + m[0].length, kind: "email" });
   }
 }
 
@@ -37,11 +41,19 @@ function findEmails(text: string, out: Finding[]): void {
 const HOME_RE =
   /(?:\/Users|(?<=^|[^A-Za-z0-9_.-]|\\[nrt])\/home|(?<=^|[^A-Za-z0-9]|\\[nrt])[A-Za-z]:(?:\\{1,4}|\/)Users|¥Users)(?:\\{1,4}|\/|¥)(?!(?:Shared|Public|Guest|Default|All Users)(?![A-Za-z0-9]))([A-Za-z0-9_][A-Za-z0-9_.@-]{0,63})(?:( [A-Za-z0-9_][A-Za-z0-9_.-]{0,31})(?=\\|\/|¥))?/g;
 
+/**
+ * Claude Code names a project's folder after its path with `/` turned into `-`
+ * (`~/.claude/projects/-home-jdoe-work-app`): the user's name follows `-Users-` or `-home-`. Where the
+ * name ends is not written down; the first word goes.
+ */
+const DASHED_HOME_RE = /(?<![\w-])-(?:Users|home)-(?!Shared-)[A-Za-z0-9_]+/g;
+
 function findHomePaths(text: string, out: Finding[]): void {
   if (!/users|home/i.test(text)) return;
-  HOME_RE.lastIndex = 0;
-  for (let m = HOME_RE.exec(text); m; m = HOME_RE.exec(text)) {
-    out.push({ start: m.index, end: m.index + m[0].length, kind: "home" });
+  for (const re of [HOME_RE, DASHED_HOME_RE]) {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text))
+      out.push({ start: m.index, end: m.index + m[0].length, kind: "home" });
   }
 }
 

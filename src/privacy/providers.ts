@@ -476,15 +476,18 @@ function pattern(rule: ProviderRule): RegExp {
   return re;
 }
 
-/** The keywords present in the (lower-cased) text, found in one pass rather than one search each. */
+let allKeywords: string[] | undefined;
+/** Below this size a substring search per keyword is cheaper than compiling the combined pattern. */
+const SMALL_TEXT = 16384;
+
+/**
+ * The keywords present in the (lower-cased) text. A hook's text is small: one substring search per
+ * keyword. A large text gets one pass of a combined pattern instead of a search per keyword.
+ */
 function presentKeywords(lower: string): Set<string> {
-  keywordRe ??= new RegExp(
-    [...new Set(RULES.flatMap((r) => r.keywords ?? []))]
-      .sort((a, b) => b.length - a.length)
-      .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-      .join("|"),
-    "g",
-  );
+  allKeywords ??= [...new Set(RULES.flatMap((r) => r.keywords ?? []))].sort((a, b) => b.length - a.length);
+  if (lower.length < SMALL_TEXT) return new Set(allKeywords.filter((k) => lower.includes(k)));
+  keywordRe ??= new RegExp(allKeywords.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
   const present = new Set<string>();
   keywordRe.lastIndex = 0;
   // Restarting one character after a new keyword also finds keywords that overlap it; a keyword seen
