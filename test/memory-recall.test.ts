@@ -98,6 +98,30 @@ describe("recall modes on a crafted corpus", () => {
   });
 });
 
+describe("a store with a single chunk", () => {
+  test("every mode answers it (no spread to normalise is not 'no match')", async () => {
+    const single = project("single");
+    appendRecords(
+      single,
+      exchange(
+        "only",
+        "How do we deploy to production?",
+        "Blue-green rollout with a 10-minute soak, decided today.",
+        9,
+      ),
+    );
+    await indexProject(single, { llm: null });
+    for (const mode of ["hybrid", "graph", "dense", "bm25"] as const) {
+      const { hits, reason } = await recall(single, "how do we deploy to production", { mode });
+      expect({ mode, sessions: hits.map((h) => h.session_id), reason }).toEqual({
+        mode,
+        sessions: ["only"],
+        reason: undefined,
+      });
+    }
+  });
+});
+
 describe("no index, not active, nothing matching: a reason, never an error", () => {
   test("a project without .triforge/config.json", async () => {
     const result = await recall(`${home}/not-a-project`, "anything");

@@ -241,7 +241,10 @@ export function dotAll(rows: Float32Array, query: Float32Array, count: number, d
   return out;
 }
 
-/** Min-max normalisation to [0, 1]; a constant vector maps to zeros. */
+/**
+ * Min-max normalisation to [0, 1]. When all values are equal (one chunk, or a tie everywhere) there is no
+ * spread to normalise: positive values map to 1 (each is as good as the best), others to 0.
+ */
 export function minMax(values: Float64Array): Float64Array {
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
@@ -251,7 +254,10 @@ export function minMax(values: Float64Array): Float64Array {
   }
   const out = new Float64Array(values.length);
   const span = hi - lo;
-  if (!(span > 0)) return out;
+  if (!(span > 0)) {
+    for (let i = 0; i < values.length; i++) out[i] = values[i] > 0 ? 1 : 0;
+    return out;
+  }
   for (let i = 0; i < values.length; i++) out[i] = (values[i] - lo) / span;
   return out;
 }
