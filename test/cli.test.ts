@@ -36,3 +36,16 @@ describe("the compiled binary's dispatcher", () => {
     expect(stdout).toContain("--stdin");
   });
 });
+
+describe("hooks fail open", () => {
+  const home = tempDir();
+
+  test("a hook command called with a bad option exits 0, prints nothing and logs the error", async () => {
+    const { code, stdout, stderr } = await runBinary(["capture", "--no-such-flag"], { home, stdin: "{}" });
+    expect(code).toBe(0);
+    expect(stdout).toBe("");
+    expect(stderr).toBe("");
+    const log = await Bun.file(`${home}/.claude/triforge/errors.log`).text();
+    expect(log).toContain("[capture] unknown option '--no-such-flag'");
+  });
+});

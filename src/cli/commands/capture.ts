@@ -10,6 +10,7 @@ import { logError } from "../log.ts";
  * exit code is 0 with nothing on stdout (Claude Code reads a Stop hook's stdout as a decision).
  */
 export default defineCommand({
+  hook: true,
   usage: "triforge capture --project=<path>   (reads the hook's JSON on stdin)",
   description:
     "Stop hook: appends the user and assistant prose added to the session's transcript since the last capture, redacted, to the project's chats.jsonl. Does nothing in a project without .triforge/config.json.",

@@ -15,6 +15,7 @@ import { projectDataDir } from "../paths.ts";
 const SUMMARY_TAIL_BYTES = 64 * 1024;
 
 export default defineCommand({
+  hook: true,
   usage: "triforge prelude [--project=<path>]",
   description:
     "SessionStart hook: prints Claude Code hook JSON carrying the newest entries of the project's session summary " +
