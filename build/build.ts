@@ -41,8 +41,14 @@ export default { id: ${JSON.stringify(basename(modelDir))}, sha256: ${JSON.strin
   return {
     name: "triforge-embedded-model",
     setup(build) {
-      build.onResolve({ filter: /^triforge:embedded-model$/ }, () => ({ path: "embedded-model", namespace: "triforge" }));
-      build.onLoad({ filter: /^embedded-model$/, namespace: "triforge" }, () => ({ contents: module, loader: "ts" }));
+      build.onResolve({ filter: /^triforge:embedded-model$/ }, () => ({
+        path: "embedded-model",
+        namespace: "triforge",
+      }));
+      build.onLoad({ filter: /^embedded-model$/, namespace: "triforge" }, () => ({
+        contents: module,
+        loader: "ts",
+      }));
     },
   };
 }
@@ -54,10 +60,15 @@ function tokenizersAddonPlugin(target: Target): BunPlugin {
   return {
     name: "triforge-tokenizers-addon",
     setup(build) {
-      build.onResolve({ filter: /^@anush008\/tokenizers$/ }, () => ({ path: "tokenizers-addon", namespace: "triforge" }));
+      build.onResolve({ filter: /^@anush008\/tokenizers$/ }, () => ({
+        path: "tokenizers-addon",
+        namespace: "triforge",
+      }));
       build.onLoad({ filter: /^tokenizers-addon$/, namespace: "triforge" }, () => {
         if (!existsSync(addon)) {
-          throw new Error(`${addon} is missing: run bun install --os='*' --cpu='*' to cross-compile for ${target}`);
+          throw new Error(
+            `${addon} is missing: run bun install --os='*' --cpu='*' to cross-compile for ${target}`,
+          );
         }
         return { contents: `module.exports = require(${JSON.stringify(addon)});`, loader: "js" };
       });
@@ -100,8 +111,14 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: { target: { type: "string" }, outdir: { type: "string", default: "dist" } },
   });
-  const targets = (values.target ? values.target.split(",") : Object.keys(TARGETS)) as Target[];
-  for (const t of targets) if (!(t in TARGETS)) throw new Error(`unknown target ${t}; one of ${Object.keys(TARGETS).join(", ")}`);
+  // `--target host` builds for this machine only (the README's quick start and CI).
+  const targets = (
+    values.target
+      ? values.target.split(",").map((t) => (t === "host" ? hostTarget() : t))
+      : Object.keys(TARGETS)
+  ) as Target[];
+  for (const t of targets)
+    if (!(t in TARGETS)) throw new Error(`unknown target ${t}; one of ${Object.keys(TARGETS).join(", ")}`);
   const outdir = resolve(values.outdir!);
   if (!values.target) rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
@@ -113,7 +130,9 @@ if (import.meta.main) {
     const file = await buildTarget(target, outdir, modelDir);
     const hash = createHash("sha256").update(readFileSync(file)).digest("hex");
     sums.push(`${hash}  ${basename(file)}`);
-    console.log(`${basename(file)}  ${(statSync(file).size / 1e6).toFixed(1)} MB  ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `${basename(file)}  ${(statSync(file).size / 1e6).toFixed(1)} MB  ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
   writeFileSync(join(outdir, "SHA256SUMS"), `${sums.join("\n")}\n`);
 }
