@@ -6,7 +6,7 @@
  * cross-compiling, so that every platform's addon is on disk.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BunPlugin } from "bun";
@@ -135,4 +135,11 @@ if (import.meta.main) {
     );
   }
   writeFileSync(join(outdir, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  if (values.target === "host") {
+    // A stable name for the quick start: dist/triforge(.exe), a hard link to this machine's binary.
+    const host = targets[0];
+    const exe = host.startsWith("windows") ? ".exe" : "";
+    rmSync(join(outdir, `triforge${exe}`), { force: true });
+    linkSync(join(outdir, `triforge-${host}${exe}`), join(outdir, `triforge${exe}`));
+  }
 }
