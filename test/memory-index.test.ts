@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { projectDataDir } from "../src/cli/paths.ts";
+import { chatLogLockPath } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
 import { indexLockPath, isLocked, tryLock } from "../src/memory/lock.ts";
@@ -286,6 +287,60 @@ describe("forget", () => {
     appendRecords(both, exchange("drop0", "late capture of a forgotten session", "still forgotten"));
     await indexProject(both, { llm: null });
     expect(dumpGraph(both).chunks).toEqual(expected.chunks);
+  });
+
+  test("waits for the chat-log lock before rewriting chats.jsonl, so a capture append in flight is kept", async () => {
+    const root = project("forget-waits-for-capture");
+    appendRecords(root, [...syntheticConversation(1, 2, "gone"), ...syntheticConversation(1, 2, "stay")]);
+    await indexProject(root, { llm: null });
+    // This test plays a capture that holds the chat-log lock while forget runs in another process.
+    const capture = tryLock(chatLogLockPath(root), "capture")!;
+    const forget = Bun.spawn(["bun", join(ROOT, "test/memory-race-child.ts"), "forget", root, "gone0"], {
+      env: process.env,
+      stdout: "pipe",
+    });
+    for (let i = 0; i < 200 && !isLocked(indexLockPath(root)); i++) await Bun.sleep(25);
+    await Bun.sleep(300);
+    expect(readFileSync(chatLog(root), "utf8")).toContain('"gone0"');
+    appendRecords(root, exchange("stay0", "appended by capture under the lock", "kept"));
+    capture.release();
+    expect(await forget.exited).toBe(0);
+    expect(JSON.parse(await new Response(forget.stdout).text())).toMatchObject({
+      status: "forgotten",
+      lines: 4,
+    });
+    const log = readFileSync(chatLog(root), "utf8");
+    expect(log).not.toContain('"gone0"');
+    expect(log).toContain("appended by capture under the lock");
+  });
+
+  test("a capture appending while sessions are forgotten loses no line", async () => {
+    const root = project("forget-race");
+    const sessions = ["r0", "r1", "r2", "r3"];
+    appendRecords(
+      root,
+      sessions.flatMap((s) => syntheticConversation(1, 3, s)),
+    );
+    await indexProject(root, { llm: null });
+    const appender = Bun.spawn(
+      ["bun", join(ROOT, "test/memory-race-child.ts"), "append", root, "live", "150"],
+      { env: process.env },
+    );
+    // Start forgetting once the appender is writing, and spread the forgets over its run.
+    while (!readFileSync(chatLog(root), "utf8").includes("live-race-0")) await Bun.sleep(5);
+    for (const s of sessions) {
+      await forgetSession(root, `${s}0`);
+      await Bun.sleep(20);
+    }
+    expect(await appender.exited).toBe(0);
+    const uuids = readFileSync(chatLog(root), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line).uuid as string);
+    expect(uuids.filter((u) => u.startsWith("live-race-")).sort()).toEqual(
+      Array.from({ length: 150 }, (_, i) => `live-race-${i}`).sort(),
+    );
+    expect(uuids.filter((u) => !u.startsWith("live-race-"))).toEqual([]);
   });
 
   test("an unknown session forgets nothing", async () => {

@@ -1,9 +1,10 @@
 /**
  * `forget`: removes one session from memory — its chunks and exactly the graph weight they contributed
- * (store), its lines in chats.jsonl (the source of truth, rewritten under the project lock), its summary
- * entries — and remembers the session id so a rebuild or a late capture never brings it back.
+ * (store), its lines in chats.jsonl (the source of truth, rewritten under the index lock and the chat-log
+ * lock that capture appends under), its summary entries — and remembers the session id so a rebuild or a
+ * late capture never brings it back.
  */
-import { closeSync, existsSync, openSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import {
   chatLogPath,
   discardStore,
@@ -12,6 +13,7 @@ import {
   summaryPath,
 } from "../store/index.ts";
 import type { ForgetResult } from "../store/types.ts";
+import { withChatLogLock } from "./chatlog.ts";
 import { indexLockPath, type ProjectLock, tryLock } from "./lock.ts";
 import { writeSummaryFile } from "./summary.ts";
 
@@ -34,22 +36,6 @@ async function waitForLock(projectRoot: string): Promise<ProjectLock | undefined
   }
 }
 
-function readRange(file: string, start: number, end: number): Buffer {
-  const buffer = Buffer.alloc(Math.max(0, end - start));
-  const fd = openSync(file, "r");
-  try {
-    let read = 0;
-    while (read < buffer.length) {
-      const n = readSync(fd, buffer, read, buffer.length - read, start + read);
-      if (n === 0) break;
-      read += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return buffer;
-}
-
 /** Whether a chats.jsonl line belongs to `sessionId` (unreadable lines are kept: they are not ours to drop). */
 function belongsTo(line: string, sessionId: string): boolean {
   if (!line.includes(sessionId)) return false;
@@ -61,32 +47,24 @@ function belongsTo(line: string, sessionId: string): boolean {
 }
 
 /**
- * Rewrites chats.jsonl without the session's lines. Capture may append while we copy: whatever the file
- * grew by is copied (filtered) too, until it stops growing, and only then is the copy renamed over it.
+ * Rewrites chats.jsonl without the session's lines, holding the chat-log lock that every capture append
+ * holds too: no append can land in the old copy between our read and the rename, so none is lost.
  */
-export function removeSessionLines(file: string, sessionId: string): number {
-  if (!existsSync(file)) return 0;
-  const temporary = `${file}.forget-${process.pid}.tmp`;
-  let removed = 0;
-  let copied = 0;
-  let pending = "";
-  const out: string[] = [];
-  for (;;) {
-    const size = statSync(file).size;
-    if (size === copied) break;
-    const text = pending + readRange(file, copied, size).toString("utf8");
-    copied = size;
-    const lines = text.split("\n");
-    pending = lines.pop() ?? ""; // an unterminated last line may still be being written
-    for (const line of lines) {
-      if (belongsTo(line, sessionId)) removed++;
-      else out.push(`${line}\n`);
-    }
-  }
-  if (removed === 0) return 0;
-  writeFileSync(temporary, out.join("") + pending);
-  renameSync(temporary, file);
-  return removed;
+export function removeSessionLines(projectRoot: string, sessionId: string): number {
+  const file = chatLogPath(projectRoot);
+  return withChatLogLock(projectRoot, "forget", () => {
+    if (!existsSync(file)) return 0;
+    const lines = readFileSync(file, "utf8").split("\n");
+    // An unterminated last line (a writer that crashed mid-line) is kept as it is.
+    const last = lines.pop() ?? "";
+    const kept = lines.filter((line) => !belongsTo(line, sessionId));
+    const removed = lines.length - kept.length;
+    if (removed === 0) return 0;
+    const temporary = `${file}.forget-${process.pid}.tmp`;
+    writeFileSync(temporary, kept.map((line) => `${line}\n`).join("") + last);
+    renameSync(temporary, file);
+    return removed;
+  });
 }
 
 export async function forgetSession(projectRoot: string, sessionId: string): Promise<ForgetReport> {
@@ -105,7 +83,7 @@ export async function forgetSession(projectRoot: string, sessionId: string): Pro
       store = undefined;
       discardStore(projectRoot);
     }
-    const lines = removeSessionLines(chatLogPath(projectRoot), sessionId);
+    const lines = removeSessionLines(projectRoot, sessionId);
     if (store) {
       // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
       if (lines) await store.setState({ offset: 0, offsetCheck: "" });
