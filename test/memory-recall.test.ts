@@ -1,6 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { indexProject } from "../src/memory/indexer.ts";
-import { closeWarmIndexes, formatRecalled, memoryStatus, recall } from "../src/memory/recall/index.ts";
+import {
+  closeWarmIndexes,
+  formatRecalled,
+  loadMemoryIndex,
+  memoryStatus,
+  recall,
+} from "../src/memory/recall/index.ts";
 import { appendRecords, exchange, memoryHome } from "./memory-helpers.ts";
 
 const { home, project } = memoryHome();
@@ -71,6 +77,28 @@ describe("recall modes on a crafted corpus", () => {
     expect(alice[0]).toBe("s-team");
     expect(alice).toContain("s-ledger"); // lifted by the graph though BM25 and dense alone miss it
     expect(await sessions("Alice", "dense", 3)).not.toContain("s-ledger");
+  });
+
+  test("hybrid's pseudo-relevance feedback finds a turn that shares no word with the query", async () => {
+    const prf = project("feedback");
+    appendRecords(prf, [
+      ...exchange("p-pet", "Melanie adopted a puppy last week.", "A retriever called Biscuit!", 1),
+      ...exchange("p-garden", "The tulips are finally blooming.", "Spring at last.", 2),
+      ...exchange("p-walk", "Biscuit chewed my slippers again.", "Retrievers love chewing.", 3),
+      ...exchange("p-food", "Any idea for dinner tonight?", "A tomato risotto is quick.", 4),
+      ...exchange("p-rain", "It rained all weekend here.", "Good weather for reading, though.", 5),
+    ]);
+    await indexProject(prf, { llm: null });
+    const index = (await loadMemoryIndex(prf))!;
+    const query = "Melanie puppy";
+    const plain = index.bm25Scores(query);
+    const expanded = index.feedbackBm25Scores(query, plain);
+    const at = (session: string) => index.chunks.findIndex((c) => c.sessionId === session);
+    // BM25 alone has nothing for the walk; the best match's words (Biscuit…) lift it above unrelated turns.
+    expect(plain[at("p-walk")]).toBe(0);
+    expect(expanded[at("p-walk")]).toBeGreaterThan(expanded[at("p-food")]);
+    expect(expanded[at("p-walk")]).toBeGreaterThan(expanded[at("p-rain")]);
+    expect(expanded[at("p-pet")]).toBe(Math.max(...expanded));
   });
 
   test("hits carry text, role, time, session, score and source; topK is honoured", async () => {

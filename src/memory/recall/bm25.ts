@@ -45,16 +45,30 @@ export class Bm25Index {
 
   /** BM25 of every document for the query (0 where no term matches). */
   scores(query: string): Float64Array {
+    const terms = new Map<string, number>();
+    for (const term of lexicalTokens(query)) terms.set(term, 1);
+    return this.weightedScores(terms);
+  }
+
+  /**
+   * Robertson–Spärck Jones IDF floored at ~0 as SQLite FTS5 does (its bm25() ranks exactly like this;
+   * Lucene's 1+ variant lets common words count and lost 0.8 recall@10 on LoCoMo). 0 for an unknown term.
+   */
+  idf(term: string): number {
+    const posting = this.postings.get(term);
+    if (!posting) return 0;
+    const df = posting.docs.length;
+    return Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
+  }
+
+  /** Σ over terms of weight × the term's BM25 contribution, for every document. */
+  weightedScores(terms: Map<string, number>): Float64Array {
     const out = new Float64Array(this.size);
-    const terms = new Set(lexicalTokens(query));
-    for (const term of terms) {
+    for (const [term, weight] of terms) {
       const posting = this.postings.get(term);
       if (!posting) continue;
-      const df = posting.docs.length;
-      // Robertson–Spärck Jones IDF floored at ~0 as SQLite FTS5 does (its bm25() ranks exactly like this;
-      // Lucene's 1+ variant lets common words count and lost 0.8 recall@10 on LoCoMo).
-      const idf = Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
-      for (let i = 0; i < df; i++) {
+      const idf = this.idf(term) * weight;
+      for (let i = 0; i < posting.docs.length; i++) {
         const doc = posting.docs[i];
         const tf = posting.tfs[i];
         const norm = BM25_K1 * (1 - BM25_B + (BM25_B * this.docLength[doc]) / this.averageLength);

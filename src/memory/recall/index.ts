@@ -113,12 +113,13 @@ export async function rankChunks(
   const bm25 = index.bm25Scores(query);
   const graph = index.graphScores(query, vector, dense, bm25);
   if (mode === "graph") return top(graph, k, false);
-  return top(hybridScores(index, graph, bm25, dense), k, true);
+  return top(hybridScores(index, query, graph, bm25, dense), k, true);
 }
 
 /** The fusion recipe that suits the project's graph (see fusion.ts). */
 function hybridScores(
   index: MemoryIndex,
+  query: string,
   graph: Float64Array,
   bm25: Float64Array,
   dense: Float64Array,
@@ -128,7 +129,9 @@ function hybridScores(
     return reciprocalRankFusion([graph, index.smoothAlongSessions(bm25), dense], [g, b, d], rrfK);
   }
   const { graph: g, bm25: b, dense: d } = LOCAL_GRAPH_FUSION;
-  return index.smoothAlongSessions(scoreFusion([graph, bm25, dense], [g, b, d]));
+  return index.smoothAlongSessions(
+    scoreFusion([graph, index.feedbackBm25Scores(query, bm25), dense], [g, b, d]),
+  );
 }
 
 /** The k best, dropping zero scores where zero means "no match" (BM25, fusion). */
