@@ -24,6 +24,7 @@ import { type ChatRecord, type Chunk, chunkRecords, parseRecord } from "./chunki
 import { extractGraph } from "./extract.ts";
 import { factText, graphFromOpenIE, synonymEdges } from "./graph.ts";
 import { indexLockPath, tryLock } from "./lock.ts";
+import { cleanFlaggedRecords } from "./review.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
 
 /** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */
@@ -210,7 +211,7 @@ class IndexRun {
     const file = chatLogPath(this.root);
     const state = await this.store.state();
     let consumedTo = state.offset;
-    let chunks: Chunk[] = [];
+    let records: ChatRecord[] = [];
     if (existsSync(file)) {
       const size = statSync(file).size;
       let offset = state.offset;
@@ -220,11 +221,10 @@ class IndexRun {
       const bytes = readFrom(file, offset, size);
       const end = bytes.lastIndexOf(10) + 1; // a last line without its newline is still being written
       consumedTo = offset + end;
-      const records = await this.newRecords(bytes.subarray(0, end).toString("utf8"));
+      records = await this.newRecords(bytes.subarray(0, end).toString("utf8"));
       this.result.records = records.length;
-      chunks = chunkRecords(records);
     }
-    const needsLlm = chunks.length > 0 || (await this.store.pendingLlmChunks(1)).length > 0;
+    const needsLlm = records.length > 0 || (await this.store.pendingLlmChunks(1)).length > 0;
     if (needsLlm) {
       this.model = this.options.model ?? (await (await import("../embed/source.ts")).loadModel());
       this.llm =
@@ -238,6 +238,13 @@ class IndexRun {
       const entities = await this.store.entityVectors();
       this.known = { phrases: entities.phrases, vectors: entities.vectors, set: new Set(entities.phrases) };
     }
+    // Flagged records are cleaned before anything else sees their text: the store, summaries, OpenIE.
+    if (records.some((r) => r.review)) {
+      records = await cleanFlaggedRecords(records, this.llm, (error) =>
+        logError("index: secret review by the LLM failed, strict entropy pass used", error, this.root),
+      );
+    }
+    const chunks = chunkRecords(records);
     // Chunks left pending by EARLIER runs; this run's own failures wait for the next run.
     const pending = this.llm ? await this.store.pendingLlmChunks(MAX_LLM_RETRIES_PER_RUN) : [];
     const sessions = new Set<string>();

@@ -1,0 +1,146 @@
+/**
+ * Records flagged `review: true` by capture are cleaned by the indexer before their text reaches the
+ * store, summary.md or an LLM: with an LLM (a fake OpenAI server on 127.0.0.1, real SDK and HTTP) the
+ * model sees only masked candidates and its verdict is applied; without one — or when its answer is
+ * unusable — the strict entropy pass redacts every candidate.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { projectDataDir } from "../src/cli/paths.ts";
+import type { ChatRecord } from "../src/memory/chunking.ts";
+import { indexProject } from "../src/memory/indexer.ts";
+import { closeWarmIndexes } from "../src/memory/recall/index.ts";
+import { redact } from "../src/privacy/index.ts";
+import { storePath, summaryPath } from "../src/store/index.ts";
+import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
+import { appendRecords, memoryHome } from "./memory-helpers.ts";
+
+const { project } = memoryHome();
+const fake = startFakeOpenAI({ fallback: null });
+afterAll(async () => {
+  closeWarmIndexes();
+  await fake.stop();
+});
+
+/** Two strings redaction left near trigger words: an identifier and a generated-looking secret. */
+const IDENTIFIER = "buildNumberGenerator2024";
+const SECRET = "xK9pQ2mV7rT4zL8n";
+const FLAGGED = `token was wrongly set; also see ${IDENTIFIER} for auth handling of ${SECRET}`;
+
+function records(session: string): ChatRecord[] {
+  const cleaned = redact(FLAGGED);
+  expect(cleaned.review).toBe(true); // capture would store exactly this
+  return [
+    {
+      ts: "2025-05-01T10:00:00Z",
+      session_id: session,
+      role: "user",
+      text: cleaned.text,
+      uuid: `${session}-u`,
+      review: true,
+    },
+    {
+      ts: "2025-05-01T10:01:00Z",
+      session_id: session,
+      role: "assistant",
+      // Not flagged: the strict pass must not touch it.
+      text: "Rotated it; the release script now reads it from the vault, see ReleaseTokenLoader2024.",
+      uuid: `${session}-a`,
+    },
+  ];
+}
+
+/** Everything the index keeps as text: chunk texts, phrase labels, fact predicates. */
+function storedText(root: string): string {
+  const db = new Database(storePath(root), { readonly: true });
+  try {
+    const column = (sql: string) => (db.query(sql).all() as { t: string }[]).map((r) => r.t).join("\n");
+    return [
+      column("SELECT text AS t FROM chunks"),
+      column("SELECT label AS t FROM entities"),
+      column("SELECT phrase AS t FROM entities"),
+      column("SELECT predicate AS t FROM facts"),
+    ].join("\n");
+  } finally {
+    db.close();
+  }
+}
+
+const system = (r: { body?: { messages?: { role: string; content: unknown }[] } }) =>
+  String(r.body?.messages?.find((m) => m.role === "system")?.content ?? "");
+const isReview = (r: Parameters<typeof system>[0]) => system(r).startsWith("You review strings");
+const isNer = (r: Parameters<typeof system>[0]) => system(r).startsWith("You extract named entities");
+const isTriples = (r: Parameters<typeof system>[0]) => system(r).startsWith("You build an RDF graph");
+const isSummary = (r: Parameters<typeof system>[0]) => system(r).startsWith("You summarise");
+
+const llmOptions = {
+  env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: `${fake.url}/v1` },
+  retry: { sleep: async () => {} },
+};
+
+/** Replies for the rest of the indexing (OpenIE, summary) so only the review is under test. */
+function scriptIndexing(): void {
+  fake.enqueue(
+    chatReply(JSON.stringify({ named_entities: ["release script"] }), { when: isNer }),
+    chatReply(JSON.stringify({ triples: [] }), { when: isTriples }),
+    chatReply("Discussed a leaked value. Decided: rotate it. Files: none.", { when: isSummary }),
+  );
+}
+
+describe("flagged records", () => {
+  test("without an LLM the strict entropy pass redacts every candidate before anything is stored", async () => {
+    const root = project("review-strict");
+    appendRecords(root, records("strict"));
+    const result = await indexProject(root, { llm: null });
+    expect(result).toMatchObject({ records: 2, chunks: 1 });
+    const stored = storedText(root);
+    expect(stored).not.toContain(SECRET);
+    expect(stored).not.toContain(IDENTIFIER);
+    expect(stored).toContain("[REDACTED:entropy]");
+    expect(stored).toContain("ReleaseTokenLoader2024"); // the unflagged record is untouched
+    const summary = readFileSync(summaryPath(root), "utf8");
+    expect(summary).not.toContain(SECRET);
+    expect(summary).not.toContain(IDENTIFIER);
+  });
+
+  test("with an LLM only masked candidates are sent, and the ones it calls secrets are redacted", async () => {
+    const root = project("review-llm", { llm: "openai" });
+    appendRecords(root, records("llm"));
+    const before = fake.chatRequests().length;
+    // Candidate 0 is the identifier, 1 the secret (order of appearance).
+    fake.enqueue(chatReply(JSON.stringify({ secrets: [1] }), { when: isReview }));
+    scriptIndexing();
+    const result = await indexProject(root, { llmOptions });
+    expect(result).toMatchObject({ chunks: 1, llmFailures: 0 });
+    const sent = fake.chatRequests().slice(before);
+    const reviews = sent.filter(isReview);
+    expect(reviews).toHaveLength(1);
+    expect(reviews[0].rawBody).toContain("xK…8n");
+    expect(reviews[0].rawBody).not.toContain(IDENTIFIER);
+    // The secret never left the machine whole, in the review or in OpenIE and summary calls.
+    for (const request of sent) expect(request.rawBody).not.toContain(SECRET);
+    const stored = storedText(root);
+    expect(stored).not.toContain(SECRET);
+    expect(stored).toContain("[REDACTED:secret]");
+    expect(stored).toContain(IDENTIFIER); // judged not a secret, so kept searchable
+    expect(readFileSync(summaryPath(root), "utf8")).not.toContain(SECRET);
+  });
+
+  test("an unusable LLM answer falls back to the strict pass and is logged", async () => {
+    const root = project("review-bad-answer", { llm: "openai" });
+    appendRecords(root, records("bad"));
+    const before = fake.chatRequests().length;
+    fake.enqueue(chatReply("Looks fine to me!", { when: isReview }));
+    scriptIndexing();
+    await indexProject(root, { llmOptions });
+    const sent = fake.chatRequests().slice(before);
+    for (const request of sent) expect(request.rawBody).not.toContain(SECRET);
+    const stored = storedText(root);
+    expect(stored).not.toContain(SECRET);
+    expect(stored).not.toContain(IDENTIFIER);
+    expect(stored).toContain("[REDACTED:entropy]");
+    expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain("secret review");
+  });
+});
