@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { projectDataDir } from "../src/cli/paths.ts";
+import { loadModel } from "../src/embed/source.ts";
 import { chatLogLockPath } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
@@ -130,6 +131,31 @@ describe("indexing chats.jsonl", () => {
     expect(summary).toContain("src/build.ts");
     expect(summary).toContain("decided to pin bun 1.4.5");
     expect(summary).toMatch(/session sess-2\nDiscussed: hi/);
+  });
+});
+
+describe("graph vectors", () => {
+  test("a fact's stored vector is the embedding of its text, pooled from its parts' token ids", async () => {
+    const root = project("fact-vectors");
+    appendRecords(root, syntheticConversation(2, 3));
+    await indexProject(root, { llm: null });
+    const db = new Database(storePath(root), { readonly: true });
+    const rows = db
+      .query(
+        "SELECT s.label AS s, f.predicate AS p, o.label AS o, f.vector AS v FROM facts f JOIN entities s ON s.id = f.subject JOIN entities o ON o.id = f.object",
+      )
+      .all() as { s: string; p: string; o: string; v: Uint8Array }[];
+    db.close();
+    expect(rows.length).toBeGreaterThan(10);
+    const model = await loadModel();
+    const expected = await model.embedBatch(rows.map((r) => `${r.s} ${r.p} ${r.o}`));
+    rows.forEach((row, i) => {
+      const stored = new Float32Array(new Uint8Array(row.v).buffer);
+      const want = expected.subarray(i * model.dim, (i + 1) * model.dim);
+      let worst = 0;
+      for (let d = 0; d < model.dim; d++) worst = Math.max(worst, Math.abs(stored[d] - want[d]));
+      expect(worst).toBeLessThan(1e-6);
+    });
   });
 });
 

@@ -32,11 +32,6 @@ export function graphFromOpenIE(result: OpenIEResult): ChunkGraph {
   return { entities: [...entities.values()], facts: [...facts.values()] };
 }
 
-/** The text a fact is embedded and matched as. */
-export function factText(labels: Map<string, string>, fact: FactMention): string {
-  return `${labels.get(fact.subject) ?? fact.subject} ${fact.predicate} ${labels.get(fact.object) ?? fact.object}`;
-}
-
 /**
  * Dimensions scored before the bound check. Model2vec models are PCA-rotated, so the leading dimensions
  * carry most of a vector's energy: after them, partial + |tail(a)|·|tail(b)| (Cauchy–Schwarz) bounds the

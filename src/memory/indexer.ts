@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { logError } from "../cli/log.ts";
-import type { StaticModel } from "../embed/model.ts";
+import { MAX_TOKENS, type StaticModel } from "../embed/model.ts";
 import type { Llm } from "../llm/client.ts";
 import type { ResolveOptions } from "../llm/resolve.ts";
 import {
@@ -19,10 +19,10 @@ import {
 } from "../store/index.ts";
 import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { factKey } from "../store/sqlite.ts";
-import type { ChunkGraph, GraphSource, NewChunk, SummaryEntry } from "../store/types.ts";
+import type { ChunkGraph, FactMention, GraphSource, NewChunk, SummaryEntry } from "../store/types.ts";
 import { type ChatRecord, type Chunk, chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
-import { factText, graphFromOpenIE, synonymEdges } from "./graph.ts";
+import { graphFromOpenIE, synonymEdges } from "./graph.ts";
 import { indexLockPath, tryLock } from "./lock.ts";
 import { cleanFlaggedRecords } from "./review.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
@@ -192,6 +192,8 @@ class IndexRun {
   private model!: StaticModel;
   private llm: Llm | null = null;
   /** Phrases the store holds, with vectors, for synonym edges of new phrases. */
+  /** Token ids of phrase labels and predicates (see tokenIds). */
+  private readonly tokens = new Map<string, number[]>();
   private known: { phrases: string[]; vectors: Float32Array; set: Set<string> } = {
     phrases: [],
     vectors: new Float32Array(0),
@@ -318,25 +320,59 @@ class IndexRun {
     return { graph: extractGraph(chunk.text), source: "local" };
   }
 
+  /**
+   * Token ids of short texts (phrase labels, predicates), tokenised once per run: labels and predicates
+   * repeat across chunks and facts, and the tokenizer call is most of an embedding's cost.
+   */
+  private async tokenIds(texts: Iterable<string>): Promise<void> {
+    const missing = [...new Set(texts)].filter((t) => !this.tokens.has(t));
+    if (!missing.length) return;
+    const ids = await this.model.tokenize(missing);
+    missing.forEach((t, i) => {
+      this.tokens.set(t, ids[i]);
+    });
+  }
+
+  /**
+   * A fact's vector is its text's (`subject predicate object`): the tokenizer splits at spaces, so the
+   * text's token ids are the three parts' ids in a row, pooled here without tokenising every fact again.
+   */
+  private factIds(labels: Map<string, string>, f: FactMention): number[] {
+    const ids = [
+      ...this.tokens.get(labels.get(f.subject) ?? f.subject)!,
+      ...this.tokens.get(f.predicate)!,
+      ...this.tokens.get(labels.get(f.object) ?? f.object)!,
+    ];
+    return ids.length > MAX_TOKENS ? ids.slice(0, MAX_TOKENS) : ids;
+  }
+
   /** Vectors of a set of graphs' phrases and facts, and synonym edges for phrases new to the store. */
   private async graphVectors(graphs: ChunkGraph[]) {
     const labels = new Map<string, string>();
-    const facts = new Map<string, string>();
+    const facts = new Map<string, FactMention>();
     for (const g of graphs) {
       for (const e of g.entities) if (!labels.has(e.phrase)) labels.set(e.phrase, e.label);
     }
     for (const g of graphs) {
-      for (const f of g.facts) facts.set(factKey(f.subject, f.predicate, f.object), factText(labels, f));
+      for (const f of g.facts) facts.set(factKey(f.subject, f.predicate, f.object), f);
     }
     const phrases = [...labels.keys()];
-    const phraseVectors = await this.model.embedBatch(phrases.map((p) => labels.get(p)!));
+    await this.tokenIds([
+      ...labels.values(),
+      ...[...facts.values()].flatMap((f) => [
+        labels.get(f.subject) ?? f.subject,
+        f.predicate,
+        labels.get(f.object) ?? f.object,
+      ]),
+    ]);
+    const phraseVectors = this.model.embedIds(phrases.map((p) => this.tokens.get(labels.get(p)!)!));
     const dim = this.model.dim;
     const entityVectors = new Map<string, Float32Array>();
     phrases.forEach((p, i) => {
       entityVectors.set(p, phraseVectors.subarray(i * dim, (i + 1) * dim));
     });
     const factKeys = [...facts.keys()];
-    const factVectors = await this.model.embedBatch([...facts.values()]);
+    const factVectors = this.model.embedIds([...facts.values()].map((f) => this.factIds(labels, f)));
     const factVectorMap = new Map<string, Float32Array>();
     factKeys.forEach((k, i) => {
       factVectorMap.set(k, factVectors.subarray(i * dim, (i + 1) * dim));
@@ -375,7 +411,7 @@ class IndexRun {
       graph: graphs[i].graph,
       graphSource: graphs[i].source,
     }));
-    const summaries = await this.summarise(batch);
+    const summaries = await this.summarise(batch, graphs);
     await this.store.writeBatch({
       model: this.model.id,
       chunks,
@@ -387,14 +423,23 @@ class IndexRun {
     this.rememberPhrases(fresh, freshVectors);
   }
 
-  /** One summary entry per session in the batch: the LLM's when it answers, else extractive. */
-  private async summarise(batch: Chunk[]): Promise<SummaryEntry[]> {
+  /**
+   * One summary entry per session in the batch: the LLM's when it answers, else extractive. `graphs`
+   * (the batch's, in chunk order) are the extractive summary's files and identifiers when the local
+   * extractor made them, so no chunk is extracted twice.
+   */
+  private async summarise(
+    batch: Chunk[],
+    graphs: { graph: ChunkGraph; source: GraphSource }[],
+  ): Promise<SummaryEntry[]> {
     const bySession = new Map<string, Chunk[]>();
-    for (const c of batch) {
+    const entitiesOf = new Map<Chunk, ChunkGraph["entities"]>();
+    batch.forEach((c, i) => {
       let list = bySession.get(c.sessionId);
       if (!list) bySession.set(c.sessionId, (list = []));
       list.push(c);
-    }
+      if (graphs[i].source !== "llm") entitiesOf.set(c, graphs[i].graph.entities);
+    });
     const entries: SummaryEntry[] = [];
     for (const [sessionId, chunks] of bySession) {
       let last = chunks[0].ts;
@@ -410,7 +455,7 @@ class IndexRun {
           logError("index: LLM summary failed, extractive summary used", error, this.root);
         }
       }
-      text ??= extractiveSummary(chunks);
+      text ??= extractiveSummary(chunks, (c) => entitiesOf.get(c));
       entries.push({ sessionId, date: entryDate(chunks[0].ts || last), ts: last, text, source });
     }
     return entries;

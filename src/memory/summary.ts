@@ -4,7 +4,7 @@
  * what was discussed, what was decided (decision sentences), which files and identifiers came up.
  */
 import { renameSync, writeFileSync } from "node:fs";
-import type { SummaryEntry } from "../store/types.ts";
+import type { EntityMention, SummaryEntry } from "../store/types.ts";
 import type { Chunk } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
 
@@ -26,8 +26,14 @@ function clip(text: string, max: number): string {
 const FILE_LIKE = /[\\/]|\.\w{1,5}$/;
 const IDENTIFIER_LIKE = /[_.]|\p{Ll}\p{Lu}|\(\)$/u;
 
-/** A summary without an LLM; never empty (falls back to the first user words). */
-export function extractiveSummary(chunks: Chunk[]): string {
+/**
+ * A summary without an LLM; never empty (falls back to the first user words). `entitiesOf` gives a
+ * chunk's local-extractor mentions when the caller already has them.
+ */
+export function extractiveSummary(
+  chunks: Chunk[],
+  entitiesOf: (chunk: Chunk) => EntityMention[] | undefined = () => undefined,
+): string {
   const userTexts = chunks.map((c) => c.text.slice(c.turns[0]?.start ?? 0, c.turns[0]?.end ?? c.text.length));
   const topic = clip(userTexts.find((t) => t.trim()) ?? chunks[0]?.text ?? "", 200);
   const decisions: string[] = [];
@@ -41,7 +47,7 @@ export function extractiveSummary(chunks: Chunk[]): string {
         if (!decisions.includes(clipped)) decisions.push(clipped);
       }
     }
-    for (const e of extractGraph(chunk.text).entities) {
+    for (const e of entitiesOf(chunk) ?? extractGraph(chunk.text).entities) {
       if (FILE_LIKE.test(e.label) && /[\\/]|\.[a-z]{1,5}$/i.test(e.label) && !/\s/.test(e.label))
         files.add(e.label);
       else if (IDENTIFIER_LIKE.test(e.label) && !/\s/.test(e.label)) identifiers.add(e.label);
