@@ -334,7 +334,8 @@ export class SqliteMemoryStore implements MemoryStore {
     let delta = deltas.get(key);
     if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
     delta.amount += amount;
-    delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + amount);
+    // A context edge has one source, its own passage (`a`): forget finds it by that, no source row needed.
+    if (kind !== EDGE_KIND.context) delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + amount);
   }
 
   /** Adds each edge's summed amount (creating it) and its per-chunk contributions. */
@@ -477,6 +478,7 @@ export class SqliteMemoryStore implements MemoryStore {
     );
     const lower = this.sql("UPDATE edges SET weight = weight - ? WHERE id = ? RETURNING weight");
     const deleteEdge = this.sql("DELETE FROM edges WHERE id = ?");
+    const contextEdges = this.sql("DELETE FROM edges WHERE kind = ? AND a = ? RETURNING b");
     for (const chunkId of chunkIds) {
       for (const s of sources.all(chunkId) as {
         id: number;
@@ -493,6 +495,10 @@ export class SqliteMemoryStore implements MemoryStore {
         } else edgesLowered++;
       }
       this.sql("DELETE FROM edge_sources WHERE chunk_id = ?").run(chunkId);
+      for (const { b } of contextEdges.all(EDGE_KIND.context, chunkId) as { b: number }[]) {
+        touchedEntities.add(b);
+        edgesRemoved++;
+      }
       for (const { fact_id } of this.sql("DELETE FROM fact_sources WHERE chunk_id = ? RETURNING fact_id").all(
         chunkId,
       ) as { fact_id: number }[]) {
