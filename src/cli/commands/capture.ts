@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { findProjectRoot } from "../../project/config.ts";
-import { captureTranscript, parseHookInput } from "../../memory/capture.ts";
 import { defineCommand } from "../command.ts";
 import { logError } from "../log.ts";
 
@@ -21,7 +20,7 @@ export default defineCommand({
       description: "The project (or a folder inside it); default: the hook's cwd",
     },
   },
-  run({ values }) {
+  async run({ values }) {
     let projectRoot: string | undefined;
     try {
       const project = typeof values.project === "string" ? values.project : undefined;
@@ -29,6 +28,8 @@ export default defineCommand({
       // node:tty alone costs ~3 ms of start-up; run by hand, capture waits for JSON like `cat` does.)
       if (project !== undefined && !(projectRoot = findProjectRoot(project))) return 0;
       const raw = readFileSync(0, "utf8");
+      // PERF: the parser, the redactor and the chat log load only for an active project (~4 ms).
+      const { captureTranscript, parseHookInput } = await import("../../memory/capture.ts");
       if (projectRoot === undefined) {
         let cwd = process.cwd();
         try {
