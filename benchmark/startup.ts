@@ -4,9 +4,9 @@
  * the same run: `bun run benchmark/startup.ts [--runs 50]`.
  *
  * Hooks start the binary many times a day, so a hook invocation must cost about as much as starting
- * an empty Bun binary. Measured: `triforge --version` and a hook-shaped no-op (the Stop hook's
- * `capture` on a project that is not active, hook JSON on stdin; `prelude` when this build has no
- * `capture` yet). Runs are interleaved so that drift in the machine's load hits all three alike.
+ * an empty Bun binary. Measured: `triforge --version`, a hook-shaped no-op (the Stop hook's `capture`
+ * on a project that is not active, hook JSON on stdin) and the SessionStart `prelude` of an active
+ * project. Runs are interleaved so that drift in the machine's load hits all cases alike.
  * Goal: p50 ratio to the empty binary <= 1.5.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildTarget, hostTarget } from "../build/build.ts";
+import { projectKey } from "../src/cli/paths.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
 
 const GOAL_RATIO = 1.5;
@@ -66,8 +67,25 @@ const hookInput = JSON.stringify({
   hook_event_name: "Stop",
   stop_hook_active: false,
 });
-const hasCapture = Bun.spawnSync([triforge, "capture", "--help"], { env }).exitCode === 0;
-const hookCommand = hasCapture ? "capture" : "prelude";
+
+// An active project whose memory holds three summary entries: what the SessionStart prelude prints.
+const activeProject = join(work, "active");
+mkdirSync(join(activeProject, ".triforge"), { recursive: true });
+writeFileSync(
+  join(activeProject, ".triforge", "config.json"),
+  '{"storage":"local","llm":"auto","exclude":[]}\n',
+);
+const activeData = join(env.TRIFORGE_HOME, projectKey(activeProject));
+mkdirSync(activeData, { recursive: true });
+writeFileSync(
+  join(activeData, "summary.md"),
+  [1, 2, 3]
+    .map(
+      (i) =>
+        `## 2026-11-0${i} · session s${i}\n\nDiscussed: the store layout. Decided: keep SQLite per project. Files: src/store/sqlite.ts\n`,
+    )
+    .join("\n"),
+);
 
 interface Case {
   name: string;
@@ -78,8 +96,13 @@ const cases: Case[] = [
   { name: "empty Bun binary (baseline)", argv: [empty] },
   { name: "triforge --version", argv: [triforge, "--version"] },
   {
-    name: `triforge ${hookCommand} (inactive project, hook JSON on stdin)`,
-    argv: [triforge, hookCommand, `--project=${inactiveProject}`],
+    name: "triforge capture (inactive project, hook JSON on stdin)",
+    argv: [triforge, "capture", `--project=${inactiveProject}`],
+    stdin: hookInput,
+  },
+  {
+    name: "triforge prelude (active project, 3 summary entries)",
+    argv: [triforge, "prelude", `--project=${activeProject}`],
     stdin: hookInput,
   },
 ];
@@ -113,8 +136,6 @@ const stats = samples.map((s) => {
 console.log(
   `startup, ${runs} runs each after ${WARMUP_RUNS} warm-up runs (${hostTarget()}, bun ${Bun.version})`,
 );
-if (!hasCapture)
-  console.log("note: this build has no 'capture' command yet; the hook-shaped run uses 'prelude'");
 console.log(
   `${"".padEnd(62)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}${"ratio p50".padStart(11)}${"ratio p95".padStart(11)}`,
 );
