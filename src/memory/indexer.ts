@@ -252,8 +252,19 @@ class IndexRun {
     const sessions = new Set<string>();
     let done = 0;
     progress({ phase: "indexing", done, total: chunks.length });
-    for (const batch of batches(chunks)) {
-      await this.indexBatch(batch);
+    const list = batches(chunks);
+    // The tokenizer runs on a native thread: the next batch's chunk texts are embedded while this
+    // batch's graph, synonyms and SQLite writes keep the main thread busy.
+    const embed = (i: number) => {
+      const vectors = i < list.length ? this.model.embedBatch(list[i].map((c) => c.text)) : undefined;
+      vectors?.catch(() => {}); // awaited by its own batch; a run that stops first must not crash on it
+      return vectors;
+    };
+    let next = embed(0);
+    for (const [i, batch] of list.entries()) {
+      const vectors = next!;
+      next = embed(i + 1);
+      await this.indexBatch(batch, await vectors);
       for (const c of batch) sessions.add(c.sessionId);
       done += batch.length;
       this.result.chunks = done;
@@ -398,9 +409,8 @@ class IndexRun {
     }
   }
 
-  private async indexBatch(batch: Chunk[]): Promise<void> {
+  private async indexBatch(batch: Chunk[], vectors: Float32Array): Promise<void> {
     const dim = this.model.dim;
-    const vectors = await this.model.embedBatch(batch.map((c) => c.text));
     const graphs = await pool(batch, this.llm ? LLM_CONCURRENCY : 1, (c) => this.graphOf(c));
     const { entityVectors, factVectors, synonyms, fresh, freshVectors } = await this.graphVectors(
       graphs.map((g) => g.graph),
