@@ -278,8 +278,11 @@ describe("triforge capture", () => {
     expectClean(missing);
     expect(errors()).toMatch(/\[capture\] .*nope\.jsonl/);
 
-    expectClean(await capture("{this is not json"));
-    expect(errors()).toMatch(/\[capture\] hook input is not JSON/);
+    // Garbage input may carry a secret: errors.log (on disk) gets its size, never its text.
+    expectClean(await capture("{this is not json ghp_0123456789abcdefghijABCDEFGHIJ012345 password=hunter2xyz"));
+    expect(errors()).toMatch(/\[capture\] hook input is not JSON \(\d+ characters\)/);
+    expect(errors()).not.toContain("hunter2xyz");
+    expect(errors()).not.toContain("ghp_0123456789");
     expectClean(await capture({ transcript_path: "/x.jsonl" }));
     expect(errors()).toMatch(/\[capture\] hook input has no session_id/);
     expectClean(await capture(""));

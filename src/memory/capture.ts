@@ -44,7 +44,8 @@ export function parseHookInput(raw: string): HookInput {
   try {
     input = JSON.parse(raw);
   } catch {
-    throw new Error(`hook input is not JSON: ${JSON.stringify(raw.slice(0, 80))}`);
+    // Only the size: the input is unredacted and errors.log is on disk.
+    throw new Error(`hook input is not JSON (${raw.length} characters)`);
   }
   if (!input || typeof input !== "object" || Array.isArray(input))
     throw new Error("hook input is not a JSON object");
