@@ -159,6 +159,23 @@ describe("graph vectors", () => {
   });
 });
 
+describe("synonym worker", () => {
+  test("a run whose synonym edges come from the worker stores exactly what an inline run stores", async () => {
+    const records = syntheticConversation(20, 15, "syn"); // 300 chunks: two batches
+    const inline = project("synonyms-inline");
+    appendRecords(inline, records);
+    await indexProject(inline, { llm: null, synonymWorkerMinPairs: Number.POSITIVE_INFINITY });
+    const worker = project("synonyms-worker");
+    appendRecords(worker, records);
+    // Several batches, so jobs queue on the worker and batch k is written after k+1 is prepared.
+    await indexProject(worker, { llm: null, synonymWorkerMinPairs: 0 });
+    const expected = dumpGraph(inline);
+    const got = dumpGraph(worker);
+    expect(expected.edges.filter((e) => e.startsWith("2|")).length).toBeGreaterThan(0);
+    expect(got).toEqual(expected);
+  });
+});
+
 describe("crash safety", () => {
   test("an indexer killed with kill -9 at several points resumes with no duplicate and no loss", async () => {
     const records = syntheticConversation(24, 25); // 600 chunks: several batches of BATCH_CHUNKS

@@ -37,37 +37,79 @@ export function graphFromOpenIE(result: OpenIEResult): ChunkGraph {
  * carry most of a vector's energy: after them, partial + |tail(a)|·|tail(b)| (Cauchy–Schwarz) bounds the
  * cosine, and most pairs are ruled out exactly, without reading their tails (~3× faster on 19k phrases).
  */
-const BOUND_DIMS = 16;
+export const BOUND_DIMS = 16;
 
-function tailNorms(vectors: Float32Array, count: number, dim: number, from: number): Float32Array {
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i++) {
-    let s = 0;
-    for (let d = from; d < dim; d++) s += vectors[i * dim + d] ** 2;
-    out[i] = Math.sqrt(s);
-  }
-  return out;
-}
-
-/** The cosine of two unit rows when it can reach `threshold`, else -1 (ruled out by the bound). */
-function cosineAtLeast(
-  v: Float32Array,
-  i: number,
-  tv: number,
-  w: Float32Array,
-  j: number,
-  tw: number,
+/**
+ * The pairs at cosine ≥ `threshold` between each fresh row and every existing row, then every fresh row
+ * before it: a flat list of (fresh row, other row, cosine), where other rows count existing rows first,
+ * then fresh ones (`nExisting + j`), in that order per fresh row. Rows are L2-normalised.
+ * Self-contained on purpose (nothing from module scope): synonym-worker.ts runs its source text.
+ */
+export function synonymPairs(
+  existing: Float32Array,
+  nExisting: number,
+  fresh: Float32Array,
+  nFresh: number,
   dim: number,
   head: number,
   threshold: number,
-): number {
-  const a = i * dim;
-  const b = j * dim;
-  let s = 0;
-  for (let d = 0; d < head; d++) s += v[a + d] * w[b + d];
-  if (s + tv * tw < threshold) return -1;
-  for (let d = head; d < dim; d++) s += v[a + d] * w[b + d];
-  return s;
+): number[] {
+  const tailNorms = (vectors: Float32Array, count: number): Float32Array => {
+    const out = new Float32Array(count);
+    for (let i = 0; i < count; i++) {
+      let s = 0;
+      for (let d = head; d < dim; d++) s += vectors[i * dim + d] ** 2;
+      out[i] = Math.sqrt(s);
+    }
+    return out;
+  };
+  /** The cosine of two rows when it can reach `threshold`, else -1 (ruled out by the bound). */
+  const cosineAtLeast = (
+    v: Float32Array,
+    i: number,
+    tv: number,
+    w: Float32Array,
+    j: number,
+    tw: number,
+  ): number => {
+    const a = i * dim;
+    const b = j * dim;
+    let s = 0;
+    for (let d = 0; d < head; d++) s += v[a + d] * w[b + d];
+    if (s + tv * tw < threshold) return -1;
+    for (let d = head; d < dim; d++) s += v[a + d] * w[b + d];
+    return s;
+  };
+  const existingTails = tailNorms(existing, nExisting);
+  const freshTails = tailNorms(fresh, nFresh);
+  const pairs: number[] = [];
+  for (let i = 0; i < nFresh; i++) {
+    const ti = freshTails[i];
+    for (let j = 0; j < nExisting; j++) {
+      const score = cosineAtLeast(fresh, i, ti, existing, j, existingTails[j]);
+      if (score >= threshold) pairs.push(i, j, score);
+    }
+    for (let j = 0; j < i; j++) {
+      const score = cosineAtLeast(fresh, i, ti, fresh, j, freshTails[j]);
+      if (score >= threshold) pairs.push(i, nExisting + j, score);
+    }
+  }
+  return pairs;
+}
+
+/** Names the pairs of synonymPairs: `phrases` are the existing phrases, then the fresh ones. */
+export function pairsToEdges(
+  pairs: ArrayLike<number>,
+  fresh: string[],
+  phrases: (j: number) => string,
+): SynonymEdge[] {
+  const edges: SynonymEdge[] = [];
+  for (let p = 0; p < pairs.length; p += 3) {
+    const a = fresh[pairs[p]];
+    const b = phrases(pairs[p + 1]);
+    if (a !== b) edges.push({ a, b, score: pairs[p + 2] });
+  }
+  return edges;
 }
 
 /**
@@ -79,25 +121,17 @@ export function synonymEdges(
   fresh: { phrases: string[]; vectors: Float32Array },
   dim: number,
 ): SynonymEdge[] {
-  const edges: SynonymEdge[] = [];
   const nExisting = existing.phrases.length;
-  const head = Math.min(BOUND_DIMS, dim);
-  const existingTails = tailNorms(existing.vectors, nExisting, dim, head);
-  const freshTails = tailNorms(fresh.vectors, fresh.phrases.length, dim, head);
-  const t = SYNONYM_THRESHOLD;
-  for (let i = 0; i < fresh.phrases.length; i++) {
-    const found: { b: string; score: number }[] = [];
-    const ti = freshTails[i];
-    for (let j = 0; j < nExisting; j++) {
-      const score = cosineAtLeast(fresh.vectors, i, ti, existing.vectors, j, existingTails[j], dim, head, t);
-      if (score >= t) found.push({ b: existing.phrases[j], score });
-    }
-    for (let j = 0; j < i; j++) {
-      const score = cosineAtLeast(fresh.vectors, i, ti, fresh.vectors, j, freshTails[j], dim, head, t);
-      if (score >= t) found.push({ b: fresh.phrases[j], score });
-    }
-    for (const f of found)
-      if (f.b !== fresh.phrases[i]) edges.push({ a: fresh.phrases[i], b: f.b, score: f.score });
-  }
-  return edges;
+  const pairs = synonymPairs(
+    existing.vectors,
+    nExisting,
+    fresh.vectors,
+    fresh.phrases.length,
+    dim,
+    Math.min(BOUND_DIMS, dim),
+    SYNONYM_THRESHOLD,
+  );
+  return pairsToEdges(pairs, fresh.phrases, (j) =>
+    j < nExisting ? existing.phrases[j] : fresh.phrases[j - nExisting],
+  );
 }

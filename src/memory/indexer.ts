@@ -19,12 +19,20 @@ import {
 } from "../store/index.ts";
 import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { factKey } from "../store/sqlite.ts";
-import type { ChunkGraph, FactMention, GraphSource, NewChunk, SummaryEntry } from "../store/types.ts";
+import type {
+  ChunkGraph,
+  FactMention,
+  GraphSource,
+  NewChunk,
+  SummaryEntry,
+  SynonymEdge,
+} from "../store/types.ts";
 import { type ChatRecord, type Chunk, chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
-import { graphFromOpenIE, synonymEdges } from "./graph.ts";
+import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
 import { indexLockPath, tryLock } from "./lock.ts";
 import { cleanFlaggedRecords } from "./review.ts";
+import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
 
 /** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */
@@ -48,6 +56,8 @@ export interface IndexOptions {
   llm?: Llm | null;
   /** The embedding model; defaults to the process-wide one. */
   model?: StaticModel;
+  /** Phrase pairs from which a synonym job goes to the worker (default WORKER_MIN_PAIRS; 0 = always). */
+  synonymWorkerMinPairs?: number;
   /** Passed to resolveLlm when `llm` is undefined (environment, retry policy); usage always goes to the store. */
   llmOptions?: Omit<ResolveOptions, "usage" | "projectRoot">;
 }
@@ -192,6 +202,8 @@ class IndexRun {
   private model!: StaticModel;
   private llm: Llm | null = null;
   /** Phrases the store holds, with vectors, for synonym edges of new phrases. */
+  /** Computes big synonym jobs on another core; started on the first one (see synonymsOf). */
+  private synonymWorker: SynonymWorker | undefined;
   /** Token ids of phrase labels and predicates (see tokenIds). */
   private readonly tokens = new Map<string, number[]>();
   private known: { phrases: string[]; vectors: Float32Array; set: Set<string> } = {
@@ -260,15 +272,29 @@ class IndexRun {
       vectors?.catch(() => {}); // awaited by its own batch; a run that stops first must not crash on it
       return vectors;
     };
-    let next = embed(0);
-    for (const [i, batch] of list.entries()) {
-      const vectors = next!;
-      next = embed(i + 1);
-      await this.indexBatch(batch, await vectors);
-      for (const c of batch) sessions.add(c.sessionId);
-      done += batch.length;
+    // Batch k is written after batch k+1 is prepared, so its synonym edges (on the worker) have that
+    // long to arrive; batches are still written in order, each in its own transaction.
+    const write = async (prepared: Awaited<ReturnType<IndexRun["prepareBatch"]>>) => {
+      await this.store.writeBatch({ ...prepared.write, synonyms: await prepared.synonyms });
+      for (const c of prepared.batch) sessions.add(c.sessionId);
+      done += prepared.batch.length;
       this.result.chunks = done;
       progress({ phase: "indexing", done, total: chunks.length });
+    };
+    let next = embed(0);
+    let unwritten: Awaited<ReturnType<IndexRun["prepareBatch"]>> | undefined;
+    try {
+      for (const [i, batch] of list.entries()) {
+        const vectors = next!;
+        next = embed(i + 1);
+        const prepared = await this.prepareBatch(batch, await vectors);
+        if (unwritten) await write(unwritten);
+        unwritten = prepared;
+      }
+      if (unwritten) await write(unwritten);
+    } finally {
+      this.synonymWorker?.close();
+      this.synonymWorker = undefined;
     }
     this.result.sessions = sessions.size;
     if (pending.length) await this.retryPendingLlm(pending, progress);
@@ -393,11 +419,46 @@ class IndexRun {
     fresh.forEach((p, i) => {
       freshVectors.set(entityVectors.get(p)!, i * dim);
     });
-    const synonyms = synonymEdges(this.known, { phrases: fresh, vectors: freshVectors }, dim);
-    return { entityVectors, factVectors: factVectorMap, synonyms, fresh, freshVectors };
+    return { entityVectors, factVectors: factVectorMap, fresh, freshVectors };
   }
 
-  /** Remembers phrases the store now holds, once their transaction committed. */
+  /**
+   * Synonym edges of phrases new to the store, which count as known from here on (so call this in
+   * batch order, and write the batches in the same order). A big job goes to the synonym worker and
+   * the returned promise settles while the main thread works on; a small one, or any job once the
+   * worker failed, is computed here against the phrases known before it.
+   */
+  private synonymsOf(fresh: string[], freshVectors: Float32Array): Promise<SynonymEdge[]> {
+    const dim = this.model.dim;
+    const before = { phrases: this.known.phrases.slice(), vectors: this.known.vectors };
+    const inline = () => synonymEdges(before, { phrases: fresh, vectors: freshVectors }, dim);
+    if (
+      !this.synonymWorker &&
+      fresh.length * before.phrases.length >= (this.options.synonymWorkerMinPairs ?? WORKER_MIN_PAIRS)
+    ) {
+      try {
+        this.synonymWorker = new SynonymWorker(before.vectors, before.phrases.length, dim);
+      } catch (error) {
+        logError("index: synonym worker unavailable, computed inline", error, this.root);
+      }
+    }
+    this.rememberPhrases(fresh, freshVectors);
+    if (!this.synonymWorker) return Promise.resolve(inline());
+    return this.synonymWorker.pairs(freshVectors, fresh.length).then(
+      (pairs) =>
+        pairsToEdges(pairs, fresh, (j) =>
+          j < before.phrases.length ? before.phrases[j] : fresh[j - before.phrases.length],
+        ),
+      (error) => {
+        logError("index: synonym worker failed, computed inline", error, this.root);
+        this.synonymWorker?.close();
+        this.synonymWorker = undefined;
+        return inline();
+      },
+    );
+  }
+
+  /** Remembers phrases as known: their batch is written before any later one. */
   private rememberPhrases(fresh: string[], vectors: Float32Array): void {
     const merged = new Float32Array(this.known.vectors.length + vectors.length);
     merged.set(this.known.vectors);
@@ -409,10 +470,11 @@ class IndexRun {
     }
   }
 
-  private async indexBatch(batch: Chunk[], vectors: Float32Array): Promise<void> {
+  /** Everything a batch writes except its synonym edges, which are computed alongside (synonymsOf). */
+  private async prepareBatch(batch: Chunk[], vectors: Float32Array) {
     const dim = this.model.dim;
     const graphs = await pool(batch, this.llm ? LLM_CONCURRENCY : 1, (c) => this.graphOf(c));
-    const { entityVectors, factVectors, synonyms, fresh, freshVectors } = await this.graphVectors(
+    const { entityVectors, factVectors, fresh, freshVectors } = await this.graphVectors(
       graphs.map((g) => g.graph),
     );
     const chunks: NewChunk[] = batch.map((c, i) => ({
@@ -421,16 +483,19 @@ class IndexRun {
       graph: graphs[i].graph,
       graphSource: graphs[i].source,
     }));
-    const summaries = await this.summarise(batch, graphs);
-    await this.store.writeBatch({
-      model: this.model.id,
-      chunks,
-      entityVectors,
-      factVectors,
+    const synonyms = this.synonymsOf(fresh, freshVectors);
+    synonyms.catch(() => {}); // awaited when the batch is written; a run that stops first must not crash on it
+    return {
+      batch,
+      write: {
+        model: this.model.id,
+        chunks,
+        entityVectors,
+        factVectors,
+        summaries: await this.summarise(batch, graphs),
+      },
       synonyms,
-      summaries,
-    });
-    this.rememberPhrases(fresh, freshVectors);
+    };
   }
 
   /**
@@ -485,9 +550,8 @@ class IndexRun {
           model: this.model.id,
           entityVectors: vectors.entityVectors,
           factVectors: vectors.factVectors,
-          synonyms: vectors.synonyms,
+          synonyms: await this.synonymsOf(vectors.fresh, vectors.freshVectors),
         });
-        this.rememberPhrases(vectors.fresh, vectors.freshVectors);
       }
       progress({ phase: "llm-retry", done: ++done, total: pending.length });
     }
