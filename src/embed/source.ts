@@ -1,5 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { cacheDir } from "../cli/paths.ts";
 import { ModelError, type ModelFiles, StaticModel } from "./model.ts";
 
@@ -36,14 +44,18 @@ export function resolveModelDir(): string {
     return resolve(fromEnv);
   }
   const modelsDir = join(REPO_ROOT, "models");
-  const present = existsSync(modelsDir) ? readdirSync(modelsDir).filter((d) => isModelDir(join(modelsDir, d))) : [];
+  const present = existsSync(modelsDir)
+    ? readdirSync(modelsDir).filter((d) => isModelDir(join(modelsDir, d)))
+    : [];
   for (const name of MODEL_PREFERENCE) {
     const hit = present.find((d) => d === name || d.startsWith(`${name}-`));
     if (hit) return join(modelsDir, hit);
   }
   if (present.length) return join(modelsDir, present[0]);
   if (isModelDir(SHARED_DEFAULT_MODEL)) return SHARED_DEFAULT_MODEL;
-  throw new ModelError("no embedding model found: set TRIFORGE_MODEL_DIR or run 'bun run fetch-model potion-base-8M'");
+  throw new ModelError(
+    "no embedding model found: set TRIFORGE_MODEL_DIR or run 'bun run fetch-model potion-base-8M'",
+  );
 }
 
 export function readModelDir(dir: string): ModelFiles {
@@ -68,26 +80,62 @@ function mapFile(path: string): Uint8Array {
   }
 }
 
+type EmbeddedModel = typeof import("triforge:embedded-model").default;
+
 /** The model built into the binary, if this is a compiled build that embeds one. */
-async function embeddedModel(): Promise<ModelFiles | undefined> {
+async function embeddedModelInfo(): Promise<EmbeddedModel | undefined> {
   if (!process.env.TRIFORGE_EMBEDDED_MODEL) return undefined;
-  const embedded = (await import("triforge:embedded-model")).default;
-  // The weights are extracted once to the cache (keyed by their hash) and memory-mapped on later starts.
-  const dir = join(cacheDir(), "models", `${embedded.id}-${embedded.sha256.slice(0, 12)}`);
-  const weightsPath = join(dir, "model.safetensors");
-  if (!existsSync(weightsPath) || statSync(weightsPath).size !== embedded.size) {
-    mkdirSync(dir, { recursive: true });
-    const temporary = `${weightsPath}.${process.pid}.tmp`;
-    writeFileSync(temporary, await Bun.file(embedded.weights).bytes());
-    renameSync(temporary, weightsPath);
+  return (await import("triforge:embedded-model")).default;
+}
+
+/** Where the embedded weights are extracted: keyed by their hash, so a new build never reads an old file. */
+function extractedWeightsPath(embedded: EmbeddedModel): string {
+  return join(cacheDir(), "models", `${embedded.id}-${embedded.sha256.slice(0, 12)}`, "model.safetensors");
+}
+
+/** Writes the embedded weights to the cache atomically, checking their hash on the way. */
+async function extractWeights(embedded: EmbeddedModel, weightsPath: string): Promise<void> {
+  const bytes = await Bun.file(embedded.weights).bytes();
+  const digest = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+  if (digest !== embedded.sha256)
+    throw new ModelError(`the model embedded in ${process.execPath} is damaged: reinstall triforge`);
+  mkdirSync(dirname(weightsPath), { recursive: true });
+  const temporary = `${weightsPath}.${process.pid}.tmp`;
+  writeFileSync(temporary, bytes);
+  renameSync(temporary, weightsPath);
+}
+
+/**
+ * The embedded model's files: weights extracted once to the cache and memory-mapped on later starts
+ * (`refresh` extracts again, replacing a damaged copy).
+ */
+async function embeddedModelFiles(embedded: EmbeddedModel, refresh = false): Promise<ModelFiles> {
+  const weightsPath = extractedWeightsPath(embedded);
+  if (refresh || !existsSync(weightsPath) || statSync(weightsPath).size !== embedded.size) {
+    await extractWeights(embedded, weightsPath);
   }
   return {
     id: embedded.id,
-    origin: `${embedded.id} (embedded)`,
+    origin: `${dirname(weightsPath)} (extracted from the binary)`,
     config: await Bun.file(embedded.config).text(),
     tokenizer: await Bun.file(embedded.tokenizer).text(),
     weights: mapFile(weightsPath),
   };
+}
+
+/**
+ * Checks the extracted copy of the embedded model against the hash built into the binary and
+ * extracts it again when it differs (`triforge doctor`). Undefined when no model is embedded.
+ */
+export async function repairEmbeddedModelCache(): Promise<{ path: string; repaired: boolean } | undefined> {
+  const embedded = await embeddedModelInfo();
+  if (!embedded) return undefined;
+  const path = extractedWeightsPath(embedded);
+  const intact =
+    existsSync(path) &&
+    new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex") === embedded.sha256;
+  if (!intact) await extractWeights(embedded, path);
+  return { path, repaired: !intact };
 }
 
 /** Where the model that `loadModel()` would use comes from, without loading it. */
@@ -104,8 +152,15 @@ let loaded: Promise<StaticModel> | undefined;
  */
 export function loadModel(): Promise<StaticModel> {
   loaded ??= (async () => {
-    const files = (!process.env.TRIFORGE_MODEL_DIR && (await embeddedModel())) || readModelDir(resolveModelDir());
-    return StaticModel.load(files);
+    const embedded = process.env.TRIFORGE_MODEL_DIR ? undefined : await embeddedModelInfo();
+    if (!embedded) return StaticModel.load(readModelDir(resolveModelDir()));
+    try {
+      return await StaticModel.load(await embeddedModelFiles(embedded));
+    } catch (error) {
+      // The extracted copy is a cache: a damaged one (a disk error, a stray edit) is replaced, once.
+      if (!(error instanceof ModelError)) throw error;
+      return StaticModel.load(await embeddedModelFiles(embedded, true));
+    }
   })();
   return loaded;
 }

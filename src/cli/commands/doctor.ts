@@ -1,6 +1,6 @@
 import { defineCommand } from "../command.ts";
 import { dataDir } from "../paths.ts";
-import { describeModelSource, loadModel } from "../../embed/source.ts";
+import { describeModelSource, loadModel, repairEmbeddedModelCache } from "../../embed/source.ts";
 
 /** One check: a name, whether it passed, what was seen, and the fix when it did not pass. */
 export interface Check {
@@ -14,6 +14,26 @@ export async function runChecks(projectStart?: string): Promise<Check[]> {
   const checks: Check[] = [];
   checks.push({ name: "binary", ok: true, detail: process.execPath });
   checks.push({ name: "data directory", ok: true, detail: dataDir() });
+  try {
+    // Before loading: a damaged extracted copy is replaced here rather than reported.
+    const cache = await repairEmbeddedModelCache();
+    if (cache) {
+      checks.push({
+        name: "model cache",
+        ok: true,
+        detail: cache.repaired
+          ? `${cache.path} was damaged or missing: extracted again`
+          : `${cache.path} intact`,
+      });
+    }
+  } catch (error) {
+    checks.push({
+      name: "model cache",
+      ok: false,
+      detail: (error as Error).message,
+      fix: "reinstall triforge",
+    });
+  }
   try {
     const model = await loadModel();
     const probe = await model.embed("triforge doctor");
