@@ -79,7 +79,8 @@ function tokenizersAddonPlugin(target: Target): BunPlugin {
 export async function buildTarget(target: Target, outdir: string, modelDir: string): Promise<string> {
   const outfile = join(outdir, `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`);
   const result = await Bun.build({
-    entrypoints: [join(ROOT, "src/index.ts")],
+    // The code indexer's parse worker is started by path, so it must be an entrypoint of its own.
+    entrypoints: [join(ROOT, "src/index.ts"), join(ROOT, "src/code/chunk-worker.ts")],
     compile: { target: TARGETS[target].bun as Bun.Build.CompileTarget, outfile },
     // PERF: splitting + bytecode + minify measured ~6 ms start versus ~100 ms for a plain --compile.
     splitting: true,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { identifierParts, pathTokens, queryTokens, tokenize } from "../src/code/tokens.ts";
+import { identifierParts, pathTokens, queryTokens, TermInterner, tokenize } from "../src/code/tokens.ts";
 
 describe("identifier-aware tokens", () => {
   test("camelCase and PascalCase split into words, the whole identifier kept lower-cased", () => {
@@ -46,5 +46,23 @@ describe("identifier-aware tokens", () => {
       "net",
       "http",
     ]);
+  });
+
+  test("the indexer's interned scan yields exactly tokenize()'s terms, in order", () => {
+    const texts = [
+      "parseHTTPResponse(flat_hash_map, 0x1FfA, 42abc, __init__, _private) // Ünïcode名前 naïveCase",
+      "handlers routing parsed uses\n\tMAX_RETRY_count = getX2() + a1b2c3;",
+      "",
+      "   ?.->",
+      "parseHTTPResponse parseHTTPResponse parsehttpresponse",
+    ];
+    const interner = new TermInterner();
+    for (const text of texts) {
+      const scanned: string[] = [];
+      interner.scan(text, (id) => scanned.push(interner.terms[id]));
+      expect(scanned).toEqual(tokenize(text));
+    }
+    // One vocabulary across texts: a term seen twice has one id.
+    expect(new Set(interner.terms).size).toBe(interner.terms.length);
   });
 });

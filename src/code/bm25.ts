@@ -20,13 +20,47 @@ export interface Bm25Index {
   averageLength: number;
 }
 
-/** Term counts of one document, as the builder takes them. */
-export type TermCounts = Map<string, number>;
+/**
+ * New documents as flat (term, document, frequency) postings over a vocabulary of their own (term
+ * ids from a TermInterner), appended one document at a time without a map per document.
+ */
+export class Bm25Additions {
+  term = new Int32Array(1 << 16);
+  doc = new Int32Array(1 << 16);
+  freq = new Uint16Array(1 << 16);
+  count = 0;
+  readonly lengths: number[] = [];
+  /** Per term id: its frequency in the document being added (zero between documents). */
+  private frequency = new Int32Array(1 << 12);
+  private seen = new Int32Array(1 << 10);
 
-export function countTerms(tokens: string[]): TermCounts {
-  const counts: TermCounts = new Map();
-  for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
-  return counts;
+  /** Adds a document of `n` term ids (duplicates kept). */
+  add(ids: Int32Array, n: number): void {
+    const doc = this.lengths.length;
+    let distinct = 0;
+    for (let i = 0; i < n; i++) {
+      const id = ids[i];
+      if (id >= this.frequency.length) this.frequency = grow(this.frequency, id + 1);
+      if (this.frequency[id]++ === 0) {
+        if (distinct === this.seen.length) this.seen = grow(this.seen);
+        this.seen[distinct++] = id;
+      }
+    }
+    if (this.count + distinct > this.term.length) {
+      const size = this.count + distinct;
+      this.term = grow(this.term, size);
+      this.doc = grow(this.doc, size);
+      this.freq = grow(this.freq, size);
+    }
+    for (let k = 0; k < distinct; k++) {
+      const id = this.seen[k];
+      this.term[this.count] = id;
+      this.doc[this.count] = doc;
+      this.freq[this.count++] = Math.min(this.frequency[id], 65535);
+      this.frequency[id] = 0;
+    }
+    this.lengths.push(n);
+  }
 }
 
 export function termIdsOf(terms: string[]): Map<string, number> {
@@ -44,34 +78,25 @@ export function mergeBm25(
   previous: Bm25Index | undefined,
   keep: Int32Array | undefined,
   keptCount: number,
-  added: { counts: TermCounts; length: number }[],
+  added: Bm25Additions,
+  addedVocabulary: string[],
 ): Bm25Index {
   const terms: string[] = previous ? [...previous.terms] : [];
   const termIds = previous ? new Map(previous.termIds) : new Map<string, number>();
-  // Postings of the added documents, as (term, doc, freq) triples.
-  let addedTerm = new Int32Array(1024);
-  let addedDoc = new Int32Array(1024);
-  let addedFreq = new Uint16Array(1024);
-  let addedCount = 0;
-  for (let i = 0; i < added.length; i++) {
-    for (const [term, freq] of added[i].counts) {
-      let id = termIds.get(term);
-      if (id === undefined) {
-        id = terms.length;
-        terms.push(term);
-        termIds.set(term, id);
-      }
-      if (addedCount === addedTerm.length) {
-        addedTerm = grow(addedTerm);
-        addedDoc = grow(addedDoc);
-        addedFreq = grow(addedFreq);
-      }
-      addedTerm[addedCount] = id;
-      addedDoc[addedCount] = keptCount + i;
-      addedFreq[addedCount] = Math.min(freq, 65535);
-      addedCount++;
+  // The added documents' term ids in the merged vocabulary.
+  const mergedId = new Int32Array(addedVocabulary.length);
+  for (let t = 0; t < addedVocabulary.length; t++) {
+    let id = termIds.get(addedVocabulary[t]);
+    if (id === undefined) {
+      id = terms.length;
+      terms.push(addedVocabulary[t]);
+      termIds.set(addedVocabulary[t], id);
     }
+    mergedId[t] = id;
   }
+  const addedCount = added.count;
+  const addedTerm = new Int32Array(addedCount);
+  for (let p = 0; p < addedCount; p++) addedTerm[p] = mergedId[added.term[p]];
   // Count postings per term: kept old ones, then added ones.
   const counts = new Int32Array(terms.length);
   if (previous) {
@@ -114,17 +139,17 @@ export function mergeBm25(
   }
   for (let p = 0; p < addedCount; p++) {
     const target = newId[addedTerm[p]];
-    docs[cursor[target]] = addedDoc[p];
-    freqs[cursor[target]++] = addedFreq[p];
+    docs[cursor[target]] = keptCount + added.doc[p];
+    freqs[cursor[target]++] = added.freq[p];
   }
-  const lengths = new Float32Array(keptCount + added.length);
+  const lengths = new Float32Array(keptCount + added.lengths.length);
   if (previous) {
     for (let d = 0; d < previous.lengths.length; d++) {
       const target = keep ? keep[d] : d;
       if (target >= 0) lengths[target] = previous.lengths[d];
     }
   }
-  for (let i = 0; i < added.length; i++) lengths[keptCount + i] = added[i].length;
+  for (let i = 0; i < added.lengths.length; i++) lengths[keptCount + i] = added.lengths[i];
   return {
     terms: liveTerms,
     termIds: termIdsOf(liveTerms),
@@ -142,8 +167,10 @@ export function averageOf(lengths: Float32Array): number {
   return total / lengths.length || 1;
 }
 
-function grow<T extends Int32Array | Uint16Array>(array: T): T {
-  const bigger = new (array.constructor as new (n: number) => T)(array.length * 2);
+function grow<T extends Int32Array | Uint16Array>(array: T, atLeast = 0): T {
+  let size = array.length * 2;
+  while (size < atLeast) size *= 2;
+  const bigger = new (array.constructor as new (n: number) => T)(size);
   bigger.set(array);
   return bigger;
 }

@@ -141,10 +141,37 @@ export function chunkByLines(text: string): Chunk[] {
   return cutAtBreaks(lines, lineBreakScores(lines));
 }
 
-function splitLines(text: string): string[] {
+export function splitLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
   return lines;
+}
+
+/**
+ * Break scores of each line of a file: from its grammar's syntax tree when there is a parser and
+ * the parse succeeds, from indentation and blank lines otherwise. `lines` is splitLines(text).
+ */
+export function breakScores(text: string, lines: string[], parser: Parser | undefined): Int8Array {
+  const scores = lineBreakScores(lines);
+  if (!parser) return scores;
+  const tree = (() => {
+    try {
+      return parser.parse(text);
+    } catch {
+      return null;
+    }
+  })();
+  if (!tree) return scores;
+  try {
+    // Syntax decides; indentation keeps only its blank-line hints inside large nodes.
+    for (let i = 0; i < scores.length; i++) scores[i] = Math.min(scores[i], 1);
+    const lineStarts = [0];
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+    treeBreakScores(tree.rootNode, lineStarts, text, scores);
+  } finally {
+    tree.delete();
+  }
+  return scores;
 }
 
 /**
@@ -153,28 +180,18 @@ function splitLines(text: string): string[] {
  */
 export function chunkSource(text: string, parser: Parser | undefined): Chunk[] {
   const lines = splitLines(text);
-  const scores = lineBreakScores(lines);
-  if (parser) {
-    const tree = (() => {
-      try {
-        return parser.parse(text);
-      } catch {
-        return null;
-      }
-    })();
-    if (tree) {
-      try {
-        // Syntax decides; indentation keeps only its blank-line hints inside large nodes.
-        for (let i = 0; i < scores.length; i++) scores[i] = Math.min(scores[i], 1);
-        const lineStarts = [0];
-        for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
-        treeBreakScores(tree.rootNode, lineStarts, text, scores);
-      } finally {
-        tree.delete();
-      }
-    }
-  }
-  return cutAtBreaks(lines, scores);
+  return cutAtBreaks(lines, breakScores(text, lines, parser));
+}
+
+/** Break scores of a file, loading its grammar on first use (what a chunking worker computes). */
+export async function fileBreakScores(
+  text: string,
+  lines: string[],
+  grammar: GrammarName | undefined,
+): Promise<Int8Array> {
+  if (!grammar) return lineBreakScores(lines);
+  const { parserFor } = await import("./grammars.ts");
+  return breakScores(text, lines, await parserFor(grammar));
 }
 
 /** Chunks a file, loading its grammar on first use. */

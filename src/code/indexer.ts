@@ -6,15 +6,20 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../embed/source.ts";
-import { countTerms, mergeBm25, type TermCounts } from "./bm25.ts";
+import { Bm25Additions, mergeBm25 } from "./bm25.ts";
 import { ChunkEmbedder } from "./embedder.ts";
-import { type Chunk, chunkFile } from "./chunk.ts";
+import { type Chunk, cutAtBreaks, fileBreakScores, splitLines } from "./chunk.ts";
+import { parseWorkerCount, SharedParse } from "./chunk-pool.ts";
+import type { GrammarName } from "./languages.ts";
 import { RepositoryError } from "./errors.ts";
 import { type CodeIndex, type FileEntry, type IndexReport, loadIndex, saveIndex } from "./store.ts";
-import { pathTokens, tokenize } from "./tokens.ts";
+import { pathTokens, TermInterner } from "./tokens.ts";
 import { walkRepository, type WalkedFile } from "./walk.ts";
 
+/** Files chunked, tokenised and embedded so far, of those that needed it. */
 export type Progress = (done: number, total: number) => void;
+/** Milliseconds per indexing phase, summed over the pass. */
+export type PhaseTimings = Record<string, number>;
 
 /** Bytes looked at for a NUL when deciding that a file is binary (what git and grep look at). */
 const BINARY_PROBE_BYTES = 8000;
@@ -24,6 +29,11 @@ const BINARY_PROBE_BYTES = 8000;
  * development set syntax chunking is worth +0.006 NDCG@10 over lines alone (docs/code-search.md).
  */
 const TREE_SITTER_MAX_CHARS = 64_000;
+/**
+ * Below this many characters to parse, a worker costs more to start (runtime and grammars compiled
+ * again, ~50 ms) than it saves.
+ */
+const WORKER_MIN_CHARS = 1_000_000;
 /** Chunks embedded per call: large enough to amortise the tokenizer call, small enough for progress. */
 const EMBED_BATCH = 512;
 
@@ -44,11 +54,72 @@ export function embeddingText(path: string, text: string): string {
   return `${path}\n${text}`;
 }
 
-/** The BM25 document of a chunk: its tokens plus its file stem and folders. */
-export function chunkTerms(path: string, text: string): { counts: TermCounts; length: number } {
-  const tokens = tokenize(text);
-  for (const token of pathTokens(path)) tokens.push(token);
-  return { counts: countTerms(tokens), length: tokens.length };
+/**
+ * Builds the BM25 documents of new chunks: a chunk's tokens plus its file stem and folders, as term
+ * ids (the same terms as tokenize() and pathTokens(), without making a string per token).
+ */
+export class ChunkTerms {
+  readonly interner = new TermInterner();
+  readonly additions = new Bm25Additions();
+  private ids = new Int32Array(4096);
+  private length = 0;
+  private readonly emit = (id: number) => {
+    if (this.length === this.ids.length) {
+      const bigger = new Int32Array(this.ids.length * 2);
+      bigger.set(this.ids);
+      this.ids = bigger;
+    }
+    this.ids[this.length++] = id;
+  };
+
+  /** The term ids of a file's path, computed once per file. */
+  pathIds(path: string): Int32Array {
+    return Int32Array.from(pathTokens(path), (term) => this.interner.idOf(term));
+  }
+
+  add(text: string, pathIds: Int32Array): void {
+    this.length = 0;
+    this.interner.scan(text, this.emit);
+    for (let k = 0; k < pathIds.length; k++) this.emit(pathIds[k]);
+    this.additions.add(this.ids, this.length);
+  }
+}
+
+/** The grammar a file is parsed with, or undefined for the line chunker. */
+function syntaxGrammar(file: WalkedFile, text: string): GrammarName | undefined {
+  return text.length <= TREE_SITTER_MAX_CHARS ? file.language.grammar : undefined;
+}
+
+/**
+ * Break scores for each file, asked for in order. On a large job the syntax parsing is shared with
+ * workers (chunk-pool.ts); `close` stops them.
+ */
+function syntaxScores(files: { text: string; grammar: GrammarName | undefined }[]): {
+  scoresOf: (index: number, lines: string[]) => Promise<Int8Array>;
+  /** Stops the workers; returns how many files they parsed. */
+  close: () => number;
+} {
+  const parse = (i: number, lines: string[]) => fileBreakScores(files[i].text, lines, files[i].grammar);
+  const parsed: { text: string; grammar: GrammarName }[] = [];
+  const parsedIndex = new Int32Array(files.length).fill(-1);
+  let chars = 0;
+  files.forEach((f, i) => {
+    if (!f.grammar) return;
+    parsedIndex[i] = parsed.length;
+    parsed.push({ text: f.text, grammar: f.grammar });
+    chars += f.text.length;
+  });
+  const workers = chars >= WORKER_MIN_CHARS ? parseWorkerCount() : 0;
+  if (!workers) return { scoresOf: parse, close: () => 0 };
+  const shared = new SharedParse(parsed, workers);
+  return {
+    scoresOf: (i, lines) =>
+      parsedIndex[i] < 0 ? parse(i, lines) : shared.scores(parsedIndex[i], () => parse(i, lines)),
+    close: () => {
+      shared.close();
+      return shared.delivered;
+    },
+  };
 }
 
 function isBinary(bytes: Uint8Array): boolean {
@@ -66,12 +137,22 @@ const lenientUtf8 = new TextDecoder("utf-8");
  */
 export async function refreshIndex(
   root: string,
-  options: { previous?: CodeIndex; onProgress?: Progress; force?: boolean } = {},
+  options: { previous?: CodeIndex; onProgress?: Progress; force?: boolean; timings?: PhaseTimings } = {},
 ): Promise<CodeIndex> {
   const started = performance.now();
+  const timings = options.timings;
+  let lapStarted = started;
+  /** Adds the time since the last lap to a phase (benchmark/code-speed.ts prints them). */
+  const lap = (phase: string) => {
+    if (!timings) return;
+    const now = performance.now();
+    timings[phase] = (timings[phase] ?? 0) + now - lapStarted;
+    lapStarted = now;
+  };
   const model = await loadModel();
   const previous = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
   const { files: walked, skipped: walkSkipped } = walkRepository(root);
+  lap("walk");
   const skipped = { ...walkSkipped, binary: 0 };
   let invalidUtf8 = 0;
 
@@ -115,12 +196,14 @@ export async function refreshIndex(
     fresh.push({ walked: file, hash, text });
   }
 
+  lap("read, hash, decode");
   const present = new Set([...kept.map((k) => k.file.path), ...fresh.map((f) => f.walked.path)]);
   const removed = previous ? previous.files.filter((f) => !present.has(f.path)).length : 0;
-  const reportOf = (files: number, chunks: number, changed: number): IndexReport => ({
+  const reportOf = (files: number, chunks: number, changed: number, parsedInWorkers = 0): IndexReport => ({
     files,
     chunks,
     changed,
+    parsedInWorkers,
     removed,
     skipped,
     invalidUtf8,
@@ -138,20 +221,7 @@ export async function refreshIndex(
   // Kept files stay in their old order, so chunk renumbering is monotone and postings stay sorted.
   kept.sort((a, b) => a.oldIndex - b.oldIndex);
 
-  // Chunk the new and changed files.
-  const chunked: { walked: WalkedFile; hash: string; chunks: Chunk[] }[] = [];
-  let chunkTotal = 0;
-  for (let i = 0; i < fresh.length; i++) {
-    const { walked: file, hash, text } = fresh[i];
-    const chunks = await chunkFile(
-      text,
-      text.length <= TREE_SITTER_MAX_CHARS ? file.language.grammar : undefined,
-    );
-    chunked.push({ walked: file, hash, chunks });
-    chunkTotal += chunks.length;
-  }
-
-  // Assemble: kept files' chunks first (renumbered), then the new ones.
+  // Kept files' chunks first (renumbered), then the new ones.
   const previousChunkCount = previous?.texts.length ?? 0;
   const keep = previous ? new Int32Array(previousChunkCount).fill(-1) : undefined;
   const files: FileEntry[] = [];
@@ -162,7 +232,62 @@ export async function refreshIndex(
     keptChunkCount += file.chunkCount;
     files.push(entry);
   }
-  const total = keptChunkCount + chunkTotal;
+
+  // Chunk, tokenise and embed the new and changed files, in order; on large jobs workers parse
+  // syntax trees ahead of this loop.
+  let parsedInWorkers = 0;
+  const { scoresOf, close } = syntaxScores(
+    fresh.map((f) => ({ text: f.text, grammar: syntaxGrammar(f.walked, f.text) })),
+  );
+  const embedder = new ChunkEmbedder(model);
+  const added: Chunk[] = [];
+  const addedFile: number[] = [];
+  const terms = new ChunkTerms();
+  const addedVectors: Float32Array[] = [];
+  const pending: string[] = [];
+  const flush = async () => {
+    if (!pending.length) return;
+    addedVectors.push(await embedder.embed(pending));
+    pending.length = 0;
+  };
+  try {
+    for (let i = 0; i < fresh.length; i++) {
+      const { walked: file, hash, text } = fresh[i];
+      const lines = splitLines(text);
+      lap("chunk: other");
+      const scores = await scoresOf(i, lines);
+      lap("chunk: syntax parse (main thread share + waiting for workers)");
+      const chunks = cutAtBreaks(lines, scores);
+      lap("chunk: other");
+      files.push({
+        path: file.path,
+        hash,
+        size: file.size,
+        mtimeMs: file.mtimeMs,
+        language: file.language.language,
+        kind: file.language.kind,
+        firstChunk: keptChunkCount + added.length,
+        chunkCount: chunks.length,
+      });
+      const pathIds = terms.pathIds(file.path);
+      for (const chunk of chunks) {
+        added.push(chunk);
+        addedFile.push(files.length - 1);
+        terms.add(chunk.text, pathIds);
+        lap("tokenise (BM25 terms)");
+        pending.push(embeddingText(file.path, chunk.text));
+        if (pending.length >= EMBED_BATCH) await flush();
+        lap("embed");
+      }
+      options.onProgress?.(i + 1, fresh.length);
+    }
+    await flush();
+    lap("embed");
+  } finally {
+    parsedInWorkers = close();
+  }
+
+  const total = keptChunkCount + added.length;
   const chunkFileIds = new Int32Array(total);
   const chunkStart = new Int32Array(total);
   const chunkEnd = new Int32Array(total);
@@ -182,42 +307,22 @@ export async function refreshIndex(
       }
     }
   }
-  const embedder = new ChunkEmbedder(model);
-  const addedTerms: { counts: TermCounts; length: number }[] = [];
-  const pending: string[] = [];
-  let next = keptChunkCount;
-  let embedded = keptChunkCount;
-  const flush = async () => {
-    if (!pending.length) return;
-    vectors.set(await embedder.embed(pending), embedded * model.dim);
-    embedded += pending.length;
-    pending.length = 0;
-    options.onProgress?.(embedded - keptChunkCount, chunkTotal);
-  };
-  for (const { walked: file, hash, chunks } of chunked) {
-    files.push({
-      path: file.path,
-      hash,
-      size: file.size,
-      mtimeMs: file.mtimeMs,
-      language: file.language.language,
-      kind: file.language.kind,
-      firstChunk: next,
-      chunkCount: chunks.length,
-    });
-    for (const chunk of chunks) {
-      chunkFileIds[next] = files.length - 1;
-      chunkStart[next] = chunk.startLine;
-      chunkEnd[next] = chunk.endLine;
-      texts[next] = chunk.text;
-      addedTerms.push(chunkTerms(file.path, chunk.text));
-      pending.push(embeddingText(file.path, chunk.text));
-      next++;
-      if (pending.length >= EMBED_BATCH) await flush();
-    }
+  for (let c = 0; c < added.length; c++) {
+    const to = keptChunkCount + c;
+    chunkFileIds[to] = addedFile[c];
+    chunkStart[to] = added[c].startLine;
+    chunkEnd[to] = added[c].endLine;
+    texts[to] = added[c].text;
   }
-  await flush();
+  let at = keptChunkCount * model.dim;
+  for (const batch of addedVectors) {
+    vectors.set(batch, at);
+    at += batch.length;
+  }
 
+  lap("assemble");
+  const bm25 = mergeBm25(previous?.bm25, keep, keptChunkCount, terms.additions, terms.interner.terms);
+  lap("BM25 postings");
   const index: CodeIndex = {
     root,
     modelId: model.id,
@@ -228,9 +333,10 @@ export async function refreshIndex(
     chunkEnd,
     texts,
     vectors,
-    bm25: mergeBm25(previous?.bm25, keep, keptChunkCount, addedTerms),
-    report: reportOf(files.length, total, fresh.length),
+    bm25,
+    report: reportOf(files.length, total, fresh.length, parsedInWorkers),
   };
   saveIndex(index);
+  lap("save");
   return index;
 }

@@ -34,6 +34,8 @@ export interface IndexReport {
   /** Files re-read, re-chunked and re-embedded by the last pass (all of them on a first index). */
   changed: number;
   removed: number;
+  /** Files of the last pass whose syntax was parsed by a worker thread (chunk-pool.ts). */
+  parsedInWorkers: number;
   skipped: SkipCounts & { binary: number };
   /** Files that were not valid UTF-8: indexed with replacement characters. */
   invalidUtf8: number;

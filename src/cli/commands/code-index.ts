@@ -30,7 +30,7 @@ export default defineCommand({
   },
 });
 
-/** `[#####-----] 1234/5678 chunks` on one redrawn line of the terminal. */
+/** `[#####-----] 1234/5678 files indexed` on one redrawn line of the terminal. */
 function progressBar(): (done: number, total: number) => void {
   let drawn = 0;
   return (done, total) => {
@@ -39,7 +39,7 @@ function progressBar(): (done: number, total: number) => void {
     drawn = now;
     const filled = total ? Math.round((BAR_WIDTH * done) / total) : BAR_WIDTH;
     process.stderr.write(
-      `\r[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}] ${done}/${total} chunks embedded`,
+      `\r[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}] ${done}/${total} files indexed`,
     );
   };
 }

@@ -1,0 +1,130 @@
+/**
+ * Tree-sitter parsing is the largest cost of a cold index (WASM parses 3–7 MB/s, about half of all
+ * indexing time) and needs nothing but a file's text, so workers parse while the main thread chunks,
+ * tokenises and embeds. The main thread takes files from the front of the list as it reaches them;
+ * workers take them from the back; each file is claimed once through a shared array, so the split
+ * adapts to how busy each side is, and every file's scores are the same whoever computes them.
+ * A worker is an extra entrypoint of the compiled binary (build/build.ts).
+ */
+import { availableParallelism } from "node:os";
+import type { GrammarName } from "./languages.ts";
+
+/** What a worker is given: every file to parse, and the claims it shares with the main thread. */
+export interface ParseJob {
+  texts: string[];
+  grammars: GrammarName[];
+  /** Int32 per file (0 unclaimed, CLAIMED_BY_MAIN, CLAIMED_BY_WORKER), then the workers' back cursor. */
+  claims: SharedArrayBuffer;
+}
+export type ParseMessage = { file: number; scores: Int8Array } | { done: true };
+
+export const CLAIMED_BY_MAIN = 1;
+export const CLAIMED_BY_WORKER = 2;
+
+/** More workers than this stop paying: the main thread's tokenising and embedding become the limit. */
+const MAX_WORKERS = 3;
+
+/**
+ * Workers that may run beside the main thread on this machine (0 on one core).
+ * TRIFORGE_CODE_WORKERS overrides it (0 parses everything on the main thread).
+ */
+export function parseWorkerCount(): number {
+  const configured = process.env.TRIFORGE_CODE_WORKERS;
+  if (configured !== undefined && configured !== "" && Number.isInteger(Number(configured)))
+    return Math.max(0, Number(configured));
+  return Math.max(0, Math.min(MAX_WORKERS, availableParallelism() - 1));
+}
+
+/** Where the worker module is: beside this file from source, under the root of a compiled binary. */
+function workerUrl(): string {
+  const compiled = import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN");
+  return compiled
+    ? new URL("./code/chunk-worker.ts", Bun.pathToFileURL(Bun.main)).href
+    : new URL("./chunk-worker.ts", import.meta.url).href;
+}
+
+/**
+ * Shares the parsing of `files` with `workerCount` workers. `scores(k, parse)` gives file k's break
+ * scores: parsed here by `parse` when no worker has claimed it, otherwise the worker's. A worker
+ * that fails leaves its files to `parse`.
+ */
+export class SharedParse {
+  private readonly claims: Int32Array;
+  private readonly results: (Promise<Int8Array> | undefined)[];
+  private readonly settle: ({ resolve: (s: Int8Array) => void; reject: (e: unknown) => void } | undefined)[];
+  private readonly workers: Worker[] = [];
+  private running = 0;
+  /** Files whose scores a worker delivered. */
+  delivered = 0;
+
+  constructor(files: { text: string; grammar: GrammarName }[], workerCount: number) {
+    const shared = new SharedArrayBuffer(4 * (files.length + 1));
+    this.claims = new Int32Array(shared);
+    this.claims[files.length] = files.length;
+    this.results = new Array(files.length);
+    this.settle = new Array(files.length);
+    const job: ParseJob = {
+      texts: files.map((f) => f.text),
+      grammars: files.map((f) => f.grammar),
+      claims: shared,
+    };
+    for (let w = 0; w < workerCount; w++) {
+      let worker: Worker;
+      try {
+        worker = new Worker(workerUrl());
+      } catch {
+        continue;
+      }
+      this.running++;
+      worker.onmessage = (event: MessageEvent<ParseMessage>) => {
+        const message = event.data;
+        if ("done" in message) return this.retire(worker);
+        this.delivered++;
+        this.pending(message.file).resolve(message.scores);
+      };
+      worker.onerror = () => this.retire(worker, true);
+      worker.postMessage(job);
+      this.workers.push(worker);
+    }
+  }
+
+  async scores(k: number, parse: () => Promise<Int8Array>): Promise<Int8Array> {
+    if (Atomics.compareExchange(this.claims, k, 0, CLAIMED_BY_MAIN) === 0) return parse();
+    this.pending(k);
+    try {
+      return await this.results[k]!;
+    } catch {
+      return parse();
+    }
+  }
+
+  close(): void {
+    for (const worker of this.workers) worker.terminate();
+    this.workers.length = 0;
+  }
+
+  private pending(k: number): { resolve: (s: Int8Array) => void; reject: (e: unknown) => void } {
+    if (!this.settle[k]) {
+      this.results[k] = new Promise<Int8Array>((resolve, reject) => {
+        this.settle[k] = { resolve, reject };
+      });
+      // A worker's result may arrive before anyone waits for it; a failure is handled by scores().
+      this.results[k].catch(() => {});
+    }
+    return this.settle[k]!;
+  }
+
+  /** A worker finished (or failed): once none runs, files claimed by a worker but never delivered fail over. */
+  private retire(worker: Worker, failed = false): void {
+    worker.terminate();
+    const index = this.workers.indexOf(worker);
+    if (index >= 0) this.workers.splice(index, 1);
+    this.running--;
+    if (this.running > 0 && !failed) return;
+    for (let k = 0; k < this.settle.length; k++) {
+      if (Atomics.load(this.claims, k) !== CLAIMED_BY_WORKER) continue;
+      const entry = this.pending(k);
+      entry.reject(new Error("parse worker stopped"));
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * A parsing worker: claims files from the back of the shared list (the main thread claims from the
+ * front) and sends back each file's syntax break scores. See chunk-pool.ts.
+ */
+import { fileBreakScores, splitLines } from "./chunk.ts";
+import { CLAIMED_BY_WORKER, type ParseJob, type ParseMessage } from "./chunk-pool.ts";
+
+declare const self: Worker;
+
+self.onmessage = async (event: MessageEvent<ParseJob>) => {
+  const { texts, grammars } = event.data;
+  const claims = new Int32Array(event.data.claims);
+  const cursor = texts.length;
+  for (;;) {
+    const k = Atomics.sub(claims, cursor, 1) - 1;
+    // The main thread claims in order from the front: once it holds a file, it holds all before it.
+    if (k < 0 || Atomics.compareExchange(claims, k, 0, CLAIMED_BY_WORKER) !== 0) break;
+    const scores = await fileBreakScores(texts[k], splitLines(texts[k]), grammars[k]);
+    const message: ParseMessage = { file: k, scores };
+    self.postMessage(message, [scores.buffer as ArrayBuffer]);
+  }
+  const done: ParseMessage = { done: true };
+  self.postMessage(done);
+};

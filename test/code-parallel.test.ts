@@ -1,0 +1,119 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { dirname, join } from "node:path";
+import { loadModel } from "../src/embed/source.ts";
+import { chunkSource } from "../src/code/chunk.ts";
+import { ChunkEmbedder } from "../src/code/embedder.ts";
+import { parserFor } from "../src/code/grammars.ts";
+import { refreshIndex, resolveRepository } from "../src/code/indexer.ts";
+import { runBinary, tempDir } from "./helpers.ts";
+
+beforeAll(() => {
+  process.env.TRIFORGE_HOME = tempDir("triforge-home-");
+});
+
+/**
+ * A repository with enough TypeScript and Python to parse (over a million characters) that the
+ * indexer shares parsing with workers, plus files without a grammar.
+ */
+function largeRepository(): string {
+  const root = tempDir("triforge-large-");
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+  for (let f = 0; f < 100; f++) {
+    const functions = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `/** Computes shipment ${f}.${i} totals. */\nexport function shipmentTotal${f}x${i}(items: number[]): number {\n  let sum = ${i};\n  for (const item of items) {\n    sum += item * ${f};\n  }\n  return sum;\n}\n`,
+    );
+    write(
+      `src/module${f}/shipments.ts`,
+      `${functions.join("\n")}\nexport class Ledger${f} {\n  total = 0;\n}\n`,
+    );
+    write(
+      `py/pkg${f}/invoices.py`,
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          `def invoice_total_${f}_${i}(lines):\n    """Sums invoice ${i}."""\n    return sum(lines) * ${i}\n`,
+      ).join("\n"),
+    );
+    write(`docs/notes${f}.md`, `# Notes ${f}\n\nShipments are grouped by ledger ${f}.\n`);
+  }
+  write(
+    "src/special/payment_gateway.ts",
+    "export function chargeCreditCard(amount: number) {\n  return amount;\n}\n",
+  );
+  return root;
+}
+
+describe("parallel parsing", () => {
+  test("an index parsed with workers is exactly the index parsed on the main thread", async () => {
+    const root = resolveRepository(largeRepository());
+    const parallel = await refreshIndex(root, { force: true });
+    if (availableParallelism() > 1) expect(parallel.report.parsedInWorkers).toBeGreaterThan(0);
+    process.env.TRIFORGE_CODE_WORKERS = "0";
+    let serial: Awaited<ReturnType<typeof refreshIndex>>;
+    try {
+      serial = await refreshIndex(root, { force: true });
+    } finally {
+      delete process.env.TRIFORGE_CODE_WORKERS;
+    }
+    expect(serial.report.parsedInWorkers).toBe(0);
+    expect(parallel.files).toEqual(serial.files);
+    expect(parallel.texts).toEqual(serial.texts);
+    expect(parallel.chunkStart).toEqual(serial.chunkStart);
+    expect(parallel.chunkEnd).toEqual(serial.chunkEnd);
+    expect(parallel.vectors).toEqual(serial.vectors);
+    expect(parallel.bm25.terms).toEqual(serial.bm25.terms);
+    expect(parallel.bm25.docs).toEqual(serial.bm25.docs);
+    expect(parallel.bm25.freqs).toEqual(serial.bm25.freqs);
+    // And the syntax chunker really ran: a function with its doc comment is one chunk's start.
+    const file = parallel.files.find((f) => f.path === "src/module0/shipments.ts")!;
+    const text = await Bun.file(join(root, file.path)).text();
+    const expected = chunkSource(text, await parserFor("typescript"));
+    expect(parallel.texts.slice(file.firstChunk, file.firstChunk + file.chunkCount)).toEqual(
+      expected.map((c) => c.text),
+    );
+    expect(expected[1].text.startsWith("/** Computes shipment")).toBe(true);
+  }, 60_000);
+
+  test("the compiled binary starts its parse workers and the index answers", async () => {
+    const root = largeRepository();
+    const home = tempDir("triforge-binary-home-");
+    const indexed = await runBinary(["code-index", root, "--json"], { home });
+    expect(indexed.code).toBe(0);
+    const report = JSON.parse(indexed.stdout);
+    expect(report.files).toBe(301);
+    if (availableParallelism() > 1) expect(report.parsedInWorkers).toBeGreaterThan(0);
+    const search = await runBinary(["search", "chargeCreditCard", root, "--json", "-k", "1"], { home });
+    expect(search.code).toBe(0);
+    expect(JSON.parse(search.stdout).hits[0].file_path).toBe("src/special/payment_gateway.ts");
+  }, 120_000);
+});
+
+describe("chunk embedder", () => {
+  test("word-by-word ids give the same vectors as tokenizing each text whole", async () => {
+    const model = await loadModel();
+    const texts = [
+      "src/auth/session.ts\nexport function verifySessionToken(token: string) { return token.length > 0; }",
+      "MAX_RETRY_COUNT = 0x1F; // retry_count++ |a|b| ->",
+      "Ünïcödé naïve straße 東京 CamelCase_snake x\u00a0y",
+      "",
+      "|||",
+      // Many distinct long words: more tokens than one tokenizer input may hold, so the embedder
+      // must group new words by size, not by count, to keep every word's ids.
+      Array.from({ length: 120 }, (_, i) => `zqxv${i}kfjw${i * 7919}plmq`).join(" "),
+    ];
+    const expected = await model.embedBatch(texts);
+    const embedder = new ChunkEmbedder(model);
+    // Twice: the second pass answers from the word cache.
+    for (let round = 0; round < 2; round++) {
+      const actual = await embedder.embed(texts);
+      expect(Array.from(actual)).toEqual(Array.from(expected));
+    }
+  });
+});
