@@ -193,6 +193,59 @@ describe("private keys across lines", () => {
   });
 });
 
+describe("a password runs to the end of its token", () => {
+  // Punctuation a password manager or a person puts inside a password; none of it ends the value.
+  const inner = ["&", "#", "!", "%", "@", "&amp;"];
+  const passwords = inner.map((c) => `${pick(ALNUM, 6)}${c}${pick(ALNUM, 2)}${pick(DIGITS, 2)}`);
+  const forms: [string, (pw: string) => string, (marker: string) => string][] = [
+    ["password: x", (pw) => `password: ${pw}`, (m) => `password: ${m}`],
+    ["pass=x", (pw) => `pass=${pw}`, (m) => `pass=${m}`],
+    ["passwd=x then a sentence", (pw) => `passwd=${pw} then restart`, (m) => `passwd=${m} then restart`],
+    ["pwd: x", (pw) => `pwd: ${pw}`, (m) => `pwd: ${m}`],
+    ["DB_PASS=x && cmd", (pw) => `DB_PASS=${pw} && ./run`, (m) => `DB_PASS=${m} && ./run`],
+    ["rootpass=x", (pw) => `rootpass=${pw}`, (m) => `rootpass=${m}`],
+    ["<password>x</password>", (pw) => `<password>${pw}</password>`, (m) => `<password>${m}</password>`],
+  ];
+  for (const [name, write, expected] of forms) {
+    test(name, () => {
+      for (const pw of passwords) expect(redact(write(pw)).text).toBe(expected("[REDACTED:password]"));
+    });
+  }
+
+  test("the audit's examples", () => {
+    expect(redact("password: Tr0ub4dor&3xyz").text).toBe("password: [REDACTED:password]");
+    expect(redact("pass=Xy7&kL9#mN2").text).toBe("pass=[REDACTED:password]");
+  });
+
+  test("a URL query or form body still ends the value at the next parameter", () => {
+    const pw = `${pick(ALNUM, 10)}${pick(DIGITS, 2)}`;
+    expect(redact(`/login?user=me&password=${pw}&next=/home`).text).toBe(
+      "/login?user=me&password=[REDACTED:password]&next=/home",
+    );
+    expect(redact(`pass=${pw}&next=/home`).text).toBe("pass=[REDACTED:password]&next=/home");
+    expect(redact(`"password=${pw}" and more`).text).toBe('"password=[REDACTED:password]" and more');
+  });
+
+  const benign = [
+    "pass=true",
+    "pass=true&next=/home",
+    "pass: 12 fail: 0",
+    "bypass=Xy7kL9mN2q",
+    "compass=Xy7kL9mN2q",
+    "surpass=Xy7&kL9#mN2",
+    "$ pwd\n/srv/app",
+    'cd "$(pwd)/build" && make',
+    "PWD=$(pwd)",
+    "pwd: command not found",
+    "Pass the token to the client, then pwd to check the folder.",
+  ];
+  for (const text of benign) {
+    test(`kept: ${JSON.stringify(text)}`, () => {
+      expect(redact(text).text).toBe(text);
+    });
+  }
+});
+
 describe("credentials in URLs, commands and assignments", () => {
   const password = `${pick(ALNUM, 10)}!${pick(DIGITS, 2)}`;
   const cases: [string, string][] = [

@@ -25,7 +25,8 @@ import type { Finding } from "./types.ts";
  */
 
 /** Where to start looking: any trigger word, anywhere (the identifier around it is then judged whole). */
-const HIT_RE = /pass|pwd|pw|secret|token|key|auth|cred|bearer|salt|nonce|cookie|login|phrase|otp|api|bundle/g;
+const HIT_RE =
+  /pass|pwd|pw|psw|secret|token|key|auth|cred|bearer|salt|nonce|cookie|login|phrase|otp|api|bundle/g;
 
 const MAX_NAME = 80;
 const MAX_VALUE = 1000;
@@ -40,6 +41,9 @@ const EXACT: Record<string, Family> = {
   pwd: "password",
   pw: "password",
   pass: "password",
+  passw: "password",
+  pswd: "password",
+  pword: "password",
   passphrase: "password",
   passcode: "password",
   secret: "secret",
@@ -74,11 +78,54 @@ const SUFFIXES: [string, Family][] = [
   ["passwd", "password"],
   ["passphrase", "password"],
   ["pwd", "password"],
+  ["pswd", "password"],
   ["secret", "secret"],
   ["apikey", "secret"],
   ["credential", "secret"],
   ["token", "token"],
 ];
+/**
+ * `rootpass`, `dbpass`, `smtppass`: "pass" ends a password's name only after one of these, because many
+ * English words end in it too (`bypass`, `compass`, `surpass`, `overpass`, `trespass`).
+ */
+const PASS_OWNERS = new Set([
+  "root",
+  "admin",
+  "user",
+  "db",
+  "sql",
+  "mysql",
+  "pg",
+  "postgres",
+  "redis",
+  "mongo",
+  "smtp",
+  "mail",
+  "imap",
+  "pop",
+  "ftp",
+  "sftp",
+  "ssh",
+  "vnc",
+  "rdp",
+  "ldap",
+  "proxy",
+  "wifi",
+  "wlan",
+  "master",
+  "sudo",
+  "login",
+  "account",
+  "app",
+  "api",
+  "web",
+  "server",
+  "keystore",
+  "truststore",
+  "store",
+  "key",
+]);
+
 /** `api key`, `private_key`, `access key`: a key that is a secret rather than a dictionary key. */
 const KEY_QUALIFIERS = new Set([
   "api",
@@ -310,6 +357,7 @@ function classifyName(name: string, previousWord: string): Family | undefined {
     const s = segs[i];
     let f = EXACT[s];
     if (!f) for (const [suffix, fam] of SUFFIXES) if (s.length > suffix.length && s.endsWith(suffix)) f = fam;
+    if (!f && s.endsWith("pass") && PASS_OWNERS.has(s.slice(0, -4))) f = "password";
     if (f === "weak" && s === "key" && (KEY_QUALIFIERS.has(segs[i - 1] ?? "") || EXACT[segs[i - 1] ?? ""]))
       f = "secret";
     if (f && (!family || family === "weak")) family = f;
@@ -385,14 +433,31 @@ function readQuoted(text: string, p: number): Value | undefined {
   return end - start >= 16 ? { start, end, quoted: true } : { start, end: start, quoted: true, scanned: j };
 }
 
-const UNQUOTED_STOP = new Set([" ", "\t", "\n", "\r", '"', "'", "`", ",", ";", "<", ">", "&", "\\", "|"]);
+// `&`, `#`, `!`, `%`, `@` are common inside a password, so they do not end a value; `&` ends one only in a
+// URL query (see `readUnquoted`), as `&&` or as an HTML-escaped quote or bracket.
+const UNQUOTED_STOP = new Set([" ", "\t", "\n", "\r", '"', "'", "`", ",", ";", "<", ">", "\\", "|"]);
 const CLOSERS: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
+/**
+ * `&&` (shell), the HTML entities that close a value the way a quote or `<` would, and `&name=` (the next
+ * parameter of a form body or query: `pass=true&next=/home`).
+ */
+const AMPERSAND_STOP_RE = /^&(?:&|quot;|#34;|#39;|apos;|lt;|gt;|[A-Za-z_][\w.[\]-]{0,40}=)/;
 
-/** Reads an unquoted value: up to whitespace or punctuation, dropping unbalanced closing brackets. */
-function readUnquoted(text: string, p: number): Value | undefined {
+/**
+ * Reads an unquoted value: up to whitespace or punctuation, dropping unbalanced closing brackets. In a URL
+ * query (`?password=…&user=…`, `inQuery`) a `&` starts the next parameter, so it ends the value there.
+ */
+function readUnquoted(text: string, p: number, inQuery = false): Value | undefined {
   const limit = Math.min(text.length, p + MAX_VALUE);
   let end = p;
-  while (end < limit && !UNQUOTED_STOP.has(text[end])) end++;
+  for (; end < limit && !UNQUOTED_STOP.has(text[end]); end++) {
+    if (text[end] !== "&") continue;
+    if (inQuery || AMPERSAND_STOP_RE.test(text.slice(end, end + 44))) break;
+    // `<password>Tr0ub4dor&amp;3</password>`: an escaped `&` is one character of the value.
+    if (text.startsWith("&amp;", end)) end += 4;
+  }
+  // `PASSWORD=… &`: a trailing `&` sends a shell command to the background.
+  while (end > p && text[end - 1] === "&") end--;
   // `f(secret=abc123)`: the `)` belongs to the code around the value, not to the value.
   while (end > p && CLOSERS[text[end - 1]]) {
     const close = text[end - 1];
@@ -580,7 +645,9 @@ function scanName(text: string, start: number, end: number, out: Finding[]): num
   };
   const operator = readOperator(text, p, ctx);
   if (operator) {
-    const read = readValueAt(text, operator.at, family, operator.op, out);
+    // `?user=me&password=…&next=…`: a URL query parameter ends at the next `&`.
+    const inQuery = /(?:[?&]|&amp;)$/.test(text.slice(Math.max(0, start - 5), start));
+    const read = readValueAt(text, operator.at, family, operator.op, out, inQuery);
     if (read?.found) return read.resume;
     // A looked-up value may still fall back to a literal default on the same line.
     const fallback = /[A-Za-z_$]/.test(text[operator.at] ?? "")
@@ -642,10 +709,11 @@ function readValueAt(
   family: Family,
   op: Operator,
   out: Finding[],
+  inQuery = false,
 ): ReadResult | undefined {
   let p = at;
   if ("bBuUrRfF@".includes(text[p] ?? "\n") && "\"'`".includes(text[p + 1] ?? "\n")) p++;
-  let value = readQuoted(text, p) ?? (op === "bare" ? undefined : readUnquoted(text, p));
+  let value = readQuoted(text, p) ?? (op === "bare" ? undefined : readUnquoted(text, p, inQuery));
   if (!value) return undefined;
   // PERF: a long value is read once; trigger words inside it are not read again as names. A short one
   // may be a name itself (`key="Password" value="…"`), and re-reading it costs a bounded amount.
@@ -661,7 +729,8 @@ function readValueAt(
       raw = raw.slice(scheme[0].length);
     } else if (!value.quoted && AUTH_SCHEMES.test(raw)) {
       const next =
-        readQuoted(text, skipSpaces(text, value.end)) ?? readUnquoted(text, skipSpaces(text, value.end));
+        readQuoted(text, skipSpaces(text, value.end)) ??
+        readUnquoted(text, skipSpaces(text, value.end), inQuery);
       if (!next) return scanned;
       value = next;
       raw = text.slice(next.start, next.end);
