@@ -190,7 +190,11 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
     store = opened.store;
     result.rebuilt = opened.rebuilt;
     const run = new IndexRun(projectRoot, store, options, result);
-    await run.execute();
+    try {
+      await run.execute();
+    } finally {
+      run.close();
+    }
     return result;
   } finally {
     store?.close();
@@ -218,6 +222,12 @@ class IndexRun {
     private readonly options: IndexOptions,
     private readonly result: IndexResult,
   ) {}
+
+  /** Stops the synonym worker, if one was started: a live worker would keep the process running. */
+  close(): void {
+    this.synonymWorker?.close();
+    this.synonymWorker = undefined;
+  }
 
   async execute(): Promise<void> {
     const progress = this.options.onProgress ?? (() => {});
@@ -283,19 +293,14 @@ class IndexRun {
     };
     let next = embed(0);
     let unwritten: Awaited<ReturnType<IndexRun["prepareBatch"]>> | undefined;
-    try {
-      for (const [i, batch] of list.entries()) {
-        const vectors = next!;
-        next = embed(i + 1);
-        const prepared = await this.prepareBatch(batch, await vectors);
-        if (unwritten) await write(unwritten);
-        unwritten = prepared;
-      }
+    for (const [i, batch] of list.entries()) {
+      const vectors = next!;
+      next = embed(i + 1);
+      const prepared = await this.prepareBatch(batch, await vectors);
       if (unwritten) await write(unwritten);
-    } finally {
-      this.synonymWorker?.close();
-      this.synonymWorker = undefined;
+      unwritten = prepared;
     }
+    if (unwritten) await write(unwritten);
     this.result.sessions = sessions.size;
     if (pending.length) await this.retryPendingLlm(pending, progress);
     await this.store.setState({
