@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { indexFile } from "../src/code/store.ts";
 import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
 
 const home = tempDir("triforge-code-cli-");
@@ -211,4 +212,46 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
       await client.close();
     }
   });
+
+  test("serve's warm-up opens a saved code index of its folder (refreshing it) and never builds one unasked", async () => {
+    const indexed = sample();
+    const fresh = sample();
+    const env = {
+      HOME: home,
+      TRIFORGE_HOME: join(home, ".claude", "triforge"),
+      PATH: process.env.PATH ?? "",
+    };
+    expect((await runBinary(["code-index", indexed], { home })).code).toBe(0);
+    const saved = (root: string) => {
+      process.env.TRIFORGE_HOME = env.TRIFORGE_HOME;
+      return indexFile(realpathSync(root));
+    };
+    const before = statSync(saved(indexed)).mtimeMs;
+    // A change after indexing: the warm-up's refresh re-indexes it and saves, with no tool call.
+    writeFileSync(join(indexed, "src/ui/theme.py"), "PRIMARY = 'navy'\n");
+    /** Serves in `cwd` until `untilSettled()` or `limitMs`; returns how long that took. */
+    const serve = async (cwd: string, untilSettled: () => boolean, limitMs: number) => {
+      const started = performance.now();
+      const transport = new StdioClientTransport({
+        command: await compiledBinary(),
+        args: ["serve"],
+        cwd,
+        env,
+        stderr: "pipe",
+      });
+      const client = new Client({ name: "warm-test", version: "0" });
+      await client.connect(transport);
+      try {
+        while (performance.now() - started < limitMs && !untilSettled()) await Bun.sleep(50);
+        return performance.now() - started;
+      } finally {
+        await client.close();
+      }
+    };
+    const warmed = await serve(indexed, () => statSync(saved(indexed)).mtimeMs > before, 15_000);
+    expect(statSync(saved(indexed)).mtimeMs).toBeGreaterThan(before);
+    // Twice as long as that warm-up took: an unasked index of the fresh folder would exist by then.
+    await serve(fresh, () => existsSync(saved(fresh)), Math.max(1_000, 2 * warmed));
+    expect(existsSync(saved(fresh))).toBe(false);
+  }, 60_000);
 });

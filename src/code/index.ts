@@ -2,12 +2,13 @@
  * Code search: the core every adapter (CLI, MCP, later HTTP) calls. A repository is indexed on
  * first use and refreshed incrementally before answering, so a search never says "not indexed".
  */
+import { existsSync } from "node:fs";
 import { loadModel } from "../embed/source.ts";
 import { RepositoryError } from "./errors.ts";
 import { type Progress, refreshIndex, resolveRepository } from "./indexer.ts";
 import { CONTENT_KINDS } from "./languages.ts";
 import { type ContentFilter, MAX_QUERY_CHARS, type SearchMode, searchIndex } from "./search.ts";
-import type { CodeIndex, IndexReport } from "./store.ts";
+import { type CodeIndex, type IndexReport, indexFile } from "./store.ts";
 import { queryTokens, tokenize } from "./tokens.ts";
 
 export { RepositoryError } from "./errors.ts";
@@ -80,6 +81,24 @@ export async function openIndex(
   const index = await pending;
   loaded.set(root, { index, checkedAt: performance.now() });
   return index;
+}
+
+/**
+ * Loads the saved index of a repository into this process (refreshed against the files), so that a
+ * long-lived server's first search answers at once. Does nothing, and returns false, when the
+ * repository has no saved index: a warm-up never starts a full index nobody asked for (the folder
+ * may be a huge home directory).
+ */
+export async function warmIndex(repo: string): Promise<boolean> {
+  let root: string;
+  try {
+    root = resolveRepository(repo);
+  } catch {
+    return false;
+  }
+  if (!existsSync(indexFile(root))) return false;
+  await openIndex(root);
+  return true;
 }
 
 /** Builds or refreshes the index explicitly (`triforge code-index`). */

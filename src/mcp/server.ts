@@ -117,19 +117,22 @@ function instrumentTransport(
 }
 
 /**
- * Loads the model, and the memory index of the default project when it is active, in the background
- * right after `initialized`, so that the first rag_search or code_search answers warm.
+ * Loads the model, the memory index of the default project when it is active, and the code index of
+ * the default folder when one is saved (never building one unasked), in the background right after
+ * `initialized`, so that the first rag_search or code_search answers warm.
  */
 function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
   void (async () => {
-    const [{ loadModel }, { loadMemoryIndex }] = await Promise.all([
+    const [{ loadModel }, { loadMemoryIndex }, { warmIndex }] = await Promise.all([
       import("../embed/source.ts"),
       import("../memory/recall/index.ts"),
+      import("../code/index.ts"),
     ]);
     await loadModel();
     await rootsReady;
     const root = findProjectRoot(context.defaultRoot());
     if (root) await loadMemoryIndex(root);
+    await warmIndex(context.defaultRoot());
   })().catch((error) => logError("mcp warm-up", error));
 }
 
