@@ -183,6 +183,45 @@ describe("triforge activate / deactivate", () => {
     expect(existsSync(join(project, ".triforge"))).toBe(false);
   });
 
+  test("a project path that does not exist is refused and not created", async () => {
+    const { home, project } = setup();
+    const missing = join(project, "no such folder");
+    const result = await runBinary(["activate", "--project", missing], { home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`project folder not found: ${missing}`);
+    expect(result.stdout).toBe("");
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  test("a project path that is a file is refused with a clear error", async () => {
+    const { home, project } = setup();
+    const file = join(project, "notes.txt");
+    writeFileSync(file, "not a project\n");
+    const result = await runBinary(["activate", "--project", file], { home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`not a folder: ${file}`);
+    expect(result.stderr).not.toContain("ENOTDIR");
+    expect(readFileSync(file, "utf8")).toBe("not a project\n");
+  });
+
+  test("--storage postgres is kept in the config, with a warning that memory is stored locally", async () => {
+    const { home, project } = setup();
+    const result = await runBinary(["activate", "--project", project, "--storage", "postgres"], { home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toStartWith("Memory activated in ");
+    expect(result.stderr).toContain("storage 'postgres' is not available in this version");
+    expect(result.stderr).toContain("memory is stored locally");
+    expect(json(join(project, ".triforge", "config.json")).storage).toBe("postgres");
+    // Run again without --storage: the config still names postgres, so the warning still comes.
+    const again = await runBinary(["activate", "--project", project], { home });
+    expect(again.stderr).toContain("storage 'postgres' is not available in this version");
+    const local = setup();
+    const plain = await runBinary(["activate", "--project", local.project, "--storage", "local"], {
+      home: local.home,
+    });
+    expect(plain.stderr).toBe("");
+  });
+
   test("malformed settings.local.json: clear error, nothing written", async () => {
     const { home, project } = setup();
     mkdirSync(join(project, ".claude"));

@@ -59,6 +59,21 @@ describe("triforge status", () => {
   });
 });
 
+describe("triforge status with a backend this version lacks", () => {
+  test("says the configured backend is not available and memory is stored locally", async () => {
+    const { home, project } = setup();
+    const activated = await runBinary(["activate", "--project", project, "--storage", "insforge"], { home });
+    expect(activated.code).toBe(0);
+    const result = await runBinary(["status", "--project", project], { home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      "memory active (storage insforge (not available in this version: stored locally), llm auto)",
+    );
+    const asJson = JSON.parse((await runBinary(["status", "--json", "--project", project], { home })).stdout);
+    expect(asJson).toMatchObject({ storage: "insforge", storedIn: "local" });
+  });
+});
+
 describe("triforge status after indexing", () => {
   test("counts what the indexer stored and says no LLM was paid for", async () => {
     const { home, project, data } = setup();

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { dataDir, projectKey } from "../cli/paths.ts";
 import { DEFAULT_CONFIG, findProjectRoot, type ProjectConfig } from "../project/config.ts";
@@ -53,6 +53,18 @@ export const TRIFORGE_GITIGNORE =
 
 export function activationRecordPath(root: string): string {
   return join(dataDir(), "activations", `${projectKey(root)}.json`);
+}
+
+/**
+ * `path` when it is an existing folder; otherwise an error that says what is wrong with it. Activation
+ * writes into the project, so a mistyped path must not become a new folder.
+ */
+export function existingProjectDir(path: string): string {
+  const dir = resolve(path);
+  const stat = statSync(dir, { throwIfNoEntry: false });
+  if (!stat) throw new Error(`project folder not found: ${dir}`);
+  if (!stat.isDirectory()) throw new Error(`not a folder: ${dir} (give the project's root folder)`);
+  return dir;
 }
 
 /** The project to act on: the active project enclosing `start`, else `start` itself. */
@@ -115,6 +127,7 @@ export function activationChanges(options: ActivateOptions, earlier: ChangeRecor
 }
 
 export function activate(options: ActivateOptions): { root: string; outcomes: Outcome[] } {
+  existingProjectDir(options.root);
   const recordPath = activationRecordPath(options.root);
   const earlier = readRecord(recordPath);
   const { record, outcomes } = applyChanges(

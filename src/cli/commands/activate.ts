@@ -1,6 +1,8 @@
-import { activate, resolveProject } from "../../agents/activate.ts";
+import { activate, existingProjectDir, resolveProject } from "../../agents/activate.ts";
 import { launcher } from "../../agents/launcher.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
+import { storageWarning } from "../../agents/storage.ts";
+import { readProjectConfig } from "../../project/config.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
 
 const STORAGES = ["local", "postgres", "insforge"] as const;
@@ -26,17 +28,23 @@ export default defineCommand({
     if (storage !== undefined && !(STORAGES as readonly string[]).includes(storage)) {
       throw new UsageError(`--storage must be one of ${STORAGES.join(", ")}; got '${storage}'`);
     }
-    const root = resolveProject(values.project as string | undefined);
+    let root: string;
     let result: ReturnType<typeof activate>;
+    let warning: string | undefined;
     try {
+      // Checked before looking for an enclosing active project: a mistyped path is an error, not that project.
+      root = resolveProject(existingProjectDir((values.project as string | undefined) ?? process.cwd()));
       result = activate({
         root,
         launcher: launcher(),
         storage: storage as (typeof STORAGES)[number] | undefined,
       });
+      // The config may name the backend without --storage (committed by a teammate): warn from what it says.
+      warning = storageWarning(readProjectConfig(root).storage);
     } catch (error) {
       throw new UserError((error as Error).message);
     }
+    if (warning) process.stderr.write(`${warning}\n`);
     const changed = result.outcomes.filter((o) => o.action !== "unchanged");
     if (changed.length === 0) {
       process.stdout.write(`Memory activated in ${displayPath(root)} (already; nothing changed).\n`);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { resolveProject } from "../../agents/activate.ts";
 import { displayPath } from "../../agents/report.ts";
 import { diskUsage, formatBytes, formatUsage, recentErrors } from "../../agents/status.ts";
+import { describeStorage, storageAvailable } from "../../agents/storage.ts";
 import { configPath, readProjectConfig } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { projectDataDir } from "../paths.ts";
@@ -38,6 +39,8 @@ export default defineCommand({
       project: root,
       active,
       storage: config?.storage,
+      // Where memory really is: a configured backend this version lacks falls back to the local store.
+      storedIn: config ? (storageAvailable(config.storage) ? config.storage : "local") : undefined,
       llm: config?.llm,
       dataDir: dir,
       ...memory,
@@ -49,7 +52,7 @@ export default defineCommand({
       return 0;
     }
     const lines = [
-      `Project    ${displayPath(root)} — ${active ? `memory active (storage ${config?.storage}, llm ${config?.llm})` : "memory not active (run 'triforge activate' or /rag)"}`,
+      `Project    ${displayPath(root)} — ${active ? `memory active (storage ${config ? describeStorage(config.storage) : "?"}, llm ${config?.llm})` : "memory not active (run 'triforge activate' or /rag)"}`,
     ];
     if (existsSync(dir)) {
       const count = (key: string) => (typeof memory[key] === "number" ? String(memory[key]) : "?");
