@@ -380,11 +380,9 @@ class IndexRun {
    * text's token ids are the three parts' ids in a row, pooled here without tokenising every fact again.
    */
   private factIds(labels: Map<string, string>, f: FactMention): number[] {
-    const ids = [
-      ...this.tokens.get(labels.get(f.subject) ?? f.subject)!,
-      ...this.tokens.get(f.predicate)!,
-      ...this.tokens.get(labels.get(f.object) ?? f.object)!,
-    ];
+    const ids = this.tokens
+      .get(labels.get(f.subject) ?? f.subject)!
+      .concat(this.tokens.get(f.predicate)!, this.tokens.get(labels.get(f.object) ?? f.object)!);
     return ids.length > MAX_TOKENS ? ids.slice(0, MAX_TOKENS) : ids;
   }
 
