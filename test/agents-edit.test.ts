@@ -10,7 +10,8 @@ import {
   removeJsonValue,
   setJsonValue,
 } from "../src/agents/json-edit.ts";
-import { commandLine, shellQuote } from "../src/agents/launcher.ts";
+import { commandLine } from "../src/agents/launcher.ts";
+import { shellQuote } from "../src/cli/shell.ts";
 import { opencodeEntry } from "../src/agents/opencode.ts";
 import {
   addLine,

@@ -7,6 +7,14 @@ import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
 
 const scratch = tempDir("triforge-manage-");
 
+/** The argv a printed command line (between backticks) gives `triforge` when pasted into sh. */
+function pastedArgv(message: string): string[] {
+  const line = /`(triforge [^`]*)`/.exec(message)?.[1];
+  expect(line).toBeDefined();
+  const result = Bun.spawnSync(["sh", "-c", `triforge() { printf '%s\\0' "$@"; }; ${line}`]);
+  return result.stdout.toString().split("\0").slice(0, -1);
+}
+
 /** A home, a project in it, and the project's data folder (where capture and the indexer write). */
 function setup() {
   const root = mkdtempSync(join(scratch, "case-"));
@@ -119,7 +127,8 @@ describe("triforge dump", () => {
     const result = await runBinary(["dump", "--project", project], { home });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("no summary yet for");
-    expect(result.stderr).toContain("triforge index --project");
+    // The project path holds a space: the printed command still names it as one argument.
+    expect(pastedArgv(result.stderr)).toEqual(["index", "--project", project]);
   });
 });
 
@@ -199,11 +208,20 @@ describe("triforge doctor", () => {
       /FAIL {2}Claude Code MCP server: .* starts .*old place\/triforge, which is missing or not executable\n {6}fix: run 'triforge install' \(again, if the binary moved\)/,
     );
     expect(broken.stdout).toMatch(
-      /FAIL {2}Stop hook: .*old place\/triforge is missing or not executable\n {6}fix: run 'triforge activate --project /,
+      /FAIL {2}Stop hook: .*old place\/triforge is missing or not executable\n {6}fix: run `triforge activate --project /,
     );
     expect(broken.stdout).toMatch(
-      /FAIL {2}memory store: .*memory\.db.*\n {6}fix: move .*memory\.db away and run 'triforge index --project /,
+      /FAIL {2}memory store: .*memory\.db.*\n {6}fix: move .*memory\.db away and run `triforge index --project /,
     );
+    const fixes = broken.stdout.split("\n").filter((line) => line.includes("fix: "));
+    const hookFix = fixes.find((line) => line.includes("triforge activate")) ?? "";
+    expect(pastedArgv(hookFix)).toEqual(["activate", "--project", project]);
+    const storeFix = fixes.find((line) => line.includes("triforge index")) ?? "";
+    expect(pastedArgv(storeFix)).toEqual(["index", "--project", project]);
+    // `move <file> away`: the file as one shell word too.
+    const moved = /move (.*) away/.exec(storeFix)?.[1] ?? "";
+    const word = Bun.spawnSync(["sh", "-c", `printf '%s' ${moved}`]).stdout.toString();
+    expect(word).toBe(join(data, "memory.db"));
   });
 
   test("not installed: the fix says to run install", async () => {

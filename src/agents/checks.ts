@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import type { Check } from "../cli/commands/doctor.ts";
 import { projectDataDir } from "../cli/paths.ts";
+import { shellQuote, triforgeCommand } from "../cli/shell.ts";
 import { configPath } from "../project/config.ts";
 import { HOOK_TIMEOUTS, type HookEvent } from "./activate.ts";
 import { claudePaths } from "./claude.ts";
@@ -103,7 +104,7 @@ export function projectChecks(root: string): Check[] {
   if (!existsSync(configPath(root))) return [];
   const checks: Check[] = [];
   const settings = join(root, ".claude", "settings.local.json");
-  const fix = `run 'triforge activate --project ${root}'`;
+  const fix = `run \`${triforgeCommand(["activate", "--project", root])}\``;
   try {
     const text = readText(settings);
     const hooks = (text === undefined ? undefined : getJsonValue(text, ["hooks"], settings)) as
@@ -153,7 +154,8 @@ export function storeChecks(dir: string, root: string): Check[] {
   }
   return names.map((name) => {
     const file = join(dir, name);
-    const fix = `move ${displayPath(file)} away and run 'triforge index --project ${root}' to rebuild it from the captured chats`;
+    // Both are meant to be pasted into a shell: the paths are quoted, and not shortened to `~/…`.
+    const fix = `move ${shellQuote(file)} away and run \`${triforgeCommand(["index", "--project", root])}\` to rebuild it from the captured chats`;
     try {
       const db = new Database(file, { readonly: true });
       try {

@@ -1,5 +1,6 @@
 import { realpathSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import { shellQuote } from "../cli/shell.ts";
 
 /**
  * How an agent starts this triforge: the argv prefix before the subcommand.
@@ -35,19 +36,9 @@ export function isCompiled(): boolean {
 export type Platform = NodeJS.Platform;
 
 /**
- * One argument quoted for the shell that runs Claude Code hooks: POSIX `sh` on Unix; on Windows,
- * Git Bash (which Claude Code uses) or cmd, so double quotes and forward slashes, which both read
- * alike and which Windows programs accept in paths.
+ * A hook command line, for the shell Claude Code runs hooks with (see `shellQuote`): the launcher, a
+ * subcommand and its options, each quoted as needed.
  */
-export function shellQuote(arg: string, platform: Platform = process.platform): string {
-  if (platform === "win32") {
-    // Always quoted: Windows paths hold spaces ("Program Files") more often than not.
-    return `"${arg.replaceAll("\\", "/").replaceAll('"', '\\"')}"`;
-  }
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
-}
-
-/** A hook command line: the launcher, a subcommand and its options, each quoted as needed. */
 export function commandLine(argv: string[], platform: Platform = process.platform): string {
   return argv
     .map((arg) => {

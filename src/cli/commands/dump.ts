@@ -4,6 +4,7 @@ import { resolveProject } from "../../agents/activate.ts";
 import { displayPath } from "../../agents/report.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { projectDataDir } from "../paths.ts";
+import { triforgeCommand } from "../shell.ts";
 
 export default defineCommand({
   usage: "triforge dump [--project <path>]",
@@ -19,7 +20,7 @@ export default defineCommand({
       text = readFileSync(file, "utf8");
     } catch {
       throw new UserError(
-        `no summary yet for ${displayPath(root)} (${displayPath(file)} does not exist): memory is written after a session ends, or run 'triforge index --project ${root}'`,
+        `no summary yet for ${displayPath(root)} (${displayPath(file)} does not exist): memory is written after a session ends, or run \`${triforgeCommand(["index", "--project", root])}\``,
       );
     }
     process.stdout.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);

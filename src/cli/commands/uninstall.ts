@@ -1,6 +1,6 @@
 import { activatedProjects } from "../../agents/activate.ts";
 import { uninstall } from "../../agents/install.ts";
-import { shellQuote } from "../../agents/launcher.ts";
+import { triforgeCommand } from "../shell.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
 import { dataDir } from "../paths.ts";
 import { defineCommand, UserError } from "../command.ts";
@@ -28,7 +28,7 @@ export default defineCommand({
         `Memory is still active in ${projects.length} project(s); their hooks call this binary:\n`,
       );
       for (const project of projects)
-        process.stdout.write(`  triforge deactivate --project ${shellQuote(project)}\n`);
+        process.stdout.write(`  ${triforgeCommand(["deactivate", "--project", project])}\n`);
     }
     if (result.dataDirKept) process.stdout.write(`Project memories remain in ${displayPath(dataDir())}.\n`);
     return 0;
