@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { assetName } from "../src/agents/update.ts";
-import { compiledBinary, tempDir } from "./helpers.ts";
+import { compiledBinary, spawnCollect, tempDir } from "./helpers.ts";
 
 const sha = (bytes: string | Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
@@ -49,17 +49,9 @@ async function installedCopy(): Promise<string> {
 
 async function update(target: string, ...args: string[]) {
   const home = join(scratch, "home");
-  const proc = Bun.spawn([target, "update", "--base-url", `http://127.0.0.1:${server.port}`, ...args], {
+  return spawnCollect([target, "update", "--base-url", `http://127.0.0.1:${server.port}`, ...args], {
     env: { ...process.env, HOME: home, TRIFORGE_HOME: join(home, "data") },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
 }
 
 const newVersion = "#!/bin/sh\necho 'triforge 9.9.9'\n";

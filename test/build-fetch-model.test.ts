@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { StaticModel } from "../src/embed/model.ts";
 import { readModelDir } from "../src/embed/source.ts";
-import { ROOT, SHARED, tempDir } from "./helpers.ts";
+import { ROOT, SHARED, spawnCollect, tempDir } from "./helpers.ts";
 
 // Each test spawns bun; bunfig has no test timeout setting.
 setDefaultTimeout(30_000);
@@ -78,20 +78,12 @@ writeFileSync(
 );
 
 async function fetchModel(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn(
+  return spawnCollect(
     ["bun", "run", join(ROOT, "build/fetch-model.ts"), "--manifest", manifestPath, ...args],
     {
       env: { ...process.env, TRIFORGE_HF_ENDPOINT: `http://127.0.0.1:${hub.port}`, ...env },
-      stdout: "pipe",
-      stderr: "pipe",
     },
   );
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, code };
 }
 
 /** Everything in a models folder, hidden entries included: a failed fetch must leave none behind. */

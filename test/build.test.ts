@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { TARGETS, type Target } from "../build/build.ts";
-import { compiledBinary, ROOT, runBinary, SHARED, tempDir } from "./helpers.ts";
+import { compiledBinary, ROOT, runBinary, SHARED, spawnCollect, tempDir } from "./helpers.ts";
 
 // Building all five targets takes a while on a small, busy machine; bunfig has no test timeout setting.
 setDefaultTimeout(180_000);
@@ -57,18 +57,10 @@ describe("a binary copied alone into an empty folder", () => {
     const binary = join(folder, "triforge");
     if (!existsSync(binary)) copyFileSync(await compiledBinary(), binary);
     // Run the copy, from its own folder: nothing of the checkout or ../shared is reachable by path.
-    const proc = Bun.spawn([binary, ...args], {
+    return spawnCollect([binary, ...args], {
       cwd: folder,
       env: { PATH: "/usr/bin:/bin", HOME: home, USERPROFILE: home, TRIFORGE_HOME: join(home, "data") },
-      stdout: "pipe",
-      stderr: "pipe",
     });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    return { stdout, stderr, code };
   }
 
   test("embeds with its built-in model and extracts the weights to the cache once", async () => {

@@ -51,19 +51,40 @@ export function compiledBinary(): Promise<string> {
   return building;
 }
 
-/** Runs the compiled binary with an isolated data directory; returns exit code and output. */
-export async function runBinary(
-  args: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string; home: string },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const binary = await compiledBinary();
-  const proc = Bun.spawn([binary, ...args], {
+export interface Collected {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end and collects its exit code and output. `env` is the whole environment the
+ * command sees (spread `process.env` into it to inherit); without `stdin`, standard input is closed.
+ */
+export async function spawnCollect(
+  cmd: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string } = {},
+): Promise<Collected> {
+  const proc = Bun.spawn(cmd, {
     cwd: options.cwd,
-    env: { ...process.env, HOME: options.home, USERPROFILE: options.home, TRIFORGE_HOME: join(options.home, ".claude", "triforge"), ...options.env },
+    env: options.env,
     stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
     stdout: "pipe",
     stderr: "pipe",
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
+}
+
+/** Runs the compiled binary with an isolated data directory; returns exit code and output. */
+export async function runBinary(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string; home: string },
+): Promise<Collected> {
+  const binary = await compiledBinary();
+  return spawnCollect([binary, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, HOME: options.home, USERPROFILE: options.home, TRIFORGE_HOME: join(options.home, ".claude", "triforge"), ...options.env },
+    stdin: options.stdin,
+  });
 }

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { hostTarget } from "../build/build.ts";
 import { assetName } from "../build/render-packaging.ts";
-import { compiledBinary, ROOT, tempDir } from "./helpers.ts";
+import { compiledBinary, ROOT, spawnCollect, tempDir } from "./helpers.ts";
 
 // The first test builds the binary it serves; bunfig has no test timeout setting.
 setDefaultTimeout(60_000);
@@ -72,7 +72,7 @@ async function runInstallSh(env: Record<string, string>, pathPrefix?: string) {
   const home = tempDir();
   const tmp = join(home, "tmp");
   mkdirSync(tmp);
-  const proc = Bun.spawn(["sh", INSTALL_SH], {
+  const { stdout, stderr, code } = await spawnCollect(["sh", INSTALL_SH], {
     env: {
       HOME: home,
       TMPDIR: tmp,
@@ -80,14 +80,7 @@ async function runInstallSh(env: Record<string, string>, pathPrefix?: string) {
       TRIFORGE_INSTALL_DIR: join(home, "bin"),
       ...env,
     },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   return { stdout, stderr, code, home, bin: join(home, "bin"), tmp };
 }
 
