@@ -27,6 +27,7 @@ import { buildTarget, hostTarget } from "../build/build.ts";
 import { projectKey } from "../src/cli/paths.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
 import { redact } from "../src/privacy/index.ts";
+import { buildEmptyBinary } from "./baseline.ts";
 import { parseTranscript } from "../src/memory/transcript.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -51,26 +52,10 @@ const prefixSizes = values["prefix-mb"]!.split(",").map(Number);
 const work = mkdtempSync(join(tmpdir(), "triforge-bench-capture-"));
 process.on("exit", () => rmSync(work, { recursive: true, force: true }));
 
-async function buildEmptyBinary(): Promise<string> {
-  const entry = join(work, "empty.ts");
-  writeFileSync(entry, "export {};\n");
-  const outfile = join(work, "empty-binary");
-  const result = await Bun.build({
-    entrypoints: [entry],
-    compile: { outfile },
-    splitting: true,
-    bytecode: true,
-    minify: true,
-    format: "esm",
-  });
-  if (!result.success) throw new Error(result.logs.map(String).join("\n"));
-  return outfile;
-}
-
 const binary = values.binary
   ? resolve(values.binary)
   : await buildTarget(hostTarget(), work, resolveModelDir());
-const empty = await buildEmptyBinary();
+const empty = await buildEmptyBinary(work);
 
 const home = join(work, "home");
 const project = join(work, "project");

@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { buildTarget, hostTarget } from "../build/build.ts";
 import { projectKey } from "../src/cli/paths.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
+import { buildEmptyBinary } from "./baseline.ts";
 
 const GOAL_RATIO = 1.5;
 /** Enough runs for a stable p95 on a noisy 2-core machine, still well under a minute. */
@@ -28,23 +29,6 @@ const runs = Math.max(30, Number(values.runs ?? DEFAULT_RUNS));
 const work = mkdtempSync(join(tmpdir(), "triforge-bench-startup-"));
 process.on("exit", () => rmSync(work, { recursive: true, force: true }));
 
-/** The empty program, compiled exactly as build.ts compiles triforge. */
-async function buildEmpty(): Promise<string> {
-  const entry = join(work, "empty.ts");
-  writeFileSync(entry, "export {};\n");
-  const outfile = join(work, "empty");
-  const result = await Bun.build({
-    entrypoints: [entry],
-    compile: { outfile },
-    splitting: true,
-    bytecode: true,
-    minify: true,
-    format: "esm",
-  });
-  if (!result.success) throw new Error(result.logs.map(String).join("\n"));
-  return outfile;
-}
-
 const home = join(work, "home");
 const inactiveProject = join(work, "project");
 mkdirSync(inactiveProject, { recursive: true });
@@ -56,7 +40,7 @@ const env = {
 };
 
 const [empty, triforge] = await Promise.all([
-  buildEmpty(),
+  buildEmptyBinary(work),
   buildTarget(hostTarget(), work, resolveModelDir()),
 ]);
 
