@@ -171,6 +171,18 @@ describe("no index, not active, nothing matching: a reason, never an error", () 
     expect((await recall(root, "zzzqqq", { mode: "bm25" })).reason).toContain("nothing in memory matches");
     expect((await recall(root, "   ")).reason).toBe("empty query");
   });
+
+  test("a query of punctuation or common words only has no content terms: no hits, in every mode", async () => {
+    for (const query of ["???", "!!! ...", "what is the", "how do I ... ?"])
+      for (const mode of ["hybrid", "graph", "dense", "bm25"] as const) {
+        const { hits, reason } = await recall(root, query, { mode });
+        expect({ query, mode, hits }).toEqual({ query, mode, hits: [] });
+        expect(reason).toContain("no content terms");
+        expect(reason).not.toContain("\n");
+      }
+    // One content word among stop words is enough.
+    expect((await recall(root, "what is the ledger?")).hits.length).toBeGreaterThan(0);
+  });
 });
 
 describe("memoryStatus", () => {

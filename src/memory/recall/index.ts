@@ -8,6 +8,7 @@ import { openStoreForRead, StoreCorruptError, storePath } from "../../store/inde
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { chunkRole, labelledText } from "../chunking.ts";
 import { indexLockPath, isLocked } from "../lock.ts";
+import { lexicalTokens } from "../tokens.ts";
 import {
   LLM_GRAPH_FUSION,
   LLM_GRAPH_SHARE,
@@ -151,6 +152,13 @@ export async function recall(
   if (!MODES.includes(mode)) return { hits: [], reason: `unknown mode '${mode}' (use ${MODES.join(", ")})` };
   if (!existsSync(configPath(projectRoot))) return { hits: [], reason: notActiveReason(projectRoot) };
   if (!query.trim()) return { hits: [], reason: "empty query" };
+  // Every mode would still rank something (dense cosine of a "???" vector, graph priors): confident noise.
+  if (lexicalTokens(query).length === 0)
+    return {
+      hits: [],
+      reason:
+        "the query has no content terms (only punctuation or common words); ask with a name, topic, file or identifier",
+    };
   let index: MemoryIndex | undefined;
   try {
     index = await loadMemoryIndex(projectRoot);
