@@ -70,7 +70,7 @@ export function parseRecord(line: string): ChatRecord | undefined {
  * Groups records into chunks, per session, in file order: each user turn opens a chunk and the assistant
  * turns after it (in the same session) join it. Assistant turns with no user turn before them in this
  * batch form a chunk of their own. Deterministic in the records, so re-chunking the same records (after
- * a crash) yields the same hashes.
+ * a crash) yields the same hashes. A group longer than MAX_CHUNK_CHARS is cut at turn boundaries.
  */
 export function chunkRecords(records: ChatRecord[]): Chunk[] {
   const open = new Map<string, ChatRecord[]>();
@@ -84,7 +84,38 @@ export function chunkRecords(records: ChatRecord[]): Chunk[] {
       open.set(record.session_id, group);
     } else current.push(record);
   }
-  return groups.map(makeChunk);
+  return groups.flatMap((group) => splitLongGroup(group).map(makeChunk));
+}
+
+/**
+ * Most characters a chunk of several turns may hold. The embedder reads at most 512 tokens (about 2,000
+ * characters of English prose; docs/embed.md), so the tail of a longer chunk is invisible to dense search,
+ * and one user turn followed by dozens of replies made one 10 KB chunk that recall returned whole.
+ * A single turn longer than this stays whole: chunks are cut at turn boundaries only.
+ */
+export const MAX_CHUNK_CHARS = 2_000;
+
+/**
+ * Cuts an over-long group of turns into consecutive runs of whole turns, each within MAX_CHUNK_CHARS
+ * (counting the separators), filled greedily in order. A function of the records alone, so the pieces
+ * and their hashes are the same on every run; a group that fits is returned as it is (its hash unchanged).
+ */
+export function splitLongGroup(records: ChatRecord[]): ChatRecord[][] {
+  const pieces: ChatRecord[][] = [];
+  let piece: ChatRecord[] = [];
+  let length = 0;
+  for (const record of records) {
+    const added = record.text.trim().length + (piece.length ? TURN_SEPARATOR.length : 0);
+    if (piece.length && length + added > MAX_CHUNK_CHARS) {
+      pieces.push(piece);
+      piece = [];
+      length = 0;
+    }
+    length += record.text.trim().length + (piece.length ? TURN_SEPARATOR.length : 0);
+    piece.push(record);
+  }
+  if (piece.length) pieces.push(piece);
+  return pieces;
 }
 
 function makeChunk(records: ChatRecord[]): Chunk {
@@ -112,9 +143,4 @@ function makeChunk(records: ChatRecord[]): Chunk {
 export function chunkRole(turns: { role: string }[]): string {
   const roles = [...new Set(turns.map((t) => t.role))];
   return roles.join("+");
-}
-
-/** A chunk's text with each turn labelled by its role, for people and agents. */
-export function labelledText(text: string, turns: { role: string; start: number; end: number }[]): string {
-  return turns.map((t) => `[${t.role}] ${text.slice(t.start, t.end)}`).join("\n");
 }

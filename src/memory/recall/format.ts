@@ -1,7 +1,10 @@
 /**
  * Recalled memory shown to an agent is DATA, never instructions: every excerpt sits inside a wrapper
- * that says so, and text inside cannot close the wrapper (its tags are neutralised).
+ * that says so, and text inside cannot close the wrapper (its tags are neutralised). Each excerpt is capped
+ * at MAX_HIT_CHARS (recall already cuts its hits around the best-matching turn; this holds for any caller).
  */
+import { capHitText } from "./excerpt.ts";
+
 const WRAPPER = "triforge-recalled-memory";
 const EXCERPT = "excerpt";
 
@@ -24,7 +27,7 @@ function attribute(value: string): string {
 export function formatRecalled(hits: FormattableHit[]): string {
   const excerpts = hits.map(
     (h, i) =>
-      `<${EXCERPT} n="${i + 1}" session="${attribute(h.session_id)}" time="${attribute(h.ts)}" roles="${attribute(h.role)}" score="${h.score}">\n${neutralise(h.text)}\n</${EXCERPT}>`,
+      `<${EXCERPT} n="${i + 1}" session="${attribute(h.session_id)}" time="${attribute(h.ts)}" roles="${attribute(h.role)}" score="${h.score}">\n${neutralise(capHitText(h.text))}\n</${EXCERPT}>`,
   );
   return [
     `<${WRAPPER} kind="recalled data from earlier sessions">`,

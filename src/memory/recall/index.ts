@@ -6,8 +6,9 @@ import { existsSync, statSync } from "node:fs";
 import { configPath } from "../../project/config.ts";
 import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
-import { chunkRole, labelledText } from "../chunking.ts";
+import { chunkRole } from "../chunking.ts";
 import { indexLockPath, isLocked } from "../lock.ts";
+import { hitExcerpt } from "./excerpt.ts";
 import { lexicalTokens } from "../tokens.ts";
 import {
   LLM_GRAPH_FUSION,
@@ -19,6 +20,7 @@ import {
 import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
 
 export type { Mode } from "./memory-index.ts";
+export { MAX_HIT_CHARS } from "./excerpt.ts";
 export { formatRecalled } from "./format.ts";
 
 export interface RecallHit {
@@ -184,7 +186,7 @@ export async function recall(
     hits: ranked.map(({ chunk, score }) => {
       const c = index.chunks[chunk];
       return {
-        text: labelledText(c.text, c.turns),
+        text: hitExcerpt(c.text, c.turns, query),
         role: chunkRole(c.turns),
         ts: c.ts,
         session_id: c.sessionId,
