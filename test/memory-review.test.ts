@@ -6,16 +6,19 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectDataDir } from "../src/cli/paths.ts";
 import type { ChatRecord } from "../src/memory/chunking.ts";
 import { indexProject } from "../src/memory/indexer.ts";
-import { closeWarmIndexes } from "../src/memory/recall/index.ts";
+import { chatLogLockPath } from "../src/memory/chatlog.ts";
+import { indexLockPath, isLocked, tryLock } from "../src/memory/lock.ts";
+import { closeWarmIndexes, recall } from "../src/memory/recall/index.ts";
 import { redact } from "../src/privacy/index.ts";
 import { storePath, summaryPath } from "../src/store/index.ts";
 import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
-import { appendRecords, memoryHome } from "./memory-helpers.ts";
+import { ROOT } from "./helpers.ts";
+import { appendRecords, chatLog, dumpGraph, exchange, memoryHome } from "./memory-helpers.ts";
 
 const { project } = memoryHome();
 const fake = startFakeOpenAI({ fallback: null });
@@ -142,5 +145,75 @@ describe("flagged records", () => {
     expect(stored).not.toContain(IDENTIFIER);
     expect(stored).toContain("[REDACTED:entropy]");
     expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain("secret review");
+  });
+});
+
+describe("chats.jsonl after cleaning", () => {
+  const lines = (root: string) => readFileSync(chatLog(root), "utf8").split("\n").filter(Boolean);
+
+  test("flagged lines are rewritten in place with the cleaned text and no flag; the rest is untouched", async () => {
+    const root = project("review-rewrite");
+    appendRecords(
+      root,
+      exchange("before", "Which cache does renderChart use?", "The LRU one in src/ui/cache.ts."),
+    );
+    await indexProject(root, { llm: null }); // a saved offset > 0, so the rewrite happens past it
+    appendRecords(root, records("rewrite"));
+    appendRecords(root, exchange("after", "Is the vault loader done?", "Yes, merged this morning."));
+    // A flagged record written without a uuid: the indexer derives one from its content.
+    const noUuid = { ...records("nouuid")[0], uuid: undefined };
+    writeFileSync(chatLog(root), `${JSON.stringify(noUuid)}\n`, { flag: "a" });
+    const original = lines(root);
+    await indexProject(root, { llm: null });
+    const rewritten = lines(root);
+    expect(rewritten).toHaveLength(original.length);
+    const log = rewritten.join("\n");
+    expect(log).not.toContain(SECRET);
+    expect(log).not.toContain('"review"');
+    expect(log).toContain("[REDACTED:entropy]");
+    rewritten.forEach((line, i) => {
+      if (original[i].includes('"review"')) {
+        const { text, review, ...fields } = JSON.parse(line);
+        const { text: _old, review: _flag, ...originalFields } = JSON.parse(original[i]);
+        expect(review).toBeUndefined();
+        expect(text).toContain("[REDACTED:entropy]");
+        expect(fields).toMatchObject({ ...originalFields, uuid: expect.any(String) });
+      } else expect(line).toBe(original[i]);
+    });
+    // The saved offset follows the rewrite: a new line is indexed once, nothing twice, and a full rescan
+    // (the store deleted) rebuilds the same chunks from the cleaned lines.
+    appendRecords(root, exchange("later", "Ship it?", "Shipped."));
+    expect(await indexProject(root, { llm: null })).toMatchObject({ records: 2, chunks: 1, badLines: 0 });
+    const graph = dumpGraph(root);
+    expect(new Set(graph.turns).size).toBe(graph.turns.length);
+    expect(graph.turns).toHaveLength(rewritten.length + 2);
+    closeWarmIndexes();
+    const { rmSync } = await import("node:fs");
+    rmSync(storePath(root));
+    await indexProject(root, { llm: null });
+    expect(dumpGraph(root).chunks).toEqual(graph.chunks);
+    expect((await recall(root, "vault loader")).hits[0]?.session_id).toBe("after");
+  });
+
+  test("the rewrite waits for the chat-log lock, so a capture append in flight is kept", async () => {
+    const root = project("review-rewrite-race");
+    appendRecords(root, records("race"));
+    const capture = tryLock(chatLogLockPath(root), "capture")!;
+    const indexer = Bun.spawn(["bun", join(ROOT, "test/memory-index-child.ts"), root], {
+      env: process.env,
+      stdout: "pipe",
+    });
+    for (let i = 0; i < 200 && !isLocked(indexLockPath(root)); i++) await Bun.sleep(25);
+    await Bun.sleep(300);
+    expect(readFileSync(chatLog(root), "utf8")).toContain('"review":true');
+    appendRecords(root, exchange("race", "appended by capture under the lock", "kept"));
+    capture.release();
+    expect(await indexer.exited).toBe(0);
+    const log = readFileSync(chatLog(root), "utf8");
+    expect(log).not.toContain(SECRET);
+    expect(log).not.toContain('"review"');
+    expect(log).toContain("appended by capture under the lock");
+    // The appended exchange comes after what the indexer read: the next run indexes it.
+    expect(await indexProject(root, { llm: null })).toMatchObject({ records: 2, chunks: 1 });
   });
 });

@@ -31,7 +31,7 @@ import { type ChatRecord, type Chunk, chunkRecords, parseRecord } from "./chunki
 import { extractGraph } from "./extract.ts";
 import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
 import { indexLockPath, tryLock } from "./lock.ts";
-import { cleanFlaggedRecords } from "./review.ts";
+import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
 import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
 
@@ -264,9 +264,14 @@ class IndexRun {
     }
     // Flagged records are cleaned before anything else sees their text: the store, summaries, OpenIE.
     if (records.some((r) => r.review)) {
+      const flagged = new Set(records.filter((r) => r.review).map((r) => r.uuid));
       records = await cleanFlaggedRecords(records, this.llm, (error) =>
         logError("index: secret review by the LLM failed, strict entropy pass used", error, this.root),
       );
+      // Before anything is stored: a run that dies after this re-reads the lines, now clean, from its saved
+      // offset; the other order could index a record and never rewrite its line (indexed uuids are skipped).
+      const cleaned = new Map(records.filter((r) => flagged.has(r.uuid)).map((r) => [r.uuid, r.text]));
+      consumedTo += rewriteCleanedLines(this.root, cleaned, consumedTo);
     }
     const chunks = chunkRecords(records);
     // Chunks left pending by EARLIER runs; this run's own failures wait for the next run.

@@ -4,12 +4,16 @@
  * With an LLM, the model sees ONLY `maskCandidates(text)` — each candidate masked, its context masked —
  * and answers which candidates are secrets; those are redacted. Without one, or when the LLM fails or
  * answers nonsense, `strictEntropyPass(text)` redacts every such string: failing safe, never open.
+ * The cleaned text then replaces the flagged line in chats.jsonl too (`rewriteCleanedLines`): the
+ * suspected secret must not outlive its cleaning on disk.
  */
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 import type { Llm } from "../llm/client.ts";
 import { parseModelJson } from "../llm/openie.ts";
 import { applyFindings, maskCandidates, mergeFindings, strictEntropyPass } from "../privacy/index.ts";
-import type { ChatRecord } from "./chunking.ts";
+import { chatLogPath, withChatLogLock } from "./chatlog.ts";
+import { type ChatRecord, parseRecord } from "./chunking.ts";
 
 /** The kind written into `[REDACTED:<kind>]` for a candidate the LLM judged secret. */
 const SECRET_KIND = "secret";
@@ -82,4 +86,61 @@ export async function cleanFlaggedRecords(
     out.push({ ...rest, text: cleaned.text });
   }
   return out;
+}
+
+/**
+ * Rewrites the flagged lines of chats.jsonl that start before byte `limit` (what this run read) with
+ * their cleaned text and without the `review` flag, keeping every other field and line byte for byte.
+ * Holds the chat-log lock that every capture append holds, and swaps in the new file by rename: no
+ * append can land in the old copy and be lost. A record that had no uuid gets the one the indexer
+ * derived from its uncleaned content, so the rewritten line still dedupes against what was indexed.
+ * Returns how many bytes the first `limit` bytes grew (or shrank, negative) by: the caller's new offset.
+ */
+export function rewriteCleanedLines(
+  projectRoot: string,
+  cleaned: Map<string, string>,
+  limit: number,
+): number {
+  if (cleaned.size === 0) return 0;
+  const file = chatLogPath(projectRoot);
+  return withChatLogLock(projectRoot, "index: rewrite reviewed lines", () => {
+    const bytes = readFileSync(file);
+    const parts: Buffer[] = [];
+    let delta = 0;
+    let changed = false;
+    for (let start = 0; start < bytes.length; ) {
+      const newline = bytes.indexOf(10, start);
+      const end = newline < 0 ? bytes.length : newline;
+      const line = bytes.subarray(start, end);
+      const rewritten =
+        start < limit && newline >= 0 ? cleanedLine(line.toString("utf8"), cleaned) : undefined;
+      if (rewritten === undefined) parts.push(line);
+      else {
+        const replacement = Buffer.from(rewritten, "utf8");
+        delta += replacement.length - line.length;
+        parts.push(replacement);
+        changed = true;
+      }
+      if (newline >= 0) parts.push(NEWLINE);
+      start = end + 1;
+    }
+    if (!changed) return 0;
+    const temporary = `${file}.review-${process.pid}.tmp`;
+    writeFileSync(temporary, Buffer.concat(parts));
+    renameSync(temporary, file);
+    return delta;
+  });
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/** The line with its cleaned text and no flag, or undefined when it is not a flagged line we cleaned. */
+function cleanedLine(line: string, cleaned: Map<string, string>): string | undefined {
+  if (!line.includes('"review"')) return undefined;
+  const record = parseRecord(line);
+  if (!record?.review) return undefined;
+  const text = cleaned.get(record.uuid);
+  if (text === undefined) return undefined;
+  const { review: _flag, ...fields } = JSON.parse(line) as Record<string, unknown>;
+  return JSON.stringify({ ...fields, text, uuid: record.uuid });
 }
