@@ -128,4 +128,21 @@ describe("triforge index / recall / forget", () => {
     expect(mode.stderr).toContain("--mode must be one of");
     expect((await runBinary(["forget"], { home })).code).toBe(2);
   }, 60_000);
+
+  test("forget refuses a session id the project has never seen unless --force", async () => {
+    const { root, dataDir } = await projectWithLog("forget-typo");
+    await runBinary(["index", `--project=${root}`], { home });
+    const typo = await runBinary(["forget", "--session", "cli-l", `--project=${root}`], { home });
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain("no session cli-l");
+    expect(typo.stderr).toContain("triforge dump --project");
+    expect(typo.stderr).toContain("--force");
+    const before = readFileSync(join(dataDir, "chats.jsonl"), "utf8");
+    const forced = await runBinary(["forget", "--session", "cli-l", `--project=${root}`, "--force"], {
+      home,
+    });
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain("nothing stored for it");
+    expect(readFileSync(join(dataDir, "chats.jsonl"), "utf8")).toBe(before);
+  }, 60_000);
 });

@@ -386,11 +386,22 @@ describe("forget", () => {
     expect(uuids.filter((u) => !u.startsWith("live-race-"))).toEqual([]);
   });
 
-  test("an unknown session forgets nothing", async () => {
+  test("an unknown session is refused and not blocked; with force it is forgotten for good", async () => {
     const root = project("forget-unknown");
     appendRecords(root, syntheticConversation(1, 2));
     await indexProject(root, { llm: null });
-    expect(await forgetSession(root, "nope")).toMatchObject({ status: "forgotten", chunks: 0, lines: 0 });
+    expect(await forgetSession(root, "nope")).toMatchObject({ status: "unknown", chunks: 0, lines: 0 });
     expect((await memoryStatus(root)).chunks).toBe(2);
+    // Not blocked: a session that later appears under that id is indexed.
+    appendRecords(root, exchange("nope", "A later session under that id", "Indexed."));
+    expect(await indexProject(root, { llm: null })).toMatchObject({ chunks: 1 });
+    // Known ones: stored, only in chats.jsonl (not indexed yet), or forgotten earlier.
+    appendRecords(root, exchange("fresh", "Captured, not indexed yet", "Still known."));
+    expect(await forgetSession(root, "fresh")).toMatchObject({ status: "forgotten", lines: 2 });
+    expect(await forgetSession(root, "fresh")).toMatchObject({ status: "forgotten", lines: 0 });
+    expect(await forgetSession(root, "nope")).toMatchObject({ status: "forgotten", chunks: 1 });
+    expect(await forgetSession(root, "upcoming", { force: true })).toMatchObject({ status: "forgotten" });
+    appendRecords(root, exchange("upcoming", "Captured after a forced forget", "Never indexed."));
+    expect(await indexProject(root, { llm: null })).toMatchObject({ chunks: 0 });
   });
 });

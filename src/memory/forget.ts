@@ -8,6 +8,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import {
   chatLogPath,
   discardStore,
+  openStoreForRead,
   openStoreForWrite,
   StoreCorruptError,
   summaryPath,
@@ -22,7 +23,8 @@ const LOCK_WAIT_MS = 15_000;
 const LOCK_POLL_MS = 100;
 
 export interface ForgetReport extends ForgetResult {
-  status: "forgotten" | "busy";
+  /** `unknown`: no chunk, chats.jsonl line or earlier forget names the session, so nothing was done. */
+  status: "forgotten" | "busy" | "unknown";
   /** Lines removed from chats.jsonl. */
   lines: number;
 }
@@ -67,9 +69,43 @@ export function removeSessionLines(projectRoot: string, sessionId: string): numb
   });
 }
 
-export async function forgetSession(projectRoot: string, sessionId: string): Promise<ForgetReport> {
-  const lock = await waitForLock(projectRoot);
+/**
+ * Whether the project has ever seen the session: stored chunks, lines in chats.jsonl not indexed yet, or
+ * an earlier forget. A damaged store is skipped (chats.jsonl, the source of truth, still answers).
+ */
+export async function isKnownSession(projectRoot: string, sessionId: string): Promise<boolean> {
+  let store: ReturnType<typeof openStoreForRead>;
+  try {
+    store = openStoreForRead(projectRoot);
+    if (store && ((await store.hasSession(sessionId)) || (await store.forgottenSessions()).has(sessionId)))
+      return true;
+  } catch (error) {
+    if (!(error instanceof StoreCorruptError)) throw error;
+  } finally {
+    store?.close();
+  }
+  const file = chatLogPath(projectRoot);
+  if (!existsSync(file)) return false;
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .some((line) => belongsTo(line, sessionId));
+}
+
+export interface ForgetOptions {
+  /** Forget (and block for good) an id the project has never seen, e.g. one about to be captured. */
+  force?: boolean;
+}
+
+export async function forgetSession(
+  projectRoot: string,
+  sessionId: string,
+  options: ForgetOptions = {},
+): Promise<ForgetReport> {
   const empty = { chunks: 0, facts: 0, entities: 0, edgesRemoved: 0, edgesLowered: 0, lines: 0 };
+  // A typo would otherwise be remembered as forgotten, and a later session with that id never indexed.
+  if (!options.force && !(await isKnownSession(projectRoot, sessionId)))
+    return { status: "unknown", ...empty };
+  const lock = await waitForLock(projectRoot);
   if (!lock) return { status: "busy", ...empty };
   try {
     let result: ForgetResult = empty;

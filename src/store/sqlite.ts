@@ -212,6 +212,10 @@ export class SqliteMemoryStore implements MemoryStore {
     );
   }
 
+  async hasSession(sessionId: string): Promise<boolean> {
+    return this.sql("SELECT 1 FROM chunks WHERE session_id = ? LIMIT 1").get(sessionId) !== null;
+  }
+
   async entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }> {
     const rows = this.sql("SELECT phrase, model, vector FROM entities ORDER BY id").all() as {
       phrase: string;

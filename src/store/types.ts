@@ -131,6 +131,8 @@ export interface MemoryStore extends UsageSink, ResultCache {
   /** The record uuids among `uuids` that some chunk already holds (dedupe after a crash or a rescan). */
   indexedRecords(uuids: string[]): Promise<Set<string>>;
   forgottenSessions(): Promise<Set<string>>;
+  /** Whether some chunk of the session is stored (forget refuses an id it has never seen). */
+  hasSession(sessionId: string): Promise<boolean>;
   /** Every phrase node with its vector (for synonym edges of new phrases). */
   entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }>;
   writeBatch(batch: IndexBatch): Promise<void>;

@@ -1,10 +1,11 @@
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
+import { triforgeCommand } from "../shell.ts";
 
 export default defineCommand({
-  usage: "triforge forget --session <id> [--project=<path>]",
+  usage: "triforge forget --session <id> [--project=<path>] [--force]",
   description:
-    "Removes one session from the project's memory: its chunks, exactly the graph weight they contributed, its summary entries and its lines in chats.jsonl. The session stays forgotten: a rebuild will not bring it back.",
+    "Removes one session from the project's memory: its chunks, exactly the graph weight they contributed, its summary entries and its lines in chats.jsonl. The session stays forgotten: a rebuild will not bring it back. An id the project has never seen is refused unless --force.",
   options: {
     session: {
       type: "string",
@@ -16,6 +17,10 @@ export default defineCommand({
       arg: "path",
       description: "The project (or a folder inside it); default: the current folder",
     },
+    force: {
+      type: "boolean",
+      description: "Forget an id this project has never seen (it will never be indexed if it appears later)",
+    },
   },
   async run({ values }) {
     const session = typeof values.session === "string" ? values.session.trim() : "";
@@ -25,9 +30,13 @@ export default defineCommand({
     if (!root)
       throw new UserError(`memory is not active for ${start} (no .triforge/config.json here or above)`);
     const { forgetSession } = await import("../../memory/forget.ts");
-    const report = await forgetSession(root, session);
+    const report = await forgetSession(root, session, { force: values.force === true });
     if (report.status === "busy")
       throw new UserError("an indexer is still running for this project; try again in a moment");
+    if (report.status === "unknown")
+      throw new UserError(
+        `no session ${session} in the memory of ${root}; nothing forgotten. The session ids are in the '## <date> · session <id>' headings of \`${triforgeCommand(["dump", "--project", root])}\` and in \`${triforgeCommand(["recall", "<topic>", "--project", root, "--json"])}\`; \`${triforgeCommand(["forget", "--session", session, "--project", root, "--force"])}\` forgets an id not seen yet`,
+      );
     if (report.chunks === 0 && report.lines === 0) {
       process.stdout.write(
         `session ${session}: nothing stored for it in ${root} (it will not be indexed if it appears later)\n`,
