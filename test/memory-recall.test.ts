@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { indexProject } from "../src/memory/indexer.ts";
 import {
   closeWarmIndexes,
@@ -7,6 +9,7 @@ import {
   memoryStatus,
   recall,
 } from "../src/memory/recall/index.ts";
+import { storePath } from "../src/store/index.ts";
 import { appendRecords, exchange, memoryHome } from "./memory-helpers.ts";
 
 const { home, project } = memoryHome();
@@ -165,6 +168,21 @@ describe("no index, not active, nothing matching: a reason, never an error", () 
     expect(result.hits).toEqual([]);
     expect(result.reason).toContain("no memory indexed yet");
     expect(await memoryStatus(empty)).toMatchObject({ active: true, chunks: 0, lastIndexed: null });
+  });
+
+  test("the printed index command survives a project path with spaces and a quote", async () => {
+    const spaced = project("it's my app");
+    const commandIn = (reason = "") => {
+      const line = reason.match(/`(triforge [^`]+)`/)?.[1] ?? "";
+      const run = Bun.spawnSync(["sh", "-c", `triforge() { printf '%s|' "$@"; }; ${line}`]);
+      return run.stdout.toString();
+    };
+    expect(commandIn((await recall(spaced, "anything")).reason)).toBe(`index|--project|${spaced}|`);
+    mkdirSync(dirname(storePath(spaced)), { recursive: true });
+    writeFileSync(storePath(spaced), Buffer.alloc(8192, 0x5a));
+    const damaged = (await recall(spaced, "anything")).reason;
+    expect(damaged).toContain("damaged");
+    expect(commandIn(damaged)).toBe(`index|--project|${spaced}|`);
   });
 
   test("a query nothing matches lexically, and an empty query", async () => {

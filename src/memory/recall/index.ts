@@ -3,6 +3,7 @@
  * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
  */
 import { existsSync, statSync } from "node:fs";
+import { triforgeCommand } from "../../cli/shell.ts";
 import { configPath } from "../../project/config.ts";
 import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
@@ -57,6 +58,11 @@ interface Warm {
 
 /** Open stores and their built indexes, per store file: a long-lived process answers warm. */
 const warm = new Map<string, Warm>();
+
+/** The command that (re)builds the index, quoted for the user's shell (a path may hold spaces). */
+function indexCommand(root: string): string {
+  return triforgeCommand(["index", "--project", root]);
+}
 
 function notActiveReason(root: string): string {
   return `memory is not active for ${root} (no .triforge/config.json); run 'triforge activate' there to turn it on`;
@@ -168,7 +174,7 @@ export async function recall(
     if (error instanceof StoreCorruptError) {
       return {
         hits: [],
-        reason: `the memory index is damaged (${error.message}); run 'triforge index --project=${projectRoot}' to rebuild it`,
+        reason: `the memory index is damaged (${error.message}); run \`${indexCommand(projectRoot)}\` to rebuild it`,
       };
     }
     throw error;
@@ -177,7 +183,7 @@ export async function recall(
     const running = isLocked(indexLockPath(projectRoot)) ? " (an indexer is running now)" : "";
     return {
       hits: [],
-      reason: `no memory indexed yet for this project${running}; it is built when a session ends, or by 'triforge index --project=${projectRoot}'`,
+      reason: `no memory indexed yet for this project${running}; it is built when a session ends, or by \`${indexCommand(projectRoot)}\``,
     };
   }
   const ranked = await rankChunks(index, query, mode, topK);
