@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import type { ChatRecord } from "../src/memory/chunking.ts";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
 
 export const SHARED = resolve(import.meta.dir, "../../shared");
 export const LOCOMO = join(SHARED, "eval/memory/locomo/locomo10.json");

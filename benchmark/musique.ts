@@ -11,7 +11,8 @@
 import { join } from "node:path";
 import { projectDataDir } from "../src/cli/paths.ts";
 import { cacheKey } from "../src/llm/cache.ts";
-import { type ChatRecord, chunkRecords } from "../src/memory/chunking.ts";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
+import { chunkRecords } from "../src/memory/chunking.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes, loadMemoryIndex, MODES, rankChunks } from "../src/memory/recall/index.ts";
 import { openStoreForWrite } from "../src/store/index.ts";

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { type ChatRecord, chunkRecords, MAX_CHUNK_CHARS } from "../src/memory/chunking.ts";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
+import { chunkRecords, MAX_CHUNK_CHARS } from "../src/memory/chunking.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { capHitText, hitExcerpt, MAX_HIT_CHARS } from "../src/memory/recall/excerpt.ts";

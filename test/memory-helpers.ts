@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectDataDir } from "../src/cli/paths.ts";
-import type { ChatRecord } from "../src/memory/chunking.ts";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { openStoreForWrite } from "../src/store/index.ts";
 import { tempDir } from "./helpers.ts";
 

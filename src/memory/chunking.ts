@@ -1,14 +1,5 @@
 import { createHash } from "node:crypto";
-
-/** One line of `chats.jsonl` (the capture contract). */
-export interface ChatRecord {
-  ts: string;
-  session_id: string;
-  role: "user" | "assistant";
-  text: string;
-  uuid: string;
-  review?: boolean;
-}
+import type { ChatRecord } from "./chatlog.ts";
 
 /** One turn inside a chunk: where its text sits in the chunk's text. */
 export interface Turn {

@@ -27,13 +27,14 @@ import type {
   SummaryEntry,
   SynonymEdge,
 } from "../store/types.ts";
-import { type ChatRecord, type Chunk, chunkRecords, parseRecord } from "./chunking.ts";
+import type { ChatRecord } from "./chatlog.ts";
+import { type Chunk, chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
 import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
 import { indexLockPath, tryLock } from "./lock.ts";
 import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
-import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
+import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
 
 /** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */
 export const BATCH_CHUNKS = 256;

@@ -12,8 +12,8 @@ import { z } from "zod";
 import type { Llm } from "../llm/client.ts";
 import { parseModelJson } from "../llm/openie.ts";
 import { applyFindings, maskCandidates, mergeFindings, strictEntropyPass } from "../privacy/index.ts";
-import { chatLogPath, withChatLogLock } from "./chatlog.ts";
-import { type ChatRecord, parseRecord } from "./chunking.ts";
+import { type ChatRecord, chatLogPath, withChatLogLock } from "./chatlog.ts";
+import { parseRecord } from "./chunking.ts";
 
 /** The kind written into `[REDACTED:<kind>]` for a candidate the LLM judged secret. */
 const SECRET_KIND = "secret";
