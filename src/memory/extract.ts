@@ -15,12 +15,14 @@ interface Span {
   priority: number;
 }
 
-const FILE_EXTENSIONS =
+/** Extensions that make a bare name a file name (`config.json`); the summary's Files: line uses them too. */
+export const FILE_EXTENSIONS =
   "ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|zsh|ps1|yml|yaml|toml|ini|cfg|sql|html|css|scss|vue|svelte|lock|txt|env|dockerfile|xml|gradle|ex|exs|hs|scala|zig|lua|dart";
 
 const PATTERNS: { re: RegExp; priority: number; group?: number }[] = [
   // Paths with a folder (src/a/b.ts, ./x, ~/y, C:\z) and bare file names with a known extension.
-  { re: /(?:~|\.{1,2}|[A-Za-z]:)?[\\/]?(?:[\w@.+-]+[\\/])+[\w@.+-]+/g, priority: 6 },
+  // The last character is not a dot: `see lib/a.ts.` ends a sentence, the path is `lib/a.ts`.
+  { re: /(?:~|\.{1,2}|[A-Za-z]:)?[\\/]?(?:[\w@.+-]+[\\/])+[\w@.+-]*[\w@+-]/g, priority: 6 },
   { re: new RegExp(`\\b[\\w.-]+\\.(?:${FILE_EXTENSIONS})\\b`, "gi"), priority: 6 },
   // `code`, "quoted", “quoted”, «quoted», 'quoted' (not an apostrophe inside a word).
   { re: /`([^`\n]{1,60})`/g, priority: 5, group: 1 },

@@ -6,7 +6,7 @@
 import { renameSync, writeFileSync } from "node:fs";
 import type { EntityMention, SummaryEntry } from "../store/types.ts";
 import type { Chunk } from "./chunking.ts";
-import { extractGraph } from "./extract.ts";
+import { extractGraph, FILE_EXTENSIONS } from "./extract.ts";
 
 const DECISION =
   /\b(?:decid\w*|agreed?|we(?:'ll| will) (?:use|go|keep|switch)|let's|going with|chose|choose|switch(?:ed)? to|settled on|plan(?:ned)? (?:is|to)|instead of|the fix (?:is|was)|fixed|resolved|must|should(?: not)?|don't|never|always|renamed?|replaced?|removed?|added?|moved?)\b/i;
@@ -23,7 +23,35 @@ function clip(text: string, max: number): string {
   return t.length > max ? `${t.slice(0, max - 1).trimEnd()}…` : t;
 }
 
-const FILE_LIKE = /[\\/]|\.\w{1,5}$/;
+const KNOWN_EXTENSION = new RegExp(`\\.(?:${FILE_EXTENSIONS})$`, "i");
+/** Any short extension with a letter on a path's last segment (`src/x.proto`, not `v1.2`): a file. */
+const ANY_EXTENSION = /\.(?=[A-Za-z0-9]{1,6}$)\d*[A-Za-z]/;
+/** A path anchored at a root, home, drive or the current folder (`/etc/hosts`, `./x`, `~/y`, `C:\z`). */
+const ANCHORED = /^(?:~|\.{1,2}|[A-Za-z]:)?[\\/]/;
+/**
+ * Libraries whose names end like a file name (Next.js, Node.js): brands, not files. A small list of the
+ * common ones; `app.js` or `Button.js` are still files.
+ */
+const BRAND_NAMES =
+  /^(?:next|node|nuxt|vue|express|three|d3|chart|ember|backbone|angular|react|solid|alpine|p5|moment|socket|deno)\.js$/i;
+/** A list marker at a sentence's start (`- `, `* `, `• `, `1. `): the entry adds its own bullet. */
+const LIST_MARKER = /^(?:[-*•]|\d+[.)])\s+/;
+
+/**
+ * Whether a mention names a file: no spaces, and a known extension (not a brand like Next.js), or a
+ * folder path whose last segment has an extension, that is anchored (`./x`, `/x`, `~/x`), has three or
+ * more segments or ends with a slash. `UI/UX`, `items/lists`, `and/or`, URLs and versions are not files.
+ */
+export function isFilePath(label: string): boolean {
+  if (/\s/.test(label) || !/[\p{L}]/u.test(label) || label.includes("://")) return false;
+  const segments = label.split(/[\\/]/);
+  if (segments.length === 1) return KNOWN_EXTENSION.test(label) && !BRAND_NAMES.test(label);
+  const last = segments[segments.length - 1];
+  return (
+    ANY_EXTENSION.test(last) || ANCHORED.test(label) || last === "" || segments.filter(Boolean).length >= 3
+  );
+}
+
 const IDENTIFIER_LIKE = /[_.]|\p{Ll}\p{Lu}|\(\)$/u;
 
 /**
@@ -41,15 +69,14 @@ export function extractiveSummary(
   const identifiers = new Set<string>();
   for (const chunk of chunks) {
     for (const part of chunk.text.split(SENTENCE_BREAK)) {
-      const sentence = part.trim();
+      const sentence = part.trim().replace(LIST_MARKER, "");
       if (decisions.length < MAX_DECISIONS && sentence.length > 20 && DECISION.test(sentence)) {
         const clipped = clip(sentence, MAX_SENTENCE_CHARS);
         if (!decisions.includes(clipped)) decisions.push(clipped);
       }
     }
     for (const e of entitiesOf(chunk) ?? extractGraph(chunk.text).entities) {
-      if (FILE_LIKE.test(e.label) && /[\\/]|\.[a-z]{1,5}$/i.test(e.label) && !/\s/.test(e.label))
-        files.add(e.label);
+      if (isFilePath(e.label)) files.add(e.label);
       else if (IDENTIFIER_LIKE.test(e.label) && !/\s/.test(e.label)) identifiers.add(e.label);
     }
   }

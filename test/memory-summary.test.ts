@@ -1,0 +1,56 @@
+import { describe, expect, test } from "bun:test";
+import { chunkRecords } from "../src/memory/chunking.ts";
+import { extractiveSummary, isFilePath } from "../src/memory/summary.ts";
+import { exchange } from "./memory-helpers.ts";
+
+describe("the extractive summary's Files: line", () => {
+  test("paths and file names are files; brands, versions, word pairs and URLs are not", () => {
+    const files = [
+      "src/memory/summary.ts",
+      "config.json",
+      "README.md",
+      "app.js",
+      "Button.js",
+      "db/migrations/0042.sql",
+      "./build",
+      "~/notes",
+      "/etc/hosts",
+      "src/memory/",
+      "src/a/b",
+      "proto/api.proto",
+      "C:\\work\\main.rs",
+    ];
+    const notFiles = [
+      "Next.js",
+      "Node.js",
+      "UI/UX",
+      "items/lists",
+      "and/or",
+      "v1.2.0",
+      "1.2/1.3",
+      "e.g",
+      "user.id",
+      "src/my file.ts",
+      "https://example.com/a/b",
+      "2025/03/01",
+    ];
+    for (const f of files) expect({ f, file: isFilePath(f) }).toEqual({ f, file: true });
+    for (const f of notFiles) expect({ f, file: isFilePath(f) }).toEqual({ f, file: false });
+  });
+
+  test("a conversation naming Next.js, UI/UX and items/lists lists only real files, one bullet per decision", () => {
+    const chunks = chunkRecords(
+      exchange(
+        "sum",
+        "Should the UI/UX of the items/lists page move to Next.js 14.2?",
+        "- Used the app router in src/app/page.tsx and decided to keep Tailwind.\n* We will switch to server actions in lib/actions.ts.\n1. Removed the old pages/index.js file.",
+      ),
+    );
+    const summary = extractiveSummary(chunks);
+    const files = summary.match(/^Files: (.*)$/m)?.[1].split(", ") ?? [];
+    expect(files.sort()).toEqual(["lib/actions.ts", "pages/index.js", "src/app/page.tsx"]);
+    expect(summary).not.toMatch(/^- [-*•]/m);
+    expect(summary).not.toMatch(/^- \d+\. /m);
+    expect(summary).toContain("- Used the app router in src/app/page.tsx");
+  });
+});
