@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
 import { chunkSource } from "../src/code/chunk.ts";
+import { parseWorkerCount, WORKER_MIN_CHARS } from "../src/code/chunk-pool.ts";
 import { ChunkEmbedder } from "../src/code/embedder.ts";
 import { parserFor } from "../src/code/grammars.ts";
 import { refreshIndex, resolveRepository } from "../src/code/indexer.ts";
@@ -14,8 +15,9 @@ beforeAll(() => {
 });
 
 /**
- * A repository with enough TypeScript and Python to parse (over a million characters) that the
- * indexer shares parsing with workers, plus files without a grammar.
+ * A repository with enough TypeScript and Python to parse (2 M characters) that the main thread
+ * cannot finish before a worker (asked for with TRIFORGE_CODE_WORKERS) has started, plus files
+ * without a grammar.
  */
 function largeRepository(): string {
   const root = tempDir("triforge-large-");
@@ -23,7 +25,7 @@ function largeRepository(): string {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
   };
-  for (let f = 0; f < 100; f++) {
+  for (let f = 0; f < 150; f++) {
     const functions = Array.from(
       { length: 60 },
       (_, i) =>
@@ -51,17 +53,35 @@ function largeRepository(): string {
 }
 
 describe("parallel parsing", () => {
+  test("workers start by default only for large jobs, on more than one core; the setting overrides", () => {
+    const saved = process.env.TRIFORGE_CODE_WORKERS;
+    try {
+      delete process.env.TRIFORGE_CODE_WORKERS;
+      expect(parseWorkerCount(WORKER_MIN_CHARS - 1)).toBe(0);
+      expect(parseWorkerCount(WORKER_MIN_CHARS)).toBe(Math.min(3, availableParallelism() - 1));
+      process.env.TRIFORGE_CODE_WORKERS = "2";
+      expect(parseWorkerCount(10)).toBe(2);
+      process.env.TRIFORGE_CODE_WORKERS = "0";
+      expect(parseWorkerCount(WORKER_MIN_CHARS * 10)).toBe(0);
+    } finally {
+      if (saved === undefined) delete process.env.TRIFORGE_CODE_WORKERS;
+      else process.env.TRIFORGE_CODE_WORKERS = saved;
+    }
+  });
+
   test("an index parsed with workers is exactly the index parsed on the main thread", async () => {
     const root = resolveRepository(largeRepository());
-    const parallel = await refreshIndex(root, { force: true });
-    if (availableParallelism() > 1) expect(parallel.report.parsedInWorkers).toBeGreaterThan(0);
-    process.env.TRIFORGE_CODE_WORKERS = "0";
+    let parallel: Awaited<ReturnType<typeof refreshIndex>>;
     let serial: Awaited<ReturnType<typeof refreshIndex>>;
     try {
+      process.env.TRIFORGE_CODE_WORKERS = "1";
+      parallel = await refreshIndex(root, { force: true });
+      process.env.TRIFORGE_CODE_WORKERS = "0";
       serial = await refreshIndex(root, { force: true });
     } finally {
       delete process.env.TRIFORGE_CODE_WORKERS;
     }
+    expect(parallel.report.parsedInWorkers).toBeGreaterThan(0);
     expect(serial.report.parsedInWorkers).toBe(0);
     expect(parallel.files).toEqual(serial.files);
     expect(parallel.texts).toEqual(serial.texts);
@@ -84,11 +104,14 @@ describe("parallel parsing", () => {
   test("the compiled binary starts its parse workers and the index answers", async () => {
     const root = largeRepository();
     const home = tempDir("triforge-binary-home-");
-    const indexed = await runBinary(["code-index", root, "--json"], { home });
+    const indexed = await runBinary(["code-index", root, "--json"], {
+      home,
+      env: { TRIFORGE_CODE_WORKERS: "1" },
+    });
     expect(indexed.code).toBe(0);
     const report = JSON.parse(indexed.stdout);
-    expect(report.files).toBe(301);
-    if (availableParallelism() > 1) expect(report.parsedInWorkers).toBeGreaterThan(0);
+    expect(report.files).toBe(451);
+    expect(report.parsedInWorkers).toBeGreaterThan(0);
     const search = await runBinary(["search", "chargeCreditCard", root, "--json", "-k", "1"], { home });
     expect(search.code).toBe(0);
     expect(JSON.parse(search.stdout).hits[0].file_path).toBe("src/special/payment_gateway.ts");

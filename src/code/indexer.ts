@@ -29,11 +29,6 @@ const BINARY_PROBE_BYTES = 8000;
  * development set syntax chunking is worth +0.006 NDCG@10 over lines alone (docs/code-search.md).
  */
 const TREE_SITTER_MAX_CHARS = 64_000;
-/**
- * Below this many characters to parse, a worker costs more to start (runtime and grammars compiled
- * again, ~50 ms) than it saves.
- */
-const WORKER_MIN_CHARS = 1_000_000;
 /** Chunks embedded per call: large enough to amortise the tokenizer call, small enough for progress. */
 const EMBED_BATCH = 512;
 
@@ -109,7 +104,7 @@ function syntaxScores(files: { text: string; grammar: GrammarName | undefined }[
     parsed.push({ text: f.text, grammar: f.grammar });
     chars += f.text.length;
   });
-  const workers = chars >= WORKER_MIN_CHARS ? parseWorkerCount() : 0;
+  const workers = parsed.length ? parseWorkerCount(chars) : 0;
   if (!workers) return { scoresOf: parse, close: () => 0 };
   const shared = new SharedParse(parsed, workers);
   return {
