@@ -9,10 +9,23 @@
  *   - tokens: characters of the snippets code_search returns by default (top 5, 10 lines each)
  *     versus the whole files a grep-and-read agent opens (the 5 files with most matching lines).
  *
- *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-speed.ts [--repos a,b] [--json out.json]
+ *   - a generated repository of many files (copies of the development repositories' code files,
+ *     cycled into nested folders): cold index with parse workers and without, next to one `rg` over
+ *     the same tree (the cost of reading it once), and where the time went.
+ *
+ *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-speed.ts [--repos a,b] [--generated 10000] [--json out.json]
  */
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { readBenchRepos } from "./checkout-repos.ts";
 import { benchRoot, readAnnotations } from "./code-quality.ts";
@@ -51,8 +64,66 @@ function rg(root: string, words: string[], countPerFile: boolean): { ms: number;
   return { ms: performance.now() - started, output: proc.stdout.toString() };
 }
 
+/** Files per folder of the generated repository (a realistic fan-out, not one flat folder). */
+const GENERATED_FILES_PER_FOLDER = 40;
+
+/**
+ * A repository of `count` files copied from the development checkouts (their code files, cycled), in
+ * nested folders; built once under /tmp and reused, so every run indexes the same bytes.
+ */
+async function generatedRepository(reposDir: string, count: number): Promise<string> {
+  const target = `/tmp/triforge-generated-${count}`;
+  if (existsSync(join(target, ".complete"))) return target;
+  const { walkRepository } = await import("../src/code/walk.ts");
+  const sources: string[] = [];
+  for (const repo of readBenchRepos()) {
+    const { root } = benchRoot(reposDir, repo);
+    if (!existsSync(root)) continue;
+    for (const file of walkRepository(root).files)
+      if (file.language.kind === "code") sources.push(join(root, file.path));
+  }
+  for (let i = 0; i < count; i++) {
+    const source = sources[i % sources.length];
+    const folder = Math.floor(i / GENERATED_FILES_PER_FOLDER);
+    const name = `${i}-${source.slice(source.lastIndexOf("/") + 1)}`;
+    const path = join(target, `pkg${folder % 16}`, `mod${folder}`, name);
+    mkdirSync(dirname(path), { recursive: true });
+    copyFileSync(source, path);
+  }
+  writeFileSync(join(target, ".complete"), "");
+  return target;
+}
+
+/** Cold index of a generated repository, with the configured parse workers and with none. */
+async function generatedFigures(reposDir: string, count: number): Promise<void> {
+  const root = realpathSync(await generatedRepository(reposDir, count));
+  const { refreshIndex } = await import("../src/code/indexer.ts");
+  const rgRuns: number[] = [];
+  for (let round = 0; round < 3; round++) rgRuns.push(rg(root, ["configuration"], true).ms);
+  for (const workers of [undefined, "0"]) {
+    if (workers === undefined) delete process.env.TRIFORGE_CODE_WORKERS;
+    else process.env.TRIFORGE_CODE_WORKERS = workers;
+    const timings: Record<string, number> = {};
+    const started = performance.now();
+    const index = await refreshIndex(root, { force: true, timings });
+    const coldMs = performance.now() - started;
+    const megabytes = index.files.reduce((sum, f) => sum + f.size, 0) / 1e6;
+    const label =
+      workers === "0" ? "no parse workers" : `${index.report.parsedInWorkers} files parsed in workers`;
+    console.log(
+      `generated (${label}): ${index.files.length} files, ${megabytes.toFixed(1)} MB, ${index.texts.length} chunks: cold index ${Math.round(coldMs)} ms (${Math.round(index.texts.length / (coldMs / 1000))} chunks/s); one rg over the tree ${median(rgRuns).toFixed(0)} ms (${(coldMs / median(rgRuns)).toFixed(1)}× rg)`,
+    );
+    const phases = Object.entries(timings).sort((a, b) => b[1] - a[1]);
+    console.log(`  ${phases.map(([phase, ms]) => `${phase} ${Math.round(ms)}`).join(" · ")}`);
+  }
+  delete process.env.TRIFORGE_CODE_WORKERS;
+  console.log();
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { repos: { type: "string" }, json: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { repos: { type: "string" }, json: { type: "string" }, generated: { type: "string" } },
+  });
   const reposDir = process.env.TRIFORGE_BENCH_REPOS;
   if (!reposDir || !existsSync(reposDir)) {
     console.error("set TRIFORGE_BENCH_REPOS to the folder benchmark/checkout-repos.ts filled");
@@ -67,6 +138,7 @@ if (import.meta.main) {
   console.log(
     `model load ${(performance.now() - modelStarted).toFixed(0)} ms (once per process, not in the figures below)\n`,
   );
+  if (values.generated) await generatedFigures(reposDir, Number(values.generated));
   console.log(
     `${"repo".padEnd(13)} ${"files".padStart(5)} ${"chunks".padStart(6)} ${"index ms".padStart(8)} ${"chunks/s".padStart(8)} ${"reidx ms".padStart(8)} ${"q p50".padStart(7)} ${"q p99".padStart(7)} ${"rg p50".padStart(7)} ${"rg p99".padStart(7)} ${"tokens".padStart(7)}`,
   );
