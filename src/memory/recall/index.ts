@@ -21,7 +21,6 @@ import {
 import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
 
 export type { Mode } from "./memory-index.ts";
-export { MAX_HIT_CHARS } from "./excerpt.ts";
 export { formatRecalled } from "./format.ts";
 
 export interface RecallHit {
