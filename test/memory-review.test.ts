@@ -10,11 +10,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectDataDir } from "../src/cli/paths.ts";
 import { type ChatRecord, chatLogLockPath } from "../src/memory/chatlog.ts";
-import { indexProject } from "../src/memory/indexer.ts";
+import { indexProject, offsetFingerprint } from "../src/memory/indexer.ts";
 import { indexLockPath, isLocked, tryLock } from "../src/memory/lock.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/index.ts";
 import { redact } from "../src/privacy/index.ts";
-import { storePath, summaryPath } from "../src/store/index.ts";
+import { openStoreForWrite, storePath, summaryPath } from "../src/store/index.ts";
 import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
 import { ROOT } from "./helpers.ts";
 import { appendRecords, chatLog, dumpGraph, exchange, memoryHome } from "./memory-helpers.ts";
@@ -214,5 +214,41 @@ describe("chats.jsonl after cleaning", () => {
     expect(log).toContain("appended by capture under the lock");
     // The appended exchange comes after what the indexer read: the next run indexes it.
     expect(await indexProject(root, { llm: null })).toMatchObject({ records: 2, chunks: 1 });
+  });
+
+  test("lines flagged and indexed by an older version are rewritten once, by a one-time full read", async () => {
+    const root = project("review-stale");
+    appendRecords(root, records("stale"));
+    appendRecords(
+      root,
+      exchange("plain", "Which port does the API use?", "Port 8080, set in src/api/server.ts."),
+    );
+    const flaggedLog = readFileSync(chatLog(root), "utf8");
+    await indexProject(root, { llm: null });
+    const graph = dumpGraph(root);
+    // What an older version left: the flagged lines on disk, the offset at their end, no sweep yet.
+    const asOlderVersion = async (swept: boolean) => {
+      writeFileSync(chatLog(root), flaggedLog);
+      const size = Buffer.byteLength(flaggedLog);
+      const store = openStoreForWrite(root);
+      await store.setState({
+        offset: size,
+        offsetCheck: offsetFingerprint(chatLog(root), size),
+        reviewSwept: swept,
+      });
+      store.close();
+    };
+    await asOlderVersion(true);
+    expect(await indexProject(root, { llm: null })).toMatchObject({ records: 0, chunks: 0 });
+    expect(readFileSync(chatLog(root), "utf8")).toContain(SECRET); // swept stores do not read again
+    await asOlderVersion(false);
+    expect(await indexProject(root, { llm: null })).toMatchObject({ records: 0, chunks: 0 });
+    const log = readFileSync(chatLog(root), "utf8");
+    expect(log).not.toContain(SECRET);
+    expect(log).not.toContain('"review"');
+    expect(dumpGraph(root)).toEqual(graph);
+    // The offset followed the rewrite: a new exchange is indexed once, nothing else.
+    appendRecords(root, exchange("plain", "And the admin port?", "8081."));
+    expect(await indexProject(root, { llm: null })).toMatchObject({ records: 2, chunks: 1, badLines: 0 });
   });
 });

@@ -76,7 +76,7 @@ export interface IndexResult {
 }
 
 /** Hash of the bytes just before `offset`, the fingerprint of what was consumed. */
-function offsetFingerprint(file: string, offset: number): string {
+export function offsetFingerprint(file: string, offset: number): string {
   if (offset === 0) return "";
   const length = Math.min(OFFSET_CHECK_BYTES, offset);
   const buffer = Buffer.alloc(length);
@@ -237,16 +237,20 @@ class IndexRun {
     const state = await this.store.state();
     let consumedTo = state.offset;
     let records: ChatRecord[] = [];
+    /** Flagged lines indexed (cleaned) by a version that did not rewrite them: rewritten now. */
+    let staleFlagged: ChatRecord[] = [];
     if (existsSync(file)) {
       const size = statSync(file).size;
       let offset = state.offset;
       // A file shorter than our offset, or different just before it, was rewritten (forget, or by hand):
-      // read it all again; records already indexed are skipped by uuid.
-      if (offset > size || offsetFingerprint(file, offset) !== state.offsetCheck) offset = 0;
+      // read it all again; records already indexed are skipped by uuid. Also once for a store that has
+      // not been swept for flagged lines an older version indexed without rewriting them.
+      if (offset > size || offsetFingerprint(file, offset) !== state.offsetCheck || !state.reviewSwept)
+        offset = 0;
       const bytes = readFrom(file, offset, size);
       const end = bytes.lastIndexOf(10) + 1; // a last line without its newline is still being written
       consumedTo = offset + end;
-      records = await this.newRecords(bytes.subarray(0, end).toString("utf8"));
+      ({ records, staleFlagged } = await this.newRecords(bytes.subarray(0, end).toString("utf8")));
       this.result.records = records.length;
     }
     const needsLlm = records.length > 0 || (await this.store.pendingLlmChunks(1)).length > 0;
@@ -264,14 +268,17 @@ class IndexRun {
       this.known = { phrases: entities.phrases, vectors: entities.vectors, set: new Set(entities.phrases) };
     }
     // Flagged records are cleaned before anything else sees their text: the store, summaries, OpenIE.
-    if (records.some((r) => r.review)) {
+    if (records.some((r) => r.review) || staleFlagged.length) {
       const flagged = new Set(records.filter((r) => r.review).map((r) => r.uuid));
-      records = await cleanFlaggedRecords(records, this.llm, (error) =>
-        logError("index: secret review by the LLM failed, strict entropy pass used", error, this.root),
-      );
+      const onLlmError = (error: unknown) =>
+        logError("index: secret review by the LLM failed, strict entropy pass used", error, this.root);
+      records = await cleanFlaggedRecords(records, this.llm, onLlmError);
+      const stale = await cleanFlaggedRecords(staleFlagged, this.llm, onLlmError);
       // Before anything is stored: a run that dies after this re-reads the lines, now clean, from its saved
       // offset; the other order could index a record and never rewrite its line (indexed uuids are skipped).
-      const cleaned = new Map(records.filter((r) => flagged.has(r.uuid)).map((r) => [r.uuid, r.text]));
+      const cleaned = new Map(
+        [...records.filter((r) => flagged.has(r.uuid)), ...stale].map((r) => [r.uuid, r.text]),
+      );
       consumedTo += rewriteCleanedLines(this.root, cleaned, consumedTo);
     }
     const chunks = chunkRecords(records);
@@ -312,6 +319,7 @@ class IndexRun {
     await this.store.setState({
       offset: consumedTo,
       offsetCheck: existsSync(file) ? offsetFingerprint(file, consumedTo) : "",
+      reviewSwept: true,
       ...(chunks.length || !state.lastIndexed ? { lastIndexed: new Date().toISOString() } : {}),
     });
     const summary = summaryPath(this.root);
@@ -320,8 +328,11 @@ class IndexRun {
     progress({ phase: "done", done, total: chunks.length });
   }
 
-  /** Parses lines, dropping bad ones (logged), forgotten sessions and records already indexed. */
-  private async newRecords(text: string): Promise<ChatRecord[]> {
+  /**
+   * Parses lines, dropping bad ones (logged), forgotten sessions and records already indexed; flagged
+   * records already indexed are returned apart (their lines were left flagged by an older version).
+   */
+  private async newRecords(text: string): Promise<{ records: ChatRecord[]; staleFlagged: ChatRecord[] }> {
     const records: ChatRecord[] = [];
     for (const line of text.split("\n")) {
       if (!line.trim()) continue;
@@ -334,7 +345,10 @@ class IndexRun {
     const forgotten = await this.store.forgottenSessions();
     const fresh = records.filter((r) => !forgotten.has(r.session_id));
     const indexed = await this.store.indexedRecords(fresh.map((r) => r.uuid));
-    return fresh.filter((r) => !indexed.has(r.uuid));
+    return {
+      records: fresh.filter((r) => !indexed.has(r.uuid)),
+      staleFlagged: fresh.filter((r) => r.review && indexed.has(r.uuid)),
+    };
   }
 
   /** The chunk's graph: cached OpenIE, else live OpenIE, else the local extractor. */

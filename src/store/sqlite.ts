@@ -181,6 +181,7 @@ export class SqliteMemoryStore implements MemoryStore {
       offsetCheck: this.meta("offset_check") ?? "",
       lastIndexed: this.meta("last_indexed") ?? null,
       generation: Number(this.meta("generation") ?? 0),
+      reviewSwept: this.meta("review_swept") === "1",
     };
   }
 
@@ -194,6 +195,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (state.offset !== undefined) this.setMeta("offset", String(state.offset));
       if (state.offsetCheck !== undefined) this.setMeta("offset_check", state.offsetCheck);
       if (state.lastIndexed) this.setMeta("last_indexed", state.lastIndexed);
+      if (state.reviewSwept !== undefined) this.setMeta("review_swept", state.reviewSwept ? "1" : "0");
     })();
   }
 

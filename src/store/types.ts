@@ -74,6 +74,11 @@ export interface IndexState {
   lastIndexed: string | null;
   /** Bumped by every write: a warm snapshot compares it to know when to reload. */
   generation: number;
+  /**
+   * chats.jsonl was read whole once since the indexer started rewriting flagged lines, so lines flagged
+   * and indexed by an older version were rewritten too.
+   */
+  reviewSwept: boolean;
 }
 
 /** Everything recall needs, loaded at once and kept warm in a long-lived process. */
