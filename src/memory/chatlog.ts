@@ -2,7 +2,8 @@
  * The per-project conversation log, `projectDataDir(root)/chats.jsonl`: one JSON object a line,
  * append-only, written by the `capture` hook and read by the indexer. Several sessions of one project
  * may stop at the same moment, so every writer holds the project's chat-log lock (`chats.lock`);
- * whatever rewrites the file (`forget`) must hold it too, or a capture could append to the old copy.
+ * whatever rewrites the file (`forget`, and the indexer replacing review-flagged lines with their cleaned
+ * text) must hold it too, or a capture could append to the old copy.
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
