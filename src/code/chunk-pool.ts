@@ -27,8 +27,9 @@ const MAX_WORKERS = 3;
 /**
  * Below this many characters to parse no worker starts by default. A worker costs 100–250 ms to start
  * (its runtime and grammars are compiled again) and competes with whatever else runs: on the shared
- * 2-core development box one worker saved a third of a 10,000-file cold index (60 M characters
- * parsed: 16.6 s → 11.0 s, best of 2) but on abseil-cpp (8 M) it was as often slower as faster.
+ * 2-core development box one worker cut a 10,000-file cold index (60 M characters parsed) by 19–34 %
+ * in 3 of 5 paired runs and cost 17–20 % in 2 (best of 2: 16.6 s → 11.0 s); on abseil-cpp (8 M) it
+ * was as often slower as faster.
  */
 export const WORKER_MIN_CHARS = 16_000_000;
 
