@@ -100,8 +100,13 @@ describe("triforge search (compiled binary)", () => {
   test("bad options are usage errors (exit 2)", async () => {
     const root = sample();
     expect((await runBinary(["search", "x", root, "-k", "zero"], { home })).code).toBe(2);
-    expect((await runBinary(["search", "x", root, "--content", "pictures"], { home })).code).toBe(1);
+    const content = await runBinary(["search", "x", root, "--content", "pictures"], { home });
+    expect(content.code).toBe(2);
+    expect(content.stderr).toContain("content must be one of code, docs, config, all, not 'pictures'");
     expect((await runBinary(["search"], { home })).code).toBe(2);
+    const empty = await runBinary(["search", "  ", root], { home });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("the query is empty");
   });
 });
 

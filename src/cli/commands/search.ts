@@ -30,7 +30,13 @@ export default defineCommand({
       values["max-snippet-lines"] === undefined
         ? undefined
         : nonNegativeInteger(values["max-snippet-lines"] as string, "--max-snippet-lines");
-    const content = checked(() => code.checkContent(values.content as string));
+    let content: ReturnType<Core["checkContent"]>;
+    try {
+      content = code.checkContent(values.content as string);
+    } catch (error) {
+      // A bad option value is a usage error (exit 2), like every other bad option.
+      throw new UsageError((error as Error).message);
+    }
     if (values.stdin) {
       if (positionals.length > 1) throw new UsageError("--stdin takes at most a path");
       const index = checked(() => code.openIndex(positionals[0] ?? "."));
@@ -39,6 +45,7 @@ export default defineCommand({
     if (positionals.length < 1 || positionals.length > 2)
       throw new UsageError("give a query, and optionally a path");
     const [query, path = "."] = positionals;
+    if (!query.trim()) throw new UsageError("the query is empty");
     const result = await checked(() => code.searchCode(path, query, { topK, maxSnippetLines, content }));
     if (values.json) {
       process.stdout.write(
