@@ -84,7 +84,7 @@ function Install-Triforge {
   $onPath = ($env:Path -split ';') -contains $installDir
   if (-not $onPath) {
     if ($env:TRIFORGE_NO_MODIFY_PATH -eq '1') {
-      $command = $target
+      $command = "& '$($target -replace "'", "''")'"
       Write-Host ""
       Write-Host "$installDir is not on your PATH. Add it with:"
       Write-Host "  [Environment]::SetEnvironmentVariable('Path', `"$installDir;`" + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')"
@@ -96,7 +96,7 @@ function Install-Triforge {
     }
   }
   Write-Host ""
-  Write-Host "Next: run '$command install' to connect triforge to your coding agents."
+  Write-Host "Next: run ``$command install`` to connect triforge to your coding agents."
 }
 
 try {

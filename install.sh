@@ -67,6 +67,11 @@ sha256_of() { # file
   fi
 }
 
+# Quotes a path for a POSIX shell, so that the printed next step can be pasted as it is.
+shell_quote() {
+  printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
 main() {
   target=$(detect_target)
   asset="triforge-$target"
@@ -111,14 +116,14 @@ main() {
   case ":${PATH:-}:" in
     *":$install_dir:"*) command_name=triforge ;;
     *)
-      command_name="$install_dir/triforge"
+      command_name=$(shell_quote "$install_dir/triforge")
       say ""
       say "$install_dir is not on your PATH. Add it, e.g. in ~/.profile:"
       say "  export PATH=\"$install_dir:\$PATH\""
       ;;
   esac
   say ""
-  say "Next: run '$command_name install' to connect triforge to your coding agents."
+  say "Next: run \`$command_name install\` to connect triforge to your coding agents."
 }
 
 main "$@"

@@ -99,7 +99,7 @@ describe.skipIf(onWindows)("install.sh against a local release server", () => {
     expect(r.stdout).toContain(`Downloading ${hostAsset} (latest) from ${url("good")}`);
     expect(r.stdout).toMatch(/Installed triforge \d+\.\d+\.\d+ to /);
     expect(r.stdout).toContain(`${r.bin} is not on your PATH`);
-    expect(r.stdout).toContain(`Next: run '${installed} install'`);
+    expect(r.stdout).toContain(`Next: run \`'${installed}' install\``);
     const run = Bun.spawnSync([installed, "--version"], { env: { HOME: r.home } });
     expect(run.stdout.toString()).toMatch(/^triforge \d+\.\d+\.\d+/);
   });
@@ -111,7 +111,21 @@ describe.skipIf(onWindows)("install.sh against a local release server", () => {
     const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good"), TRIFORGE_INSTALL_DIR: bin }, bin);
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("is not on your PATH");
-    expect(r.stdout).toContain("Next: run 'triforge install'");
+    expect(r.stdout).toContain("Next: run `triforge install`");
+  });
+
+  test("an install folder with a space and a quote: the printed next step runs as pasted", async () => {
+    await prepareReleases();
+    const home = tempDir();
+    const bin = join(home, "my tools", "it's");
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good"), TRIFORGE_INSTALL_DIR: bin });
+    expect(r.code).toBe(0);
+    const next = r.stdout.match(/Next: run `(.+)` to connect/)?.[1];
+    expect(next).toBeDefined();
+    // Run the printed command under sh, with the subcommand swapped for a harmless one.
+    const ran = Bun.spawnSync(["sh", "-c", next!.replace(/ install$/, " --version")], { env: { HOME: home } });
+    expect(ran.exitCode).toBe(0);
+    expect(ran.stdout.toString()).toMatch(/^triforge \d+\.\d+\.\d+/);
   });
 
   test("a tampered asset is refused and nothing is installed", async () => {
