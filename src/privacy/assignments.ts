@@ -332,8 +332,9 @@ function segments(name: string): string[] {
     .map((s) => s.replace(/^(\D+)\d+$/, "$1"));
 }
 
-// PERF: keyed by the previous word, then by the name: no key string is built per lookup.
-const familyCache = new Map<string, Map<string, Family | undefined>>();
+// PERF: keyed by the previous word, then by the name: no key string is built per lookup. `null` is a
+// name known not to be a secret's, so one lookup answers both ways.
+const familyCache = new Map<string, Map<string, Family | null>>();
 let familyCacheSize = 0;
 /** Bounds the cache: names repeat within a text, but a long text may hold many different ones. */
 const FAMILY_CACHE_SIZE = 2048;
@@ -341,7 +342,8 @@ const FAMILY_CACHE_SIZE = 2048;
 /** The family of secret a name holds, or undefined when the name is not a secret's name. */
 export function nameFamily(name: string, previousWord = ""): Family | undefined {
   let byName = familyCache.get(previousWord);
-  if (byName?.has(name)) return byName.get(name);
+  const cached = byName?.get(name);
+  if (cached !== undefined) return cached ?? undefined;
   const family = classifyName(name, previousWord);
   if (familyCacheSize >= FAMILY_CACHE_SIZE) {
     familyCache.clear();
@@ -349,7 +351,7 @@ export function nameFamily(name: string, previousWord = ""): Family | undefined 
     byName = undefined;
   }
   if (!byName) familyCache.set(previousWord, (byName = new Map()));
-  byName.set(name, family);
+  byName.set(name, family ?? null);
   familyCacheSize++;
   return family;
 }
@@ -490,7 +492,8 @@ const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
  * 40 characters: `access` in `access key`. PERF: read backwards in place, no slice and no regex per name.
  */
 function wordBeforeSpaces(text: string, p: number): string | undefined {
-  const bound = lineStartWithin(text, p, 40);
+  // Neither loop below crosses a newline, so the line's start need not be looked for.
+  const bound = Math.max(0, p - 40);
   let q = p;
   while (q > bound && p - q < 3 && (text[q - 1] === " " || text[q - 1] === "\t")) q--;
   if (q === p || p - q > 2) return undefined;
@@ -567,9 +570,8 @@ function readOperator(
     nameQuoted: boolean;
     isFlag: boolean;
     inTag: boolean;
-    constant: boolean;
+    name: string;
     family: Family;
-    verb: boolean;
   },
 ): { op: Operator; at: number } | undefined {
   let q = skipSpaces(text, p);
@@ -591,7 +593,7 @@ function readOperator(
   // `setProperty("API_TOKEN", "…")` reads as an assignment; `CURLOPT_PASSWORD, "…"` less surely so.
   if (text[q] === ",") {
     if (ctx.nameQuoted) return { op: "assign", at: skipSpaces(text, q + 1) };
-    if (ctx.constant) return { op: "comma", at: skipSpaces(text, q + 1) };
+    if (/^[A-Z][A-Z0-9_]+$/.test(ctx.name)) return { op: "comma", at: skipSpaces(text, q + 1) };
   }
   if (text[q] === ">" && ctx.inTag) return { op: "xml", at: skipSpaces(text, q + 1, true) };
   if (text[q] === "(" && /^["'`]/.test(text[q + 1] ?? "")) return { op: "assign", at: q + 1 };
@@ -605,7 +607,7 @@ function readOperator(
     if (ctx.isFlag) return { op: "flag", at: q };
     // With nothing but a space between name and value, "pass" and "pwd" are more often a verb and a
     // shell command ("Pass `projectRoot` to …") than a password's name.
-    if (ctx.family === "weak" || ctx.verb) return undefined;
+    if (ctx.family === "weak" || /^(?:pass|pwd)$/i.test(ctx.name)) return undefined;
     if (/^[bBuUrR@]?["'`]/.test(text.slice(q, q + 2))) return { op: "bare", at: q };
     return { op: "spaced", at: q };
   }
@@ -665,9 +667,8 @@ function scanName(text: string, start: number, end: number, out: Finding[]): num
     nameQuoted,
     isFlag,
     inTag: text[start - 1] === "<",
-    constant: /^[A-Z][A-Z0-9_]+$/.test(name),
+    name,
     family,
-    verb: /^(?:pass|pwd)$/i.test(name),
   };
   const operator = readOperator(text, p, ctx);
   if (operator) {
@@ -683,10 +684,12 @@ function scanName(text: string, start: number, end: number, out: Finding[]): num
   }
   // `"literal" == password`: the value comes first.
   if (text[start - 1] !== " " && text[start - 1] !== "=" && text[start - 1] !== "\t") return end;
-  const lineStart = lineStartWithin(text, start, 320);
+  // Spaces and tabs never cross a line, so only the 320-character bound applies before `==` is seen.
+  // PERF: the line's start is looked for only then.
   let q = start;
-  while (q > lineStart && (text[q - 1] === " " || text[q - 1] === "\t")) q--;
+  while (q > Math.max(0, start - 320) && (text[q - 1] === " " || text[q - 1] === "\t")) q--;
   if (text[q - 1] !== "=" || (text[q - 2] !== "=" && text[q - 2] !== "!")) return end;
+  const lineStart = lineStartWithin(text, start, 320);
   q -= 2;
   while (
     q > lineStart &&

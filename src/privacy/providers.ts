@@ -203,6 +203,8 @@ const RULES: ProviderRule[] = [
   },
   {
     kind: "discord",
+    // PERF: the pattern needs a dot; text without one skips a pattern tried at every token character.
+    keywords: ["."],
     pattern: String.raw`${B}[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}${E}`,
     // The user id and the HMAC are generated; the 6-character timestamp in the middle may read as a word.
     check: (s) =>
