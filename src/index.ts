@@ -6,14 +6,23 @@
 import { commands } from "./cli/commands.ts";
 import pkg from "../package.json" with { type: "json" };
 
-const USAGE = `Usage: triforge <command> [options]\n\nCommands:\n${Object.entries(commands)
-  .map(([name, c]) => `  ${name.padEnd(14)}${c.summary}`)
-  .join("\n")}\n\nRun 'triforge <command> --help' for a command's options. 'triforge --version [--verbose]' prints the version.`;
+/** The top-level help, grouped. PERF: built only when printed, not on every start. */
+function usage(): string {
+  const groups = new Map<string, string[]>();
+  for (const [name, c] of Object.entries(commands)) {
+    groups.set(c.group, [...(groups.get(c.group) ?? []), `  ${name.padEnd(14)}${c.summary}`]);
+  }
+  return `Usage: triforge <command> [options]\n${[...groups]
+    .map(([group, lines]) => `\n${group}:\n${lines.join("\n")}`)
+    .join(
+      "\n",
+    )}\n\nRun 'triforge <command> --help' for a command's options. 'triforge --version [--verbose]' prints the version.`;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    (name === undefined ? console.error : console.log)(USAGE);
+    (name === undefined ? console.error : console.log)(usage());
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-v" || name === "version") {
@@ -25,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
-    console.error(`triforge: unknown command '${name}'\n\n${USAGE}`);
+    console.error(`triforge: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
   const { runCommand } = await import("./cli/run.ts");

@@ -30,6 +30,16 @@ describe("the compiled binary's dispatcher", () => {
     expect(stderr).toContain("Usage: triforge embed");
   });
 
+  test("--help lists every command of the table, under its group", async () => {
+    const { commands } = await import("../src/cli/commands.ts");
+    const { code, stdout } = await runBinary(["--help"], { home });
+    expect(code).toBe(0);
+    for (const [name, entry] of Object.entries(commands)) {
+      const section = stdout.slice(stdout.indexOf(`\n${entry.group}:\n`));
+      expect(section).toMatch(new RegExp(`^  ${name} +${entry.summary.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
+    }
+  });
+
   test("--help on a command prints its options and exits 0", async () => {
     const { code, stdout } = await runBinary(["embed", "--help"], { home });
     expect(code).toBe(0);
