@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { loadProjectRules, maskCandidates, redact, strictEntropyPass } from "../src/privacy/index.ts";
+import { decodesToPlaceholder, isDominatedByOneChar, isPlaceholderWord } from "../src/privacy/text.ts";
 import { runBinary, tempDir } from "./helpers.ts";
 
 // Every secret below is generated here from a seeded generator: realistic in shape, owned by no one.
@@ -500,5 +501,29 @@ describe("triforge redact (compiled binary)", () => {
     });
     expect(code).toBe(1);
     expect(stderr).toContain("no such folder");
+  });
+});
+
+describe("value predicates rewritten for speed", () => {
+  test("one character filling half a value, ASCII or not, and counts do not leak between calls", () => {
+    expect(isDominatedByOneChar("aaaaBcDe")).toBe(true);
+    expect(isDominatedByOneChar("aaaBcDeF")).toBe(false);
+    expect(isDominatedByOneChar("éééé1234")).toBe(true);
+    expect(isDominatedByOneChar("ééé12345")).toBe(false);
+    // Counted after a value full of `a`: a table left dirty would count these too.
+    expect(isDominatedByOneChar("abcdefgh")).toBe(false);
+  });
+
+  test("a base64 value that decodes to placeholder text, and one that does not", () => {
+    expect(decodesToPlaceholder("ZHVtbXkgdGV4dA==")).toBe(true); // "dummy text"
+    expect(decodesToPlaceholder("ZHVtbXkgdGV4dA")).toBe(false); // not a multiple of 4
+    expect(decodesToPlaceholder("a1B2c3D4e5F6g7H8")).toBe(false); // decodes to bytes, not text
+  });
+
+  test("placeholder words in any case, including letters that lower-case to ASCII", () => {
+    expect(isPlaceholderWord("token")).toBe(true);
+    expect(isPlaceholderWord("Token")).toBe(true);
+    expect(isPlaceholderWord("\u212Aey")).toBe(true); // KELVIN SIGN lower-cases to "k"
+    expect(isPlaceholderWord("tokens")).toBe(false);
   });
 });

@@ -39,15 +39,25 @@ export function entropy(value: string): number {
   return Math.log2(n) - sum / n;
 }
 
-/** The count of the most frequent character. */
+/** The count of the most frequent character (UTF-16 code unit). */
 function mostFrequentCount(value: string): number {
-  const counts = new Map<number, number>();
+  // PERF: ASCII is counted in the shared table (reset before returning), a Map only for the rest.
+  let other: Map<number, number> | undefined;
   let most = 0;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    const k = (counts.get(c) ?? 0) + 1;
-    counts.set(c, k);
+    let k: number;
+    if (c < 128) k = ++asciiCounts[c];
+    else {
+      other ??= new Map();
+      k = (other.get(c) ?? 0) + 1;
+      other.set(c, k);
+    }
     if (k > most) most = k;
+  }
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 128) asciiCounts[c] = 0;
   }
   return most;
 }
@@ -178,7 +188,14 @@ const PLACEHOLDER_WORDS = new Set([
 const LONGEST_PLACEHOLDER_WORD = Math.max(...[...PLACEHOLDER_WORDS].map((w) => w.length));
 
 export function isPlaceholderWord(value: string): boolean {
-  return value.length <= LONGEST_PLACEHOLDER_WORD && PLACEHOLDER_WORDS.has(value.toLowerCase());
+  if (value.length > LONGEST_PLACEHOLDER_WORD) return false;
+  if (PLACEHOLDER_WORDS.has(value)) return true;
+  // PERF: lower-case (a new string) only a value that has something to lower: this runs for every value.
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c >= 65 && c <= 90) || c >= 128) return PLACEHOLDER_WORDS.has(value.toLowerCase());
+  }
+  return false;
 }
 
 /**
@@ -315,7 +332,9 @@ export function decodesToPlaceholder(value: string): boolean {
   if (value.length < 12 || value.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
   // Text encodes to base64 with many lower-case letters from a small set; skip values that cannot be text.
   if (!/[a-z]/.test(value)) return false;
-  const decoded = Buffer.from(value, "base64").toString("latin1");
+  // PERF: the shape was checked above (length a multiple of 4, padding only at the end), so atob cannot
+  // throw, and it gives the bytes as a latin1 string without a Buffer.
+  const decoded = atob(value);
   return /^[\x20-\x7e]+$/.test(decoded) && isPlaceholder(decoded);
 }
 
