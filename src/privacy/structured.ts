@@ -128,7 +128,8 @@ function findUrlCredentials(text: string, out: Finding[]): void {
 const CURL_USER_RE = /(?<=\s|^)(?:-u|--user|--proxy-user|-U)[ \t]+(['"]?)([^\s'"]{1,200})\1/g;
 
 function findCurlCredentials(text: string, out: Finding[]): void {
-  if (!/-u\b|--user|--proxy-user|-U\b/.test(text)) return;
+  // PERF: two substring searches first; the regex alone is tried at every `-` (1.6 ms on a MB of PEM lines).
+  if (!(text.includes("-u") || text.includes("-U")) || !/-u\b|--user|--proxy-user|-U\b/.test(text)) return;
   CURL_USER_RE.lastIndex = 0;
   for (let m = CURL_USER_RE.exec(text); m; m = CURL_USER_RE.exec(text)) {
     const credential = m[2];
