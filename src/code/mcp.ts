@@ -22,6 +22,21 @@ const hitSchema = z.object({
   content: z.string(),
 });
 
+// Shared by both tools, so that they take the same limits.
+const topKArgument = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_TOP_K)
+  .default(5)
+  .describe("How many snippets to return");
+const snippetLinesArgument = z
+  .number()
+  .int()
+  .min(0)
+  .max(500)
+  .default(10)
+  .describe("Lines per snippet; 0 for whole chunks");
 const repoArgument = z
   .string()
   .optional()
@@ -57,14 +72,8 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
             "A question in words or an identifier, e.g. 'where are retries scheduled' or 'parseConfig'",
           ),
         repo: repoArgument,
-        top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many snippets to return"),
-        max_snippet_lines: z
-          .number()
-          .int()
-          .min(0)
-          .max(500)
-          .default(10)
-          .describe("Lines per snippet; 0 for whole chunks"),
+        top_k: topKArgument,
+        max_snippet_lines: snippetLinesArgument,
         content: z.enum(["code", "docs", "config", "all"]).default("code").describe("Which files to search"),
       },
       outputSchema: { repo: z.string(), hits: z.array(hitSchema), note: z.string().optional() },
@@ -111,14 +120,8 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
           .describe("File relative to the repository (as code_search returns it), or absolute"),
         line: z.number().int().min(1).describe("A 1-based line inside the code of interest"),
         repo: repoArgument,
-        top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many snippets to return"),
-        max_snippet_lines: z
-          .number()
-          .int()
-          .min(0)
-          .max(500)
-          .default(10)
-          .describe("Lines per snippet; 0 for whole chunks"),
+        top_k: topKArgument,
+        max_snippet_lines: snippetLinesArgument,
       },
       outputSchema: { repo: z.string(), source: hitSchema.optional(), hits: z.array(hitSchema) },
       annotations: { readOnlyHint: true, openWorldHint: false },
