@@ -34,17 +34,12 @@ describe("1 MB inputs built to make a backtracking engine go quadratic, without 
 });
 
 describe("1 MB inputs dense with constructs", () => {
-  test("28k PEM BEGIN lines without END: every BEGIN line and the body after it is redacted", () => {
-    const unit = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow";
-    const n = Math.ceil(MB / unit.length);
-    // A key cut short runs to the end of its body; here the body's last run (`MIIEow-----BEGIN`) reaches
-    // into the next BEGIN line, so each key takes the next one's `-----BEGIN` with it.
-    const pair = "[REDACTED:private_key] RSA PRIVATE KEY-----\nMIIEow";
-    const expected = pair.repeat(Math.floor(n / 2)) + (n % 2 ? "[REDACTED:private_key]\nMIIEow" : "");
-    const result = redact(unit.repeat(n));
-    expect(result.text === expected).toBe(true);
-    expect(result.findings.length).toBe(Math.ceil(n / 2));
-    expect(result.findings.every((f) => f.kind === "private_key")).toBe(true);
+  test("28k PEM BEGIN lines without END: the BEGIN lines and the body after each are one marker", () => {
+    // A key cut short runs to the end of its body, which stops where the next BEGIN line starts, newline or
+    // not (`MIIEow` is glued to it); a key that starts where the last one ended extends its marker.
+    const result = redact(fill("-----BEGIN RSA PRIVATE KEY-----\nMIIEow"));
+    expect(result.text).toBe("[REDACTED:private_key]");
+    expect(result.findings).toEqual([{ kind: "private_key" }]);
   });
 
   test("40k `api_key=<secret>` pairs: every value redacted, every name kept", () => {

@@ -194,6 +194,71 @@ describe("private keys across lines", () => {
   });
 });
 
+describe("private keys back to back", () => {
+  const labels = ["RSA ", "", "EC ", "OPENSSH "];
+  /** Body lines of one fake key: 64 random base64 characters each, then a shorter last line if `tail`. */
+  const fakeBody = (tail: number) => [
+    ...Array.from({ length: 3 }, () => pick(B64, 64)),
+    ...(tail ? [`${pick(B64, tail)}==`] : []),
+  ];
+  /** Every 12-character stretch of `line` (a shorter line whole) that is still in `out`. */
+  const leaks = (out: string, lines: string[]) =>
+    lines.flatMap((line) =>
+      Array.from({ length: Math.max(1, line.length - 11) }, (_, i) => line.slice(i, i + 12)).filter((s) =>
+        out.includes(s),
+      ),
+    );
+
+  // Between one key and the next BEGIN: nothing, a newline, a blank line. END lines: none, every other
+  // key, all. The last body line: a full one, or a shorter one ending `==`.
+  for (const gap of ["", "\n", "\n\n"])
+    for (const ends of ["none", "alternate", "all"] as const)
+      for (const tail of [0, 4, 10, 40])
+        for (const escaped of [false, true]) {
+          const name = `gap ${JSON.stringify(gap)}, END lines: ${ends}, last line ${tail ? tail + 2 : 64} chars${escaped ? ", JSON-escaped" : ""}`;
+          test(name, () => {
+            const bodies = labels.map(() => fakeBody(tail));
+            const keys = bodies.map((lines, i) => {
+              const label = `${labels[i]}PRIVATE KEY`;
+              const withEnd = ends === "all" || (ends === "alternate" && i % 2 === 1);
+              return `-----BEGIN ${label}-----\n${lines.join("\n")}${withEnd ? `\n-----END ${label}-----` : ""}`;
+            });
+            const plain = `keys:\n${keys.join(gap)}`;
+            const text = escaped ? JSON.stringify({ keys: plain }) : plain;
+            const out = redact(text).text;
+            expect(leaks(out, bodies.flat())).toEqual([]);
+            expect(out).not.toContain("PRIVATE KEY");
+            expect(out).not.toContain("-----");
+            expect(out).toStartWith(
+              escaped ? '{"keys":"keys:\\n[REDACTED:private_key]' : "keys:\n[REDACTED:private_key]",
+            );
+          });
+        }
+
+  test("the benchmark's adversarial unit, a few times over: the BEGIN lines and bodies are one marker", () => {
+    const unit = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow";
+    for (const n of [1, 2, 3, 7]) {
+      const out = redact(unit.repeat(n));
+      expect(out.text).toBe("[REDACTED:private_key]");
+      expect(out.findings).toEqual([{ kind: "private_key" }]);
+    }
+  });
+
+  test("keys apart stay apart: the text between them is kept", () => {
+    const [a, b] = [fakeBody(6), fakeBody(0)];
+    const out = redact(
+      `-----BEGIN PRIVATE KEY-----\n${a.join("\n")}\nand the other one:\n-----BEGIN EC PRIVATE KEY-----\n${b.join("\n")}`,
+    );
+    expect(out.text).toBe("[REDACTED:private_key]\nand the other one:\n[REDACTED:private_key]");
+  });
+
+  test("prose after a key cut short is kept", () => {
+    const lines = fakeBody(6);
+    const out = redact(`-----BEGIN PRIVATE KEY-----\n${lines.join("\n")}\n\nThanks, that is the key.`);
+    expect(out.text).toBe("[REDACTED:private_key]\n\nThanks, that is the key.");
+  });
+});
+
 describe("a password runs to the end of its token", () => {
   // Punctuation a password manager or a person puts inside a password; none of it ends the value.
   const inner = ["&", "#", "!", "%", "@", "&amp;"];

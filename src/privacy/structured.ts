@@ -18,7 +18,8 @@ import type { Finding } from "./types.ts";
 
 // --- PEM private keys ---------------------------------------------------------------------------------
 
-const BEGIN_RE = /-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----/g;
+/** Tried (sticky) only where `-----BEGIN` is: `test()` builds no match array for each of 28k BEGIN lines. */
+const BEGIN_RE = /-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----/y;
 const END_RE = /-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----/g;
 /** A block this long without its END line is a key that was cut short; keep going to the end of its body. */
 const MAX_PEM = 20000;
@@ -52,7 +53,17 @@ function base64Count(s: string): number {
   return n;
 }
 
-/** End of the base64 body lines that follow `p` (through escapes, quotes and string concatenation). */
+/** `-----BEGIN` or `-----END` at `p`: the next armour line, which no body line runs into. */
+const isArmourAt = (text: string, p: number) =>
+  text.startsWith("-----BEGIN", p) || text.startsWith("-----END", p);
+
+/**
+ * End of the base64 body lines that follow `p` (through escapes, quotes and string concatenation). A run
+ * stops at the next armour line even when no newline comes before it, so a key cut short never takes
+ * the next key's BEGIN line (each BEGIN is matched once: the next key would go unread). A run shorter than
+ * a body line is prose, unless it is the body's last line: it ends in `=` padding, or the next armour line
+ * or the text's end follows.
+ */
 function bodyEnd(text: string, p: number): number {
   let end = p;
   let q = p;
@@ -63,8 +74,21 @@ function bodyEnd(text: string, p: number): number {
       q++;
     }
     const runStart = q;
-    while (q < limit && (isBase64Code(text.charCodeAt(q)) || text[q] === ":" || text[q] === "-")) q++;
-    if (q - runStart < 16 || text.startsWith("-----END", runStart)) return end;
+    while (
+      q < limit &&
+      (isBase64Code(text.charCodeAt(q)) || text[q] === ":" || (text[q] === "-" && !isArmourAt(text, q)))
+    )
+      q++;
+    if (q === runStart) return end;
+    if (q - runStart < 16) {
+      const runEnd = q;
+      if (text[runEnd - 1] === "=") return runEnd;
+      while (q < limit && isBodySeparator(text.charCodeAt(q))) {
+        if (text[q] === "\\" && text[q + 1] === "n") q++;
+        q++;
+      }
+      return q === text.length || isArmourAt(text, q) ? runEnd : end;
+    }
     end = q;
   }
 }
@@ -77,22 +101,32 @@ function findPemKeys(text: string, out: Finding[]): void {
   for (let m = END_RE.exec(text); m; m = END_RE.exec(text)) ends.push([m.index, m.index + m[0].length]);
   const usedEnds = new Set<number>();
   let next = 0;
-  BEGIN_RE.lastIndex = 0;
-  for (let m = BEGIN_RE.exec(text); m; m = BEGIN_RE.exec(text)) {
-    const begin = m.index;
-    const afterBegin = begin + m[0].length;
+  // PERF: a key that starts where the previous one ended extends its marker: keys back to back are one
+  // stretch of key material, and 28k BEGIN lines in a row make one finding to merge, not 28k.
+  let last: Finding | undefined;
+  const add = (start: number, end: number) => {
+    if (last && last.end === start) last.end = end;
+    else out.push((last = { start, end, kind: "private_key" }));
+  };
+  for (let begin = text.indexOf("-----BEGIN"); begin >= 0; ) {
+    BEGIN_RE.lastIndex = begin;
+    if (!BEGIN_RE.test(text)) {
+      begin = text.indexOf("-----BEGIN", begin + 1);
+      continue;
+    }
+    const afterBegin = BEGIN_RE.lastIndex;
     while (next < ends.length && ends[next][0] < afterBegin) next++;
     const end = ends[next];
+    let resume: number;
     if (end && end[0] - afterBegin <= MAX_PEM) {
       usedEnds.add(next);
-      if (base64Count(text.slice(afterBegin, end[0]).replace(/\\n/g, "")) >= MIN_PEM_BODY)
-        out.push({ start: begin, end: end[1], kind: "private_key" });
-      BEGIN_RE.lastIndex = end[1];
+      if (base64Count(text.slice(afterBegin, end[0]).replace(/\\n/g, "")) >= MIN_PEM_BODY) add(begin, end[1]);
+      resume = end[1];
     } else {
-      const bodyStop = Math.max(afterBegin, bodyEnd(text, afterBegin));
-      out.push({ start: begin, end: bodyStop, kind: "private_key" });
-      BEGIN_RE.lastIndex = bodyStop;
+      resume = Math.max(afterBegin, bodyEnd(text, afterBegin));
+      add(begin, resume);
     }
+    begin = text.indexOf("-----BEGIN", resume);
   }
   // An END line on its own is the tail of a key pasted in pieces.
   for (const [i, [start, stop]] of ends.entries())
