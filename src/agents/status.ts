@@ -14,7 +14,11 @@ export function diskUsage(dir: string): { name: string; bytes: number }[] {
     for (const entry of entries) {
       const full = join(path, entry.name);
       if (entry.isDirectory()) walk(full, `${prefix}${entry.name}/`);
-      else if (entry.isFile()) files.push({ name: prefix + entry.name, bytes: statSync(full).size });
+      else if (entry.isFile()) {
+        // A running indexer or capture removes its lock and temporary files at any moment.
+        const stat = statSync(full, { throwIfNoEntry: false });
+        if (stat) files.push({ name: prefix + entry.name, bytes: stat.size });
+      }
     }
   };
   walk(dir, "");

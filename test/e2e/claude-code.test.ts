@@ -281,11 +281,19 @@ describe.skipIf(!claude.binary)(`Claude Code ${CLAUDE_CODE_VERSION} end to end`,
     ]);
 
     // The SessionEnd hook started a detached indexer; wait for it as a user would (status).
+    // Every status call must answer, even while the indexer writes; a failure is kept with its stderr.
     let status: { chunks: number; lastIndexed: string | null; indexing: boolean } | undefined;
+    const failedStatus: string[] = [];
     for (const started = Date.now(); Date.now() - started < 45_000; await Bun.sleep(250)) {
-      status = JSON.parse((await triforgeRun(["status", "--json"])).stdout);
+      const run = await triforgeRun(["status", "--json"]);
+      if (run.code !== 0) {
+        failedStatus.push(`exit ${run.code}: ${run.stderr}`);
+        continue;
+      }
+      status = JSON.parse(run.stdout);
       if (status?.lastIndexed && !status.indexing) break;
     }
+    expect(failedStatus).toEqual([]);
     expect(status?.lastIndexed).not.toBeNull();
     expect(status?.chunks).toBeGreaterThan(0);
     expect(readFileSync(join(data, "summary.md"), "utf8")).toContain("blue-green");

@@ -259,6 +259,13 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
       pendingLlm: s.pendingLlm,
     };
   } catch (error) {
+    // While the indexer writes (it may be creating the store right now), a reader can catch it half-way:
+    // that is "indexing", not damage, and status must still answer.
+    if (empty.indexing)
+      return {
+        ...empty,
+        reason: `the indexer is writing; ask again in a moment (${(error as Error).message})`,
+      };
     if (error instanceof StoreCorruptError)
       return {
         ...empty,
