@@ -122,13 +122,23 @@ describe("triforge dump", () => {
     expect(result.stdout).toBe(summary);
   });
 
-  test("without a summary: exit 1 and what to do", async () => {
+  test("active without a summary: exit 1 and what to do", async () => {
     const { home, project } = setup();
+    mkdirSync(join(project, ".triforge"));
+    writeFileSync(join(project, ".triforge", "config.json"), "{}");
     const result = await runBinary(["dump", "--project", project], { home });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("no summary yet for");
     // The project path holds a space: the printed command still names it as one argument.
     expect(pastedArgv(result.stderr)).toEqual(["index", "--project", project]);
+  });
+
+  test("an inactive project without a summary is told to activate, not to index (index refuses it)", async () => {
+    const { home, project } = setup();
+    const result = await runBinary(["dump", "--project", project], { home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("memory is not active for");
+    expect(pastedArgv(result.stderr)).toEqual(["activate", "--project", project]);
   });
 });
 

@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveProject } from "../../agents/activate.ts";
 import { displayPath } from "../../agents/report.ts";
+import { configPath } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { projectDataDir } from "../paths.ts";
 import { triforgeCommand } from "../shell.ts";
@@ -19,6 +20,12 @@ export default defineCommand({
     try {
       text = readFileSync(file, "utf8");
     } catch {
+      // A memory kept after deactivate still prints; without one, an inactive project needs activate, not index.
+      if (!existsSync(configPath(root))) {
+        throw new UserError(
+          `memory is not active for ${displayPath(root)} (no .triforge/config.json here or above) and nothing is stored for it; run \`${triforgeCommand(["activate", "--project", root])}\` to turn it on`,
+        );
+      }
       throw new UserError(
         `no summary yet for ${displayPath(root)} (${displayPath(file)} does not exist): memory is written after a session ends, or run \`${triforgeCommand(["index", "--project", root])}\``,
       );
