@@ -1,5 +1,5 @@
-import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectKey } from "../src/cli/paths.ts";
@@ -232,6 +232,36 @@ describe("triforge doctor", () => {
     const moved = /move (.*) away/.exec(storeFix)?.[1] ?? "";
     const word = Bun.spawnSync(["sh", "-c", `printf '%s' ${moved}`]).stdout.toString();
     expect(word).toBe(join(data, "memory.db"));
+  });
+
+  test("a project config that does not parse, or names no LLM setting, fails its check with the fix", async () => {
+    const { home, project } = setup();
+    const env = { XDG_CONFIG_HOME: undefined, CODEX_HOME: undefined, CLAUDE_CONFIG_DIR: undefined };
+    expect((await runBinary(["activate", "--project", project], { home, env })).code).toBe(0);
+    const config = join(project, ".triforge", "config.json");
+    const configCheck = async () => {
+      const result = await runBinary(["doctor", "--json", "--project", project], { home, env });
+      const checks = JSON.parse(result.stdout) as {
+        name: string;
+        ok: boolean;
+        detail: string;
+        fix?: string;
+      }[];
+      return { code: result.code, check: checks.find((c) => c.name === "project config") };
+    };
+    expect((await configCheck()).check).toMatchObject({ ok: true });
+
+    writeFileSync(config, '{"storage": "local",');
+    const unparsed = await configCheck();
+    expect(unparsed.code).toBe(1);
+    expect(unparsed.check?.ok).toBe(false);
+    expect(unparsed.check?.detail).toContain("config.json");
+    expect(unparsed.check?.fix).toContain('"llm": "auto"');
+
+    writeFileSync(config, '{"llm": "antropic"}');
+    const typo = await configCheck();
+    expect(typo.code).toBe(1);
+    expect(typo.check?.detail).toContain('llm is "antropic", expected one of auto, none, anthropic');
   });
 
   test("not installed: the fix says to run install", async () => {

@@ -1,11 +1,12 @@
+import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
 import type { Check } from "../cli/commands/doctor.ts";
 import { projectDataDir } from "../cli/paths.ts";
 import { shellQuote, triforgeCommand } from "../cli/shell.ts";
-import { configPath } from "../project/config.ts";
+import { LLM_SETTINGS } from "../llm/resolve.ts";
+import { configPath, readProjectConfig } from "../project/config.ts";
 import { HOOK_TIMEOUTS, type HookEvent } from "./activate.ts";
 import { claudePaths } from "./claude.ts";
 import { codexConfigDir } from "./codex.ts";
@@ -102,7 +103,7 @@ export function agentChecks(home = homedir(), env = process.env): Check[] {
 /** The project's hooks (when memory is active there) and the integrity of its stored memory. */
 export function projectChecks(root: string): Check[] {
   if (!existsSync(configPath(root))) return [];
-  const checks: Check[] = [];
+  const checks: Check[] = [configCheck(root)];
   const settings = join(root, ".claude", "settings.local.json");
   const fix = `run \`${triforgeCommand(["activate", "--project", root])}\``;
   try {
@@ -142,6 +143,31 @@ export function projectChecks(root: string): Check[] {
   }
   checks.push(...storeChecks(projectDataDir(root), root));
   return checks;
+}
+
+/**
+ * The project's `.triforge/config.json` parses and names an LLM setting that exists. The hooks fail open
+ * on a bad config (capture and index log it to errors.log and go on), so without this check nothing
+ * the user looks at says that, e.g., `"llm": "antropic"` quietly turned LLM OpenIE off.
+ */
+function configCheck(root: string): Check {
+  const file = configPath(root);
+  const fix = `edit ${displayPath(file)}: a JSON object such as {"storage": "local", "llm": "auto", "exclude": []}`;
+  let llm: unknown;
+  try {
+    llm = readProjectConfig(root).llm;
+  } catch (error) {
+    return { name: "project config", ok: false, detail: (error as Error).message, fix };
+  }
+  if (!(LLM_SETTINGS as readonly unknown[]).includes(llm)) {
+    return {
+      name: "project config",
+      ok: false,
+      detail: `${displayPath(file)}: llm is ${JSON.stringify(llm)}, expected one of ${LLM_SETTINGS.join(", ")}`,
+      fix,
+    };
+  }
+  return { name: "project config", ok: true, detail: displayPath(file) };
 }
 
 /** SQLite's own consistency check on every database file of the project's store. */

@@ -27,7 +27,8 @@ const MODEL_ENV: Record<ProviderName, string> = {
   ollama: "TRIFORGE_OLLAMA_MODEL",
 };
 
-const LLM_SETTINGS = ["auto", "none", ...PROVIDER_ORDER] as const;
+/** What `llm` in the config (or TRIFORGE_LLM) may say; doctor checks the config against it too. */
+export const LLM_SETTINGS = ["auto", "none", ...PROVIDER_ORDER] as const;
 
 export interface ResolveOptions {
   /** Environment to read keys, base URLs and model overrides from; defaults to process.env. */
