@@ -113,6 +113,22 @@ describe("triforge index / recall / forget", () => {
     );
   }, 60_000);
 
+  test("forget leaves no copy of the session's text in the store's files (free pages, WAL)", async () => {
+    const { root, dataDir } = await projectWithLog("forget-bytes");
+    await runBinary(["index", `--project=${root}`], { home });
+    const storeBytes = () =>
+      ["memory.db", "memory.db-wal"]
+        .map((name) => join(dataDir, name))
+        .filter((file) => existsSync(file))
+        .map((file) => readFileSync(file).toString("latin1"))
+        .join("");
+    expect(storeBytes().includes("stat cache in src/search/walk.ts")).toBe(true);
+    expect((await runBinary(["forget", "--session", "cli-1", `--project=${root}`], { home })).code).toBe(0);
+    // SQLite keeps deleted rows in free pages until they are reused: a forgotten secret would stay readable.
+    expect(storeBytes().includes("stat cache in src/search/walk.ts")).toBe(false);
+    expect(storeBytes().includes("Teal it is")).toBe(true);
+  }, 60_000);
+
   test("clear errors: inactive project, bad mode, missing session", async () => {
     const inactive = join(home, "inactive");
     mkdirSync(inactive, { recursive: true });

@@ -541,7 +541,10 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async forgetSession(sessionId: string): Promise<ForgetResult> {
-    return this.guarded(() => {
+    // Forgotten text must leave the file, not linger in free pages: secure_delete zeroes what this
+    // connection frees from here on, and the TRUNCATE checkpoint below drops the WAL's older page copies.
+    this.db.run("PRAGMA secure_delete = ON");
+    const result = this.guarded(() => {
       this.sql("INSERT OR IGNORE INTO forgotten(session_id, at) VALUES (?, ?)").run(
         sessionId,
         new Date().toISOString(),
@@ -560,6 +563,10 @@ export class SqliteMemoryStore implements MemoryStore {
       this.bumpGeneration();
       return { chunks: chunks.length, ...removed };
     });
+    // A reader holding an old snapshot (a running `serve`) can keep this from truncating; it then
+    // happens at a later checkpoint. It does not throw for that.
+    this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    return result;
   }
 
   async summaries(): Promise<SummaryEntry[]> {
