@@ -264,6 +264,22 @@ describe("triforge doctor", () => {
     expect(typo.check?.detail).toContain('llm is "antropic", expected one of auto, none, anthropic');
   });
 
+  test("a data directory that is not a writable folder fails its check, with the fix", async () => {
+    const { home, project } = setup();
+    const notAFolder = join(home, "a file");
+    writeFileSync(notAFolder, "");
+    const result = await runBinary(["doctor", "--json", "--project", project], {
+      home,
+      env: { TRIFORGE_HOME: notAFolder },
+    });
+    const checks = JSON.parse(result.stdout) as { name: string; ok: boolean; detail: string; fix?: string }[];
+    const check = checks.find((c) => c.name === "data directory");
+    expect(check?.ok).toBe(false);
+    expect(check?.detail).toContain("is not a writable folder");
+    expect(check?.fix).toContain("TRIFORGE_HOME");
+    expect(result.code).toBe(1);
+  });
+
   test("not installed: the fix says to run install", async () => {
     const { home, project } = setup();
     const result = await runBinary(["doctor", "--json", "--project", project], {

@@ -1,6 +1,7 @@
+import { accessSync, constants, mkdirSync } from "node:fs";
+import { describeModelSource, loadModel, repairEmbeddedModelCache } from "../../embed/source.ts";
 import { defineCommand } from "../command.ts";
 import { dataDir } from "../paths.ts";
-import { describeModelSource, loadModel, repairEmbeddedModelCache } from "../../embed/source.ts";
 
 /** One check: a name, whether it passed, what was seen, and the fix when it did not pass. */
 export interface Check {
@@ -10,10 +11,27 @@ export interface Check {
   fix?: string;
 }
 
+/** Every hook writes under the data directory; one that is a file or read-only loses each capture. */
+function dataDirCheck(): Check {
+  const dir = dataDir();
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+    return { name: "data directory", ok: true, detail: dir };
+  } catch (error) {
+    return {
+      name: "data directory",
+      ok: false,
+      detail: `${dir} is not a writable folder (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      fix: `make ${dir} a folder you can write to, or point TRIFORGE_HOME at one`,
+    };
+  }
+}
+
 export async function runChecks(projectStart?: string): Promise<Check[]> {
   const checks: Check[] = [];
   checks.push({ name: "binary", ok: true, detail: process.execPath });
-  checks.push({ name: "data directory", ok: true, detail: dataDir() });
+  checks.push(dataDirCheck());
   try {
     // Before loading: a damaged extracted copy is replaced here rather than reported.
     const cache = await repairEmbeddedModelCache();
