@@ -35,6 +35,20 @@ describe("triforge status", () => {
     expect(result.stdout).toContain("nothing stored yet");
   });
 
+  test("a deactivated project's kept memory is not reported as zero chunks, never indexed", async () => {
+    const { home, project, data } = setup();
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, "chats.jsonl"), "{}\n");
+    const result = await runBinary(["status", "--project", project], { home });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("memory not active");
+    expect(result.stdout).toContain("kept from when memory was active");
+    expect(result.stdout).toContain("'triforge purge' deletes it");
+    expect(result.stdout).not.toContain("0 chunks");
+    expect(result.stdout).not.toContain("Indexed    never");
+    expect(result.stdout).toMatch(/On disk +\d+ B in /);
+  });
+
   test("an active project shows its files on disk, the index state and the newest errors", async () => {
     const { home, project, data } = setup();
     expect((await runBinary(["activate", "--project", project], { home })).code).toBe(0);

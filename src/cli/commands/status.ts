@@ -54,7 +54,13 @@ export default defineCommand({
     const lines = [
       `Project    ${displayPath(root)} — ${active ? `memory active (storage ${config ? describeStorage(config.storage) : "?"}, llm ${config?.llm})` : "memory not active (run 'triforge activate' or /rag)"}`,
     ];
-    if (existsSync(dir)) {
+    if (existsSync(dir) && !active) {
+      // memoryStatus reads nothing of an inactive project: its zero counts would say the memory is gone.
+      lines.push(
+        `Memory     kept from when memory was active, not read now ('triforge activate' turns it back on, 'triforge purge' deletes it)`,
+      );
+      lines.push(`On disk    ${formatBytes(report.disk.totalBytes)} in ${displayPath(dir)}`);
+    } else if (existsSync(dir)) {
       const count = (key: string) => (typeof memory[key] === "number" ? String(memory[key]) : "?");
       lines.push(
         `Memory     ${count("chunks")} chunks from ${count("sessions")} sessions; graph ${count("nodes")} nodes, ${count("edges")} edges`,
