@@ -178,6 +178,28 @@ describe("triforge code-index and find-related (compiled binary)", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("is not an indexed file");
   });
+
+  test("find-related's source snippet, cut to --max-snippet-lines, holds the line it was asked about", async () => {
+    const root = tempDir("triforge-code-related-");
+    const body = Array.from({ length: 30 }, (_, i) => `    total = total + step_${i}(values)`).join("\n");
+    writeFileSync(
+      join(root, "long.py"),
+      `def accumulate(values):\n    total = 0\n${body}\n    return total\n`,
+    );
+    writeFileSync(join(root, "other.py"), "def other(values):\n    return sum(step(v) for v in values)\n");
+    const { code, stdout } = await runBinary(
+      ["find-related", "long.py", "25", root, "--max-snippet-lines", "4", "--json"],
+      { home },
+    );
+    expect(code).toBe(0);
+    const { source } = JSON.parse(stdout) as {
+      source: { start_line: number; end_line: number; content: string };
+    };
+    expect(source.end_line - source.start_line).toBe(3);
+    expect(source.start_line).toBeLessThanOrEqual(25);
+    expect(source.end_line).toBeGreaterThanOrEqual(25);
+    expect(source.content).toContain("step_22(values)"); // line 25 of the file
+  });
 });
 
 describe("the MCP tools (compiled binary's serve, SDK client)", () => {

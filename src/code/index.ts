@@ -172,7 +172,7 @@ export async function findRelated(
   if ("error" in found) throw new RepositoryError(found.error);
   return {
     repo: index.root,
-    source: toHit(index, found.source, 1, [], options.maxSnippetLines),
+    source: toHit(index, found.source, 1, [], options.maxSnippetLines, line),
     hits: found.ranked.map(({ chunk, score }) => toHit(index, chunk, score, [], options.maxSnippetLines)),
     index: index.report,
   };
@@ -181,6 +181,8 @@ export async function findRelated(
 /**
  * A chunk as a hit. With `maxLines`, the snippet is the window of that many lines holding the most
  * query tokens (the first lines when none match), and its line numbers say which lines they are.
+ * With `holdLine` (a file line inside the chunk), the window is the one centred on that line instead:
+ * find_related's source must show the line it was asked about.
  */
 export function toHit(
   index: CodeIndex,
@@ -188,6 +190,7 @@ export function toHit(
   score: number,
   terms: string[],
   maxLines?: number,
+  holdLine?: number,
 ): CodeHit {
   const file = index.files[index.chunkFile[chunk]];
   const lines = index.texts[chunk].split("\n");
@@ -207,6 +210,10 @@ export function toHit(
       }
     }
     first = best;
+    if (holdLine !== undefined) {
+      const at = holdLine - index.chunkStart[chunk];
+      first = Math.max(0, Math.min(lines.length - maxLines, at - Math.floor(maxLines / 2)));
+    }
     count = maxLines;
   }
   return {
