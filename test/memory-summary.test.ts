@@ -54,3 +54,16 @@ describe("the extractive summary's Files: line", () => {
     expect(summary).toContain("- Used the app router in src/app/page.tsx");
   });
 });
+
+describe("the extractive summary's Discussed: line", () => {
+  test("clipped, it never ends in half a redaction marker", () => {
+    const user = `${"We need to decide where session auth lives and who owns it. ".repeat(3)}My email is [REDACTED:email] and more after it.`;
+    const cut = user.indexOf("[REDACTED:email]") + 2; // the 200-character clip would fall inside the marker
+    const padded = `${"x".repeat(Math.max(0, 199 - cut))}${user}`;
+    const summary = extractiveSummary(chunkRecords(exchange("clip", padded, "Agreed.")));
+    const discussed = summary.match(/^Discussed: (.*)$/m)?.[1] ?? "";
+    expect(discussed.endsWith("…")).toBe(true);
+    expect(discussed).not.toMatch(/\[[A-Z:a-z_]*…$/);
+    expect(discussed).toMatch(/is…$/);
+  });
+});

@@ -20,7 +20,13 @@ export const MAX_ENTRY_CHARS = 1_200;
 
 function clip(text: string, max: number): string {
   const t = text.replace(/\s+/g, " ").trim();
-  return t.length > max ? `${t.slice(0, max - 1).trimEnd()}…` : t;
+  if (t.length <= max) return t;
+  let head = t.slice(0, max - 1);
+  // A redaction marker cut in half ("… my email is [R…") reads as damaged text: drop it whole.
+  const bracket = head.lastIndexOf("[");
+  if (bracket >= 0 && !head.includes("]", bracket) && t.startsWith("[REDACTED:", bracket))
+    head = head.slice(0, bracket);
+  return `${head.trimEnd()}…`;
 }
 
 const KNOWN_EXTENSION = new RegExp(`\\.(?:${FILE_EXTENSIONS})$`, "i");
