@@ -70,18 +70,28 @@ describe("triforge search (compiled binary)", () => {
       "not json",
       JSON.stringify({ query: "theme colors", top_k: 2 }),
       JSON.stringify({ top_k: 2 }),
+      JSON.stringify({ query: "theme colors", top_k: "x" }),
+      JSON.stringify({ query: "theme colors", top_k: 1.5 }),
+      JSON.stringify({ query: "theme colors", max_snippet_lines: -1 }),
     ].join("\n");
     const { code, stdout } = await runBinary(["search", "--stdin", root], { home, stdin: input });
     const lines = stdout
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(7);
     expect(lines[0].hits).toHaveLength(1);
     expect(lines[0].hits[0].file_path).toBe("src/auth/session.py");
     expect(lines[1]).toEqual({ line: 2, error: "not valid JSON" });
     expect(lines[2].hits[0].file_path).toBe("src/ui/theme.py");
     expect(lines[3].error).toContain("expected");
+    // A bad top_k or max_snippet_lines is that line's error, as -k and --max-snippet-lines are usage errors.
+    for (const [k, line] of [5, 6, 7].entries()) {
+      expect(lines[4 + k]).toMatchObject({
+        line,
+        error: expect.stringContaining("top_k must be a whole number"),
+      });
+    }
     expect(code).toBe(1);
   });
 

@@ -87,13 +87,22 @@ async function batch(
       write({ line: lineNumber, error: 'expected {"query": "...", "top_k"?: n}' });
       continue;
     }
+    // The same limits as -k and --max-snippet-lines: a bad value is that line's error, not a silent default.
+    const badNumber = (value: unknown, min: number) =>
+      value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= min);
+    if (badNumber(request.top_k, 1) || badNumber(request.max_snippet_lines, 0)) {
+      failures++;
+      write({
+        line: lineNumber,
+        query: request.query,
+        error: "top_k must be a whole number of 1 or more, max_snippet_lines of 0 or more",
+      });
+      continue;
+    }
     try {
       const result = await code.searchLoaded(index, request.query, {
-        topK: typeof request.top_k === "number" ? request.top_k : defaults.topK,
-        maxSnippetLines:
-          typeof request.max_snippet_lines === "number"
-            ? request.max_snippet_lines
-            : defaults.maxSnippetLines,
+        topK: (request.top_k as number | undefined) ?? defaults.topK,
+        maxSnippetLines: (request.max_snippet_lines as number | undefined) ?? defaults.maxSnippetLines,
         content: typeof request.content === "string" ? code.checkContent(request.content) : defaults.content,
       });
       write({ query: request.query, hits: result.hits, ...(result.note ? { note: result.note } : {}) });
