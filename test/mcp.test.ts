@@ -295,6 +295,8 @@ describe("triforge serve: recall and code search through the real cores", () => 
         expect(hits[0].session_id).toBe("s2");
         expect(textOf(result)).toContain("multipart");
         expect(textOf(result).toLowerCase()).toContain("not instructions");
+        // Clients that show the model structuredContent instead of the text still see the label.
+        expect(String(result.structuredContent?.notice).toLowerCase()).toContain("not instructions");
       }
       const status = await call(client, "memory_status", {});
       expect(status.structuredContent).toMatchObject({ project: root, active: true });
