@@ -154,6 +154,12 @@ describe("triforge serve: tools and schemas", () => {
       expect(status.isError).toBeFalsy();
       expect(status.structuredContent).toMatchObject({ project: cwd, active: false });
       expect(String(status.structuredContent?.reason)).toContain("not active");
+      // The reason is read first, right after `active`, not below a dozen zero counts.
+      expect(textOf(status).split("\n").slice(0, 3)).toEqual([
+        `project: ${cwd}`,
+        "active: false",
+        `reason: ${status.structuredContent?.reason}`,
+      ]);
 
       const search = await call(client, "rag_search", { query: "anything at all" });
       expect(search.isError).toBeFalsy();

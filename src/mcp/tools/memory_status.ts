@@ -36,7 +36,9 @@ export function registerMemoryStatus(server: McpServer, context: ServerContext):
       // PERF: the store opens on the first call, not at server start. An inactive project or a
       // missing index comes back as a report with a reason, not an error.
       const { memoryStatus } = await import("../../memory/recall/index.ts");
-      const report = { project: root, ...(await memoryStatus(root)) };
+      const { active, reason, ...counts } = await memoryStatus(root);
+      // Why memory is off or empty comes first: an agent should not have to read past a dozen zeros.
+      const report = { project: root, active, reason, ...counts };
       return { content: [{ type: "text", text: describeStatus(report) }], structuredContent: report };
     }),
   );
