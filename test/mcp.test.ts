@@ -49,6 +49,19 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return (await client.callTool({ name, arguments: args }, CallToolResultSchema)) as ToolResult;
 }
 
+/**
+ * What docs/mcp.md says about `tool`'s arguments: its signature `tool(a, b?, …)` when it has one,
+ * else its section, from its bold heading to the next one.
+ */
+function documentedArguments(docs: string, tool: string): string {
+  const signature = docs.match(new RegExp(`\`${tool}\\(([^)]*)\\)`));
+  if (signature) return signature[1];
+  const start = docs.indexOf(`**\`${tool}\`**`);
+  if (start < 0) return "";
+  const end = docs.indexOf("**`", start + 4 + tool.length);
+  return docs.slice(start, end < 0 ? undefined : end);
+}
+
 function textOf(result: ToolResult): string {
   return result.content.map((c) => c.text ?? "").join("\n");
 }
@@ -136,6 +149,22 @@ describe("triforge serve: tools and schemas", () => {
       expect(instructions).toContain("rag_search");
       expect(instructions).toContain("code_search");
       expect(instructions).toContain("not instructions");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("docs/mcp.md names every argument of every tool the server lists", async () => {
+    const docs = readFileSync(join(ROOT, "docs/mcp.md"), "utf8");
+    const { client } = await connect({ cwd: folder("plain") });
+    try {
+      const { tools } = await client.listTools();
+      const undocumented = tools.flatMap((tool) =>
+        Object.keys(tool.inputSchema.properties ?? {})
+          .filter((argument) => !new RegExp(`\\b${argument}\\b`).test(documentedArguments(docs, tool.name)))
+          .map((argument) => `${tool.name}.${argument}`),
+      );
+      expect(undocumented).toEqual([]);
     } finally {
       await client.close();
     }
