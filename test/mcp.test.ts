@@ -200,6 +200,18 @@ describe("triforge serve: tools and schemas", () => {
     }
   });
 
+  test("a project_path starting with ~/ is read from the home folder, as a shell would", async () => {
+    const root = activeFolder("tilde");
+    const { client } = await connect({ cwd: folder("elsewhere") });
+    try {
+      const status = await call(client, "memory_status", { project_path: "~/tilde" });
+      expect(status.isError).toBeFalsy();
+      expect(status.structuredContent).toMatchObject({ project: root, active: true });
+    } finally {
+      await client.close();
+    }
+  });
+
   test("a project_path that does not exist is a tool error naming it; the server keeps serving", async () => {
     const { client } = await connect({ cwd: folder("badpath") });
     try {

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import { findProjectRoot } from "../project/config.ts";
 
 /** What every tool needs to know about the client it serves. */
@@ -17,10 +18,15 @@ export class ToolInputError extends Error {}
  * is returned as is; the memory core answers it with a reason, not an error.
  */
 export function memoryProjectRoot(context: ServerContext, projectPath?: string): string {
-  const start = projectPath ? resolve(context.defaultRoot(), projectPath) : context.defaultRoot();
+  const start = projectPath ? resolve(context.defaultRoot(), expandHome(projectPath)) : context.defaultRoot();
   if (projectPath && !isDirectory(start))
     throw new ToolInputError(`project_path ${start} is not an existing folder`);
   return findProjectRoot(start) ?? start;
+}
+
+/** Agents often write `~/project`; no shell expands it on the way here. */
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
 
 function isDirectory(path: string): boolean {
