@@ -263,6 +263,10 @@ describe("triforge serve: tools and schemas", () => {
         expect(result.isError).toBe(true);
         expect(textOf(result)).toContain("Input validation error");
       }
+      // A blank query says what to put there, not "expected string to have >=1 characters".
+      const blank = await call(client, "rag_search", { query: "   " });
+      expect(blank.isError).toBe(true);
+      expect(textOf(blank)).toContain("query is empty: name a topic");
       const unknown = await call(client, "no_such_tool", {});
       expect(unknown.isError).toBe(true);
       const { tools } = await client.listTools();

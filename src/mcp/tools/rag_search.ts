@@ -31,7 +31,11 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
       title: "Search memory of earlier sessions",
       description,
       inputSchema: {
-        query: z.string().trim().min(1).describe("Topic, identifiers, file names or error text to recall"),
+        query: z
+          .string()
+          .trim()
+          .min(1, "query is empty: name a topic, identifier, file name or error text to recall")
+          .describe("Topic, identifiers, file names or error text to recall"),
         top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many excerpts to return"),
         mode: z
           .enum(["hybrid", "graph", "dense", "bm25"])
