@@ -200,6 +200,14 @@ describe("triforge serve: tools and schemas", () => {
     }
   });
 
+  test("serve --project with a folder that does not exist refuses to start, naming it", async () => {
+    const missing = join(home, "no-such-project");
+    const result = await runBinary(["serve", `--project=${missing}`], { home, stdin: "" });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(`${missing} is not an existing folder`);
+  });
+
   test("a project_path starting with ~/ is read from the home folder, as a shell would", async () => {
     const root = activeFolder("tilde");
     const { client } = await connect({ cwd: folder("elsewhere") });

@@ -1,4 +1,6 @@
-import { defineCommand } from "../command.ts";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { defineCommand, UserError } from "../command.ts";
 
 export default defineCommand({
   usage: "triforge serve [--project=<path>]",
@@ -9,8 +11,13 @@ export default defineCommand({
     project: { type: "string", arg: "path", description: "Default project/repository for every tool call" },
   },
   async run({ values }) {
+    const project = typeof values.project === "string" ? values.project : undefined;
+    // A mistyped --project would otherwise answer every call with "memory is not active for <path>",
+    // which reads as "activate it", not "fix the server's configuration".
+    if (project !== undefined && !statSync(resolve(project), { throwIfNoEntry: false })?.isDirectory())
+      throw new UserError(`--project ${resolve(project)} is not an existing folder`);
     // PERF: the SDK and zod load only for this command, never on a hook's path.
     const { serve } = await import("../../mcp/server.ts");
-    return serve({ project: typeof values.project === "string" ? values.project : undefined });
+    return serve({ project });
   },
 });
