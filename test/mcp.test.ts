@@ -170,6 +170,21 @@ describe("triforge serve: tools and schemas", () => {
     }
   });
 
+  test("memory_status's description explains every field the tool returns", async () => {
+    const root = activeFolder("status-fields");
+    const { client } = await connect({ cwd: root });
+    try {
+      const { tools } = await client.listTools();
+      const description = tools.find((t) => t.name === "memory_status")?.description ?? "";
+      const status = await call(client, "memory_status", {});
+      const fields = Object.keys(status.structuredContent ?? {});
+      expect(fields).toContain("pendingLlm");
+      expect(fields.filter((field) => !new RegExp(`\\b${field}\\b`).test(description))).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("docs/mcp.md quotes the server instructions verbatim", () => {
     const instructions = readFileSync(join(ROOT, "src/mcp/instructions.txt"), "utf8").trim();
     expect(readFileSync(join(ROOT, "docs/mcp.md"), "utf8")).toContain(instructions);
