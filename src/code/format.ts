@@ -28,5 +28,6 @@ export function describeReport(report: IndexReport): string {
   const utf8 = report.invalidUtf8
     ? `; ${report.invalidUtf8} not valid UTF-8 (indexed with replacement characters)`
     : "";
-  return `${report.files} files, ${report.chunks} chunks (${report.changed} re-indexed, ${report.removed} removed in ${report.durationMs} ms)${left.length ? `; skipped: ${left.join(", ")}` : ""}${utf8}`;
+  const redacted = report.redactedFiles ? `; secrets redacted in ${report.redactedFiles} files` : "";
+  return `${report.files} files, ${report.chunks} chunks (${report.changed} re-indexed, ${report.removed} removed in ${report.durationMs} ms)${left.length ? `; skipped: ${left.join(", ")}` : ""}${utf8}${redacted}`;
 }

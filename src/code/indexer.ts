@@ -12,6 +12,7 @@ import { type Chunk, cutAtBreaks, fileBreakScores, splitLines } from "./chunk.ts
 import { parseWorkerCount, SharedParse } from "./chunk-pool.ts";
 import type { GrammarName } from "./languages.ts";
 import { RepositoryError } from "./errors.ts";
+import { redactKeepingLines } from "./redact.ts";
 import { type CodeIndex, type FileEntry, type IndexReport, loadIndex, saveIndex } from "./store.ts";
 import { pathTokens, TermInterner } from "./tokens.ts";
 import { walkRepository, type WalkedFile } from "./walk.ts";
@@ -192,6 +193,8 @@ export async function refreshIndex(
   }
 
   lap("read, hash, decode");
+  /** Files whose secrets were redacted before chunking (see the chunk loop). */
+  let redactedFiles = 0;
   const present = new Set([...kept.map((k) => k.file.path), ...fresh.map((f) => f.walked.path)]);
   const removed = previous ? previous.files.filter((f) => !present.has(f.path)).length : 0;
   const reportOf = (files: number, chunks: number, changed: number, parsedInWorkers = 0): IndexReport => ({
@@ -202,6 +205,7 @@ export async function refreshIndex(
     removed,
     skipped,
     invalidUtf8,
+    redactedFiles,
     indexedAt: new Date().toISOString(),
     durationMs: Math.round(performance.now() - started),
   });
@@ -248,7 +252,14 @@ export async function refreshIndex(
   try {
     for (let i = 0; i < fresh.length; i++) {
       const { walked: file, hash, text } = fresh[i];
-      const lines = splitLines(text);
+      // Privacy: chunks are cut from the redacted text, so nothing downstream (the index file, BM25,
+      // vectors, snippets handed to the agent's remote LLM) holds a secret. Redaction keeps every
+      // line, so the break scores workers compute from the original text (in memory only) still fit;
+      // redacting here overlaps it with their parsing.
+      const redacted = redactKeepingLines(text);
+      if (redacted.redactions) redactedFiles++;
+      lap("redact secrets");
+      const lines = splitLines(redacted.text);
       lap("chunk: other");
       const scores = await scoresOf(i, lines);
       lap("chunk: syntax parse (main thread share + waiting for workers)");

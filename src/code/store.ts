@@ -11,8 +11,11 @@ import { averageOf, type Bm25Index, termIdsOf } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
 import type { SkipCounts } from "./walk.ts";
 
-/** Bumped whenever chunking, tokens or layout change, so an old index is rebuilt, not misread. */
-export const INDEX_FORMAT = 2;
+/**
+ * Bumped whenever chunking, tokens or layout change, so an old index is rebuilt, not misread.
+ * 3: chunk texts are redacted; an index of format 2 may hold secrets verbatim, so it must not survive.
+ */
+export const INDEX_FORMAT = 3;
 const MAGIC = "TFCODE01";
 
 export interface FileEntry {
@@ -39,6 +42,8 @@ export interface IndexReport {
   skipped: SkipCounts & { binary: number };
   /** Files that were not valid UTF-8: indexed with replacement characters. */
   invalidUtf8: number;
+  /** Files of the last pass in which secrets were found and replaced by `[REDACTED:<kind>]`. */
+  redactedFiles: number;
   indexedAt: string;
   durationMs: number;
 }

@@ -1,0 +1,142 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { redactKeepingLines } from "../src/code/redact.ts";
+import { indexFile, loadIndex, saveIndex } from "../src/code/store.ts";
+import { runBinary, tempDir } from "./helpers.ts";
+
+const AWS_KEY = "AKIAZ3MSJK4QWERTY7XQ";
+const PEM_BODY = [
+  "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0",
+  "/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFczGkPLPgizskuemMghR",
+];
+const PEM = ["-----BEGIN RSA PRIVATE KEY-----", ...PEM_BODY, "-----END RSA PRIVATE KEY-----"].join("\n");
+
+function repo(files: Record<string, string>): string {
+  const root = realpathSync(tempDir("triforge-code-privacy-repo-"));
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return root;
+}
+
+/** A repository with an AWS key in a config file and a private key in the middle of a source file. */
+const leakyRepo = () =>
+  repo({
+    "config.yaml": `service:\n  region: eu-west-1\n  storage_bucket: invoices\n  api_key: "${AWS_KEY}"\n  retries: 3\n`,
+    "src/keys.ts": `// fixture used by the signing tests\nexport const testKey = \`${PEM}\`;\n\nexport function signInvoicePayload(body: string): string {\n  return body + testKey.length;\n}\n`,
+  });
+
+/** Every file under a folder, as text (index.bin included: a secret would show up in its text blob). */
+function everyFile(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isFile());
+}
+
+function expectNoSecretUnder(dir: string) {
+  const files = everyFile(dir);
+  expect(files.some((f) => f.endsWith("index.bin"))).toBe(true);
+  for (const file of files) {
+    const text = readFileSync(file, "latin1");
+    expect(text).not.toContain(AWS_KEY);
+    for (const line of PEM_BODY) expect(text).not.toContain(line);
+  }
+}
+
+describe("redactKeepingLines", () => {
+  test("a multi-line private key becomes one marker and keeps every line after it in place", () => {
+    const text = `before\nconst key = \`${PEM}\`;\nafter ${AWS_KEY}\nlast`;
+    const { text: out, redactions } = redactKeepingLines(text);
+    expect(redactions).toBe(2);
+    const lines = out.split("\n");
+    expect(lines).toHaveLength(text.split("\n").length);
+    expect(lines[0]).toBe("before");
+    expect(lines[1]).toBe("const key = `[REDACTED:private_key]");
+    expect(lines[4]).toBe("`;");
+    expect(lines[5]).toBe("after [REDACTED:aws]");
+    expect(lines[6]).toBe("last");
+    for (const line of PEM_BODY) expect(out).not.toContain(line);
+  });
+
+  test("text without secrets comes back unchanged", () => {
+    const text = "export function add(a: number, b: number) {\n  return a + b;\n}\n";
+    expect(redactKeepingLines(text)).toEqual({ text, redactions: 0 });
+  });
+});
+
+describe("the code index holds no secrets (compiled binary)", () => {
+  test("code-index and search --json: secrets are absent from the data dir and the hits, lines are exact", async () => {
+    const home = tempDir("triforge-code-privacy-home-");
+    const root = leakyRepo();
+    const indexed = await runBinary(["code-index", root], { home });
+    expect(indexed.stderr).toBe("");
+    expect(indexed.code).toBe(0);
+    expect(indexed.stdout).toContain("secrets redacted in 2 files");
+    expectNoSecretUnder(home);
+
+    const config = await runBinary(
+      ["search", "api_key storage bucket region", root, "--content", "all", "--json"],
+      {
+        home,
+      },
+    );
+    expect(config.code).toBe(0);
+    expect(config.stdout).not.toContain(AWS_KEY);
+    const configHit = JSON.parse(config.stdout).hits.find(
+      (h: { file_path: string }) => h.file_path === "config.yaml",
+    );
+    const configLines = configHit.content.split("\n");
+    expect(configLines).toHaveLength(configHit.end_line - configHit.start_line + 1);
+    expect(configLines[4 - configHit.start_line]).toBe('  api_key: "[REDACTED:aws]"');
+    expect(configLines[5 - configHit.start_line]).toBe("  retries: 3");
+
+    // The function sits below the four-line key: its line number is the file's, not the redacted text's.
+    const code = await runBinary(["search", "signInvoicePayload", root, "--json"], { home });
+    expect(code.code).toBe(0);
+    for (const line of PEM_BODY) expect(code.stdout).not.toContain(line);
+    const hit = JSON.parse(code.stdout).hits.find(
+      (h: { file_path: string }) => h.file_path === "src/keys.ts",
+    );
+    const lines = hit.content.split("\n");
+    expect(lines).toHaveLength(hit.end_line - hit.start_line + 1);
+    const at = lines.findIndex((l: string) => l.includes("function signInvoicePayload"));
+    expect(hit.start_line + at).toBe(7);
+    expectNoSecretUnder(home);
+  });
+
+  test("an index saved by the previous format, holding a secret, is rebuilt redacted", async () => {
+    const home = tempDir("triforge-code-privacy-home-");
+    const root = leakyRepo();
+    expect((await runBinary(["code-index", root], { home })).code).toBe(0);
+
+    // Put the secret back into the saved chunk texts and label the file format 2, as an index written
+    // before redaction existed would be. The files on disk are unchanged, so only the format can
+    // cause the rebuild.
+    const previousHome = process.env.TRIFORGE_HOME;
+    process.env.TRIFORGE_HOME = join(home, ".claude", "triforge");
+    try {
+      const file = indexFile(root);
+      const raw = readFileSync(file);
+      const header = JSON.parse(raw.subarray(12, 12 + raw.readUInt32LE(8)).toString("utf8"));
+      const index = loadIndex(root, header.modelId);
+      if (!index) throw new Error("the index just built did not load");
+      index.texts = index.texts.map((t) => t.replace("[REDACTED:aws]", AWS_KEY));
+      saveIndex(index);
+      const saved = readFileSync(file);
+      const formatAt = saved.indexOf(`"format":${header.format},`);
+      expect(formatAt).toBeGreaterThan(0);
+      saved.write(`"format":2,`, formatAt);
+      writeFileSync(file, saved);
+      expect(readFileSync(file, "latin1")).toContain(AWS_KEY);
+    } finally {
+      process.env.TRIFORGE_HOME = previousHome;
+    }
+
+    const refreshed = await runBinary(["code-index", root, "--json"], { home });
+    expect(refreshed.code).toBe(0);
+    expect(JSON.parse(refreshed.stdout)).toMatchObject({ changed: 2 });
+    expectNoSecretUnder(home);
+  });
+});
