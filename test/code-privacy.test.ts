@@ -139,4 +139,26 @@ describe("the code index holds no secrets (compiled binary)", () => {
     expect(JSON.parse(refreshed.stdout)).toMatchObject({ changed: 2 });
     expectNoSecretUnder(home);
   });
+
+  test("the project's own exclude rules apply to its code; changing them re-redacts every file", async () => {
+    const home = tempDir("triforge-code-privacy-home-");
+    const root = repo({
+      "src/partner.ts":
+        "// integration for Nightingale Logistics\nexport const partnerName = 'Nightingale';\n",
+      "src/other.ts": "export const retries = 3;\n",
+    });
+    expect((await runBinary(["code-index", root], { home })).code).toBe(0);
+    const before = await runBinary(["search", "partnerName", root, "--json"], { home });
+    expect(before.stdout).toContain("Nightingale");
+
+    mkdirSync(join(root, ".triforge"));
+    writeFileSync(join(root, ".triforge", "exclude.txt"), "# client names\nNightingale\n");
+    const refreshed = await runBinary(["code-index", root, "--json"], { home });
+    expect(refreshed.code).toBe(0);
+    expect(JSON.parse(refreshed.stdout)).toMatchObject({ changed: 2, redactedFiles: 1 });
+    const after = await runBinary(["search", "partnerName", root, "--json"], { home });
+    expect(after.stdout).not.toContain("Nightingale");
+    expect(after.stdout).toContain("[REDACTED:custom]");
+    for (const file of everyFile(home)) expect(readFileSync(file, "latin1")).not.toContain("Nightingale");
+  });
 });

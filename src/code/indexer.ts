@@ -6,6 +6,7 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../embed/source.ts";
+import { loadProjectRules } from "../privacy/index.ts";
 import { Bm25Additions, mergeBm25 } from "./bm25.ts";
 import { ChunkEmbedder } from "./embedder.ts";
 import { type Chunk, cutAtBreaks, fileBreakScores, splitLines } from "./chunk.ts";
@@ -146,7 +147,12 @@ export async function refreshIndex(
     lapStarted = now;
   };
   const model = await loadModel();
-  const previous = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
+  // The project's own rules (.triforge/exclude.txt, config `exclude`) apply to its code too; a bad
+  // config is an error rather than an index without them. Changed rules re-redact everything.
+  const rules = loadProjectRules(root);
+  const redactionRules = Bun.hash.xxHash64(JSON.stringify(rules)).toString(16);
+  const cached = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
+  const previous = cached?.redactionRules === redactionRules ? cached : undefined;
   const { files: walked, skipped: walkSkipped } = walkRepository(root);
   lap("walk");
   const skipped = { ...walkSkipped, binary: 0 };
@@ -256,7 +262,7 @@ export async function refreshIndex(
       // vectors, snippets handed to the agent's remote LLM) holds a secret. Redaction keeps every
       // line, so the break scores workers compute from the original text (in memory only) still fit;
       // redacting here overlaps it with their parsing.
-      const redacted = redactKeepingLines(text);
+      const redacted = redactKeepingLines(text, rules);
       if (redacted.redactions) redactedFiles++;
       lap("redact secrets");
       const lines = splitLines(redacted.text);
@@ -340,6 +346,7 @@ export async function refreshIndex(
     texts,
     vectors,
     bm25,
+    redactionRules,
     report: reportOf(files.length, total, fresh.length, parsedInWorkers),
   };
   saveIndex(index);

@@ -16,9 +16,12 @@ const countNewlines = (text: string) => {
   return count;
 };
 
-/** `text` with every secret replaced by its marker, line for line: the result has the same lines. */
-export function redactKeepingLines(text: string): { text: string; redactions: number } {
-  const result = redact(text);
+/**
+ * `text` with every secret replaced by its marker, line for line: the result has the same lines.
+ * `rules` are the project's own (privacy's loadProjectRules), loaded once per indexing pass.
+ */
+export function redactKeepingLines(text: string, rules: string[] = []): { text: string; redactions: number } {
+  const result = redact(text, { extraRules: rules });
   const redactions = result.findings.length;
   if (!redactions) return { text, redactions };
   // A marker holds no newline, so the same count means no redacted span crossed a line end.

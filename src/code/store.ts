@@ -62,6 +62,8 @@ export interface CodeIndex {
   /** Row-major chunks × dim, L2-normalised. */
   vectors: Float32Array;
   bm25: Bm25Index;
+  /** Fingerprint of the project's own redaction rules the texts were redacted with (indexer.ts). */
+  redactionRules: string;
   report: IndexReport;
 }
 
@@ -80,6 +82,7 @@ interface Header {
   dim: number;
   files: FileEntry[];
   terms: string[];
+  redactionRules: string;
   report: IndexReport;
   chunkCount: number;
   postingCount: number;
@@ -100,6 +103,7 @@ export function saveIndex(index: CodeIndex): void {
     dim: index.dim,
     files: index.files,
     terms: index.bm25.terms,
+    redactionRules: index.redactionRules,
     report: index.report,
     chunkCount: n,
     postingCount: index.bm25.docs.length,
@@ -201,6 +205,7 @@ export function loadIndex(root: string, modelId: string): CodeIndex | undefined 
         lengths,
         averageLength: averageOf(lengths),
       },
+      redactionRules: header.redactionRules,
       report: header.report,
     };
   } catch {
