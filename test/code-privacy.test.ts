@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { redactKeepingLines } from "../src/code/redact.ts";
 import { indexFile, loadIndex, saveIndex } from "../src/code/store.ts";
@@ -160,5 +168,17 @@ describe("the code index holds no secrets (compiled binary)", () => {
     expect(after.stdout).not.toContain("Nightingale");
     expect(after.stdout).toContain("[REDACTED:custom]");
     for (const file of everyFile(home)) expect(readFileSync(file, "latin1")).not.toContain("Nightingale");
+  });
+
+  test("a malformed project config is a clear error and no index is written without its rules", async () => {
+    const home = tempDir("triforge-code-privacy-home-");
+    const root = repo({
+      "src/a.ts": "export const a = 1;\n",
+      ".triforge/config.json": '{"exclude": "Nightingale"}',
+    });
+    const result = await runBinary(["code-index", root], { home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('config.json: "exclude" must be a list of strings');
+    expect(existsSync(join(home, ".claude", "triforge", "code"))).toBe(false);
   });
 });

@@ -46,6 +46,17 @@ export function resolveRepository(path: string): string {
   return real;
 }
 
+/** The project's redaction rules; a malformed rules file is the caller's to fix (exit 1, a clear message). */
+function projectRules(root: string): string[] {
+  try {
+    return loadProjectRules(root);
+  } catch (error) {
+    throw new RepositoryError(
+      `${(error as Error).message} (the code index is not built without the project's redaction rules)`,
+    );
+  }
+}
+
 /** What a dense vector of a chunk is computed from: its path gives the small model the file's topic. */
 export function embeddingText(path: string, text: string): string {
   return `${path}\n${text}`;
@@ -149,7 +160,7 @@ export async function refreshIndex(
   const model = await loadModel();
   // The project's own rules (.triforge/exclude.txt, config `exclude`) apply to its code too; a bad
   // config is an error rather than an index without them. Changed rules re-redact everything.
-  const rules = loadProjectRules(root);
+  const rules = projectRules(root);
   const redactionRules = Bun.hash.xxHash64(JSON.stringify(rules)).toString(16);
   const cached = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
   const previous = cached?.redactionRules === redactionRules ? cached : undefined;
