@@ -181,4 +181,31 @@ describe("the code index holds no secrets (compiled binary)", () => {
     expect(result.stderr).toContain('config.json: "exclude" must be a list of strings');
     expect(existsSync(join(home, ".claude", "triforge", "code"))).toBe(false);
   });
+
+  test("the redaction worker (compiled binary) gives the same index as the main thread", async () => {
+    const root = leakyRepo();
+    const results = [];
+    for (const worker of ["1", "0"]) {
+      const home = tempDir("triforge-code-privacy-home-");
+      const env = { TRIFORGE_CODE_REDACT_WORKER: worker };
+      const indexed = await runBinary(["code-index", root, "--json"], { home, env });
+      expect(indexed.code).toBe(0);
+      expect(JSON.parse(indexed.stdout)).toMatchObject({
+        redactedFiles: 2,
+        redactedInWorker: worker === "1" ? 2 : 0,
+      });
+      expectNoSecretUnder(home);
+      const search = await runBinary(
+        ["search", "signInvoicePayload api_key", root, "--content", "all", "--json"],
+        {
+          home,
+          env,
+        },
+      );
+      expect(search.code).toBe(0);
+      results.push(JSON.parse(search.stdout).hits);
+    }
+    expect(results[0].length).toBeGreaterThan(0);
+    expect(results[0]).toEqual(results[1]);
+  });
 });

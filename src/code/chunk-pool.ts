@@ -46,7 +46,7 @@ export function parseWorkerCount(chars: number): number {
 }
 
 /** Where the worker module is: beside this file from source, under the root of a compiled binary. */
-function workerUrl(): string {
+export function workerUrl(): string {
   const compiled = import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN");
   return compiled
     ? new URL("./code/chunk-worker.ts", Bun.pathToFileURL(Bun.main)).href

@@ -1,13 +1,17 @@
 /**
  * A parsing worker: claims files from the back of the shared list (the main thread claims from the
- * front) and sends back each file's syntax break scores. See chunk-pool.ts.
+ * front) and sends back each file's syntax break scores. See chunk-pool.ts. Given a redaction job
+ * instead, redacts every file in order and sends each back (redact-ahead.ts).
  */
 import { fileBreakScores, splitLines } from "./chunk.ts";
 import { CLAIMED_BY_WORKER, type ParseJob, type ParseMessage } from "./chunk-pool.ts";
+import { redactKeepingLines } from "./redact.ts";
+import type { RedactJob, RedactMessage } from "./redact-ahead.ts";
 
 declare const self: Worker;
 
-self.onmessage = async (event: MessageEvent<ParseJob>) => {
+self.onmessage = async (event: MessageEvent<ParseJob | RedactJob>) => {
+  if ("redact" in event.data) return redactAll(event.data);
   const { texts, grammars } = event.data;
   const claims = new Int32Array(event.data.claims);
   const cursor = texts.length;
@@ -22,3 +26,11 @@ self.onmessage = async (event: MessageEvent<ParseJob>) => {
   const done: ParseMessage = { done: true };
   self.postMessage(done);
 };
+
+/** Redacts the files in the order the main thread chunks them. */
+function redactAll({ redact, rules }: RedactJob): void {
+  for (let file = 0; file < redact.length; file++) {
+    const message: RedactMessage = { file, ...redactKeepingLines(redact[file], rules) };
+    self.postMessage(message);
+  }
+}

@@ -14,6 +14,7 @@ import { parseWorkerCount, SharedParse } from "./chunk-pool.ts";
 import type { GrammarName } from "./languages.ts";
 import { RepositoryError } from "./errors.ts";
 import { redactKeepingLines } from "./redact.ts";
+import { RedactAhead, useRedactWorker } from "./redact-ahead.ts";
 import { type CodeIndex, type FileEntry, type IndexReport, loadIndex, saveIndex } from "./store.ts";
 import { pathTokens, TermInterner } from "./tokens.ts";
 import { walkRepository, type WalkedFile } from "./walk.ts";
@@ -106,6 +107,7 @@ function syntaxScores(files: { text: string; grammar: GrammarName | undefined }[
   scoresOf: (index: number, lines: string[]) => Promise<Int8Array>;
   /** Stops the workers; returns how many files they parsed. */
   close: () => number;
+  workers: number;
 } {
   const parse = (i: number, lines: string[]) => fileBreakScores(files[i].text, lines, files[i].grammar);
   const parsed: { text: string; grammar: GrammarName }[] = [];
@@ -118,7 +120,7 @@ function syntaxScores(files: { text: string; grammar: GrammarName | undefined }[
     chars += f.text.length;
   });
   const workers = parsed.length ? parseWorkerCount(chars) : 0;
-  if (!workers) return { scoresOf: parse, close: () => 0 };
+  if (!workers) return { scoresOf: parse, close: () => 0, workers };
   const shared = new SharedParse(parsed, workers);
   return {
     scoresOf: (i, lines) =>
@@ -127,6 +129,7 @@ function syntaxScores(files: { text: string; grammar: GrammarName | undefined }[
       shared.close();
       return shared.delivered;
     },
+    workers,
   };
 }
 
@@ -214,7 +217,13 @@ export async function refreshIndex(
   let redactedFiles = 0;
   const present = new Set([...kept.map((k) => k.file.path), ...fresh.map((f) => f.walked.path)]);
   const removed = previous ? previous.files.filter((f) => !present.has(f.path)).length : 0;
-  const reportOf = (files: number, chunks: number, changed: number, parsedInWorkers = 0): IndexReport => ({
+  const reportOf = (
+    files: number,
+    chunks: number,
+    changed: number,
+    parsedInWorkers = 0,
+    redactedInWorker = 0,
+  ): IndexReport => ({
     files,
     chunks,
     changed,
@@ -223,6 +232,7 @@ export async function refreshIndex(
     skipped,
     invalidUtf8,
     redactedFiles,
+    redactedInWorker,
     indexedAt: new Date().toISOString(),
     durationMs: Math.round(performance.now() - started),
   });
@@ -252,9 +262,17 @@ export async function refreshIndex(
   // Chunk, tokenise and embed the new and changed files, in order; on large jobs workers parse
   // syntax trees ahead of this loop.
   let parsedInWorkers = 0;
-  const { scoresOf, close } = syntaxScores(
+  let redactedInWorker = 0;
+  const { scoresOf, close, workers } = syntaxScores(
     fresh.map((f) => ({ text: f.text, grammar: syntaxGrammar(f.walked, f.text) })),
   );
+  const freshChars = fresh.reduce((sum, f) => sum + f.text.length, 0);
+  const ahead = useRedactWorker(freshChars, workers)
+    ? new RedactAhead(
+        fresh.map((f) => f.text),
+        rules,
+      )
+    : undefined;
   const embedder = new ChunkEmbedder(model);
   const added: Chunk[] = [];
   const addedFile: number[] = [];
@@ -272,8 +290,8 @@ export async function refreshIndex(
       // Privacy: chunks are cut from the redacted text, so nothing downstream (the index file, BM25,
       // vectors, snippets handed to the agent's remote LLM) holds a secret. Redaction keeps every
       // line, so the break scores workers compute from the original text (in memory only) still fit;
-      // redacting here overlaps it with their parsing.
-      const redacted = redactKeepingLines(text, rules);
+      // redacting here overlaps it with their parsing (or a worker redacts ahead: redact-ahead.ts).
+      const redacted = ahead ? await ahead.text(i) : redactKeepingLines(text, rules);
       if (redacted.redactions) redactedFiles++;
       lap("redact secrets");
       const lines = splitLines(redacted.text);
@@ -308,6 +326,8 @@ export async function refreshIndex(
     lap("embed");
   } finally {
     parsedInWorkers = close();
+    ahead?.close();
+    redactedInWorker = ahead?.delivered ?? 0;
   }
 
   const total = keptChunkCount + added.length;
@@ -358,7 +378,7 @@ export async function refreshIndex(
     vectors,
     bm25,
     redactionRules,
-    report: reportOf(files.length, total, fresh.length, parsedInWorkers),
+    report: reportOf(files.length, total, fresh.length, parsedInWorkers, redactedInWorker),
   };
   saveIndex(index);
   lap("save");

@@ -44,6 +44,8 @@ export interface IndexReport {
   invalidUtf8: number;
   /** Files of the last pass in which secrets were found and replaced by `[REDACTED:<kind>]`. */
   redactedFiles: number;
+  /** Files of the last pass redacted by the worker that runs ahead of the main thread (redact-ahead.ts). */
+  redactedInWorker: number;
   indexedAt: string;
   durationMs: number;
 }
