@@ -295,8 +295,11 @@ export async function refreshIndex(
       if (redacted.redactions) redactedFiles++;
       lap("redact secrets");
       const lines = splitLines(redacted.text);
+      // Scores come from the original lines wherever they are computed, so a worker's and the main
+      // thread's agree (a redacted key's blank lines would change indentation hints).
+      const originalLines = redacted.text === text ? lines : splitLines(text);
       lap("chunk: other");
-      const scores = await scoresOf(i, lines);
+      const scores = await scoresOf(i, originalLines);
       lap("chunk: syntax parse (main thread share + waiting for workers)");
       const chunks = cutAtBreaks(lines, scores);
       lap("chunk: other");
