@@ -9,9 +9,12 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { redactKeepingLines } from "../src/code/redact.ts";
 import { indexFile, loadIndex, saveIndex } from "../src/code/store.ts";
-import { runBinary, tempDir } from "./helpers.ts";
+import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
 
 const AWS_KEY = "AKIAZ3MSJK4QWERTY7XQ";
 const PEM_BODY = [
@@ -207,5 +210,35 @@ describe("the code index holds no secrets (compiled binary)", () => {
     }
     expect(results[0].length).toBeGreaterThan(0);
     expect(results[0]).toEqual(results[1]);
+  });
+
+  test("code_search over MCP (compiled binary's serve) hands the agent markers, never the secrets", async () => {
+    const home = tempDir("triforge-code-privacy-home-");
+    const root = leakyRepo();
+    const transport = new StdioClientTransport({
+      command: await compiledBinary(),
+      args: ["serve"],
+      cwd: root,
+      env: { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), PATH: process.env.PATH ?? "" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "code-privacy-test", version: "0" });
+    await client.connect(transport);
+    try {
+      for (const query of ["api_key storage bucket", "testKey signing fixture"]) {
+        const result = await client.callTool(
+          { name: "code_search", arguments: { query, content: "all" } },
+          CallToolResultSchema,
+        );
+        const wire = JSON.stringify(result);
+        expect(result.isError).toBeFalsy();
+        expect(wire).toContain("[REDACTED:");
+        expect(wire).not.toContain(AWS_KEY);
+        for (const line of PEM_BODY) expect(wire).not.toContain(line);
+      }
+    } finally {
+      await client.close();
+    }
+    expectNoSecretUnder(home);
   });
 });
