@@ -577,7 +577,7 @@ function readOperator(
     name: string;
     family: Family;
   },
-): { op: Operator; at: number } | undefined {
+): { op: Operator; at: number; list?: boolean } | undefined {
   let q = skipSpaces(text, p);
   if (q > p && /[A-Za-z_[*]/.test(text[q] ?? "")) {
     // A type between name and operator: `var token string = "…"`.
@@ -595,7 +595,7 @@ function readOperator(
   }
   // `setProperty("API_TOKEN", "…")` reads as an assignment; `CURLOPT_PASSWORD, "…"` less surely so.
   if (text[q] === ",") {
-    if (ctx.nameQuoted) return { op: "assign", at: skipSpaces(text, q + 1) };
+    if (ctx.nameQuoted) return { op: "assign", at: skipSpaces(text, q + 1), list: true };
     if (/^[A-Z][A-Z0-9_]+$/.test(ctx.name)) return { op: "comma", at: skipSpaces(text, q + 1) };
   }
   if (text[q] === ">" && ctx.inTag) return { op: "xml", at: skipSpaces(text, q + 1, true) };
@@ -617,8 +617,28 @@ function readOperator(
   return undefined;
 }
 
-/** `lower` is `text` lower-cased (the same length): trigger words are searched there. */
-export function findAssignments(text: string, lower: string, out: Finding[]): void {
+/**
+ * In code (`RedactOptions.mode`), a value that is a name the code uses rather than a literal: a list
+ * element after a secret's name (`["password", "encoding"]`, `WS_KEY, HttpVersion`) or an unquoted
+ * identifier (`HttpVersion`, `read_timeout`), when it holds no digit; and an unquoted pointer or call
+ * (`struct passwd *decc_getpwuid(…)`: there `passwd` is a type).
+ */
+function isCodeName(raw: string, quoted: boolean, op: Operator, list: boolean): boolean {
+  if (/^[A-Za-z_]+$/.test(raw)) {
+    if (list || op === "comma" || op === "spaced") return true;
+    // An all-lowercase word unquoted after `=` may still be a `.env` password; a case change or an
+    // underscore makes it an identifier.
+    if (!quoted) return /_|[a-z][A-Z]|^[A-Z][a-z]/.test(raw);
+    return false;
+  }
+  return !quoted && /^[*&]|[()]/.test(raw);
+}
+
+/**
+ * `lower` is `text` lower-cased (the same length): trigger words are searched there. `code`: the text is
+ * a repository file (see `isCodeName`).
+ */
+export function findAssignments(text: string, lower: string, out: Finding[], code = false): void {
   HIT_RE.lastIndex = 0;
   let processedUntil = -1;
   for (let m = HIT_RE.exec(lower); m; m = HIT_RE.exec(lower)) {
@@ -627,13 +647,13 @@ export function findAssignments(text: string, lower: string, out: Finding[]): vo
     while (s > 0 && m.index - s < MAX_NAME && isNameChar(text.charCodeAt(s - 1))) s--;
     let e = m.index + m[0].length;
     while (e < text.length && e - m.index < MAX_NAME && isNameChar(text.charCodeAt(e))) e++;
-    processedUntil = Math.max(e, scanName(text, s, e, out));
+    processedUntil = Math.max(e, scanName(text, s, e, out, code));
     HIT_RE.lastIndex = processedUntil;
   }
 }
 
 /** Judges the name at [start, end) and the value after it; returns where the scan may resume. */
-function scanName(text: string, start: number, end: number, out: Finding[]): number {
+function scanName(text: string, start: number, end: number, out: Finding[], code: boolean): number {
   const isFlag = text[start] === "-" && /[-A-Za-z]/.test(text[start + 1] ?? "");
   while (end > start && (text[end - 1] === "-" || text[end - 1] === ".")) end--;
   let nameStart = start;
@@ -677,7 +697,17 @@ function scanName(text: string, start: number, end: number, out: Finding[]): num
   if (operator) {
     // `?user=me&password=…&next=…`: a URL query parameter ends at the next `&`.
     const inQuery = /(?:[?&]|&amp;)$/.test(text.slice(Math.max(0, start - 5), start));
-    const read = readValueAt(text, operator.at, family, operator.op, out, inQuery);
+    const read = readValueAt(
+      text,
+      operator.at,
+      family,
+      operator.op,
+      out,
+      inQuery,
+      code && {
+        list: operator.list === true,
+      },
+    );
     if (read?.found) return read.resume;
     // A looked-up value may still fall back to a literal default on the same line.
     const fallback = /[A-Za-z_$]/.test(text[operator.at] ?? "")
@@ -742,6 +772,7 @@ function readValueAt(
   op: Operator,
   out: Finding[],
   inQuery = false,
+  code: false | { list: boolean } = false,
 ): ReadResult | undefined {
   let p = at;
   if ("bBuUrRfF@".includes(text[p] ?? "\n") && "\"'`".includes(text[p + 1] ?? "\n")) p++;
@@ -771,6 +802,7 @@ function readValueAt(
   if (op === "xml") raw = raw.replace(/\s+$/, "");
   // A backtick value with a space in it is shell command substitution: `etcdctl get /secret`.
   if (text[value.start - 1] === "`" && /\s/.test(raw)) return scanned;
+  if (code && isCodeName(raw, value.quoted, op, code.list)) return scanned;
   if (!acceptValue(raw, family, value.quoted, op)) return scanned;
   out.push({ start: value.start, end: value.start + raw.length, kind: familyKind(family) });
   return { resume: Math.max(scanned.resume, value.end), found: true };

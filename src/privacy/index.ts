@@ -23,6 +23,11 @@ export interface RedactOptions {
   projectRoot?: string;
   /** More rules in the same syntax (a literal, or `/regex/flags`). */
   extraRules?: string[];
+  /**
+   * `"code"` for repository files: identifiers, list elements and version numbers are read as code, not
+   * as secrets or addresses. The default reads conversation text.
+   */
+  mode?: "conversation" | "code";
 }
 
 export interface RedactResult {
@@ -47,15 +52,22 @@ const SECRET_KINDS_EXCLUDED_FROM_REPEATS = new Set([
 /** Bounds the extra scans: each distinct secret costs one pass over the text. */
 const MAX_REPEAT_SCANS = 32;
 
+/**
+ * In code a plain identifier (`encoding`, `HttpVersion`, `connect_timeout`: letters and underscores, no
+ * digit) repeats because it is a name the code uses, so erasing its every occurrence wrecks the file; a
+ * generated secret almost always holds a digit.
+ */
+const PLAIN_IDENTIFIER_RE = /^[A-Za-z_]+$/;
+
 /** `ANY_id=s3cr3t… ANY_token=s3cr3t…`: a secret found once is redacted everywhere it occurs. */
-function findRepeats(text: string, found: Finding[]): void {
+function findRepeats(text: string, found: Finding[], code: boolean): void {
   const seen = new Set<string>();
   const count = found.length;
   for (let i = 0; i < count && seen.size < MAX_REPEAT_SCANS; i++) {
     const f = found[i];
     if (f.end - f.start < 8 || SECRET_KINDS_EXCLUDED_FROM_REPEATS.has(f.kind)) continue;
     const value = text.slice(f.start, f.end);
-    if (seen.has(value)) continue;
+    if (seen.has(value) || (code && PLAIN_IDENTIFIER_RE.test(value))) continue;
     seen.add(value);
     for (let p = text.indexOf(value); p >= 0; p = text.indexOf(value, p + value.length)) {
       if (p !== f.start) found.push({ start: p, end: p + value.length, kind: f.kind });
@@ -96,14 +108,15 @@ export function redact(text: string, options: RedactOptions = {}): RedactResult 
     ...(options.projectRoot ? loadProjectRules(options.projectRoot) : []),
     ...(options.extraRules ?? []),
   ];
+  const code = options.mode === "code";
   const found: Finding[] = [];
   findUserRules(text, rules, found);
-  findPersonalData(text, found);
+  findPersonalData(text, found, code);
   const lower = text.toLowerCase();
   findProviderTokens(text, lower, found);
   findStructuredSecrets(text, found);
-  findAssignments(text, lower.length === text.length ? lower : text, found);
-  findRepeats(text, found);
+  findAssignments(text, lower.length === text.length ? lower : text, found, code);
+  findRepeats(text, found, code);
   const merged = mergeFindings(found);
   const redacted = merged.length ? applyFindings(text, merged) : text;
   return { text: redacted, review: needsReview(redacted), findings: merged.map((f) => ({ kind: f.kind })) };

@@ -202,12 +202,31 @@ export function isIpv6(candidate: string): boolean {
   return /\d/.test(address);
 }
 
-function findIps(text: string, out: Finding[]): void {
+/** `@since 2.1.2.0`, `version = "3.2.1.8"`, `section-7.2.3.1`, `§4.3.2.1`: a dotted number that is a version. */
+const VERSION_BEFORE_RE = /(?:@since|\bversions?|\bv\.?|\bsection-|§)\s*[:=]?\s*["']?$/i;
+/** A comment line (`//`, `#`, `*`, `--`, `;`) that talks about versions or releases. */
+const VERSION_COMMENT_RE = /^\s*(?:\/\/|\/\*|\*|#|--|;).*\b(?:version|release[ds]?|since|changelog)\b/i;
+/** Where an address really is one even in a version comment: a URL's host, after `@`, or a host's value. */
+const ADDRESS_BEFORE_RE = /(?:\/\/|@|\b(?:host|ip|addr|address|server)\w*\s*[:=]\s*["']?)$/i;
+
+/** In code, whether the dotted number at [start, end) is a version rather than an address. */
+function isVersionInCode(text: string, start: number): boolean {
+  const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+  const before = text.slice(Math.max(lineStart, start - 40), start);
+  if (ADDRESS_BEFORE_RE.test(before)) return false;
+  if (VERSION_BEFORE_RE.test(before)) return true;
+  let lineEnd = text.indexOf("\n", start);
+  if (lineEnd < 0) lineEnd = text.length;
+  return VERSION_COMMENT_RE.test(text.slice(lineStart, Math.min(lineEnd, lineStart + 400)));
+}
+
+function findIps(text: string, out: Finding[], code: boolean): void {
   if (text.includes(".")) {
     IPV4_RE.lastIndex = 0;
     for (let m = IPV4_RE.exec(text); m; m = IPV4_RE.exec(text)) {
       // An address inside an IPv6 literal is handled with it.
       if (text[m.index - 1] === ":") continue;
+      if (code && isVersionInCode(text, m.index)) continue;
       if (isPublicIpv4(m[0])) out.push({ start: m.index, end: m.index + m[0].length, kind: "ip" });
     }
   }
@@ -431,11 +450,12 @@ function findSsns(text: string, out: Finding[]): void {
   }
 }
 
-export function findPersonalData(text: string, out: Finding[]): void {
+/** `code`: the text is a repository file (see `RedactOptions.mode`). */
+export function findPersonalData(text: string, out: Finding[], code = false): void {
   findMachineIdentity(text, out);
   findHomePaths(text, out);
   findEmails(text, out);
-  findIps(text, out);
+  findIps(text, out, code);
   if (/\d{4}/.test(text)) {
     findIbans(text, out);
     findCards(text, out);

@@ -1,0 +1,96 @@
+import { describe, expect, test } from "bun:test";
+import { redact } from "../src/privacy/index.ts";
+
+// Values here are made up in this file: shaped like real secrets, owned by no one.
+const code = (text: string) => redact(text, { mode: "code" }).text;
+
+describe("code mode keeps source code intact", () => {
+  test("a version number after @since, version or section- is not an IPv4 address", () => {
+    for (const line of [
+      " * @since 2.1.2.0\n",
+      "see https://example.org/rfc#section-7.2.3.1 for details\n",
+      "Per §4.3.2.1 of the spec\n",
+      'version = "3.2.1.8"\n',
+      "# Changed in version 2: the 5.1.4.2 release of the wire format\n",
+      "const ORDER = [1.2.3.456];\n",
+    ])
+      expect(code(line)).toBe(line);
+  });
+
+  test("real addresses in URLs and host assignments stay redacted", () => {
+    const text =
+      'url = "http://8.8.4.4:8080/x"\nHOST = "93.184.216.34"\n// version 2 talks to http://93.184.216.34/\n';
+    const out = code(text);
+    expect(out).not.toContain("8.8.4.4");
+    expect(out).not.toContain("93.184.216.34");
+  });
+
+  test("a type named passwd is not a password's name", () => {
+    const line = "struct passwd *decc_getpwuid(uid_t uid);\n";
+    expect(code(line)).toBe(line);
+  });
+
+  test("a list element after 'password' is not its value, and is not erased elsewhere", () => {
+    const text =
+      '__all__ = ["login", "password", "encoding"]\n\ndef get(encoding):\n    return x.encoding or encoding\n';
+    expect(code(text)).toBe(text);
+  });
+
+  test("an identifier after a key constant is not a secret, nor are its other occurrences", () => {
+    const text = "from .helpers import WS_KEY, HttpVersion\nv = HttpVersion(1, 1)\nHttpVersion.x\n";
+    expect(code(text)).toBe(text);
+  });
+
+  test("a plain-identifier secret found once is not propagated through the file", () => {
+    // The quoted literal is taken (it is assigned to a secret's name) but the same word elsewhere is code.
+    const text = 'DB_PASSWORD = "connectionTimeout"\nconfig.connectionTimeout = 5\n';
+    const out = code(text);
+    expect(out).toContain("config.connectionTimeout = 5");
+    expect(out).not.toContain('"connectionTimeout"');
+  });
+});
+
+describe("code mode still catches real secrets", () => {
+  test("a provider-shaped key assigned to a constant", () => {
+    const out = code('const API_KEY = "sk-live-9fQ2xLr7Wb3Kt8Zp1Vm4Hc6Ny0Da5Js";\n');
+    expect(out).not.toContain("9fQ2xLr7Wb3Kt8Zp1Vm4Hc6Ny0Da5Js");
+    expect(out).toContain("[REDACTED:");
+  });
+
+  test("a quoted password literal", () => {
+    expect(code('password = "hunter2x9"\n')).toBe('password = "[REDACTED:password]"\n');
+  });
+
+  test("a PEM private key", () => {
+    const body = "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0";
+    const out = code(`key = """-----BEGIN RSA PRIVATE KEY-----\n${body}\n-----END RSA PRIVATE KEY-----"""\n`);
+    expect(out).not.toContain(body);
+    expect(out).toContain("[REDACTED:private_key]");
+  });
+
+  test("an AWS key pair in YAML", () => {
+    const id = "AKIAZ3MSJK4QWERTY7XQ";
+    const secret = "h7Kq2Lm9Xv4Rt8Wn3Bc6Zp1Jd5Fg0Ys2Ua7Qe9Tx";
+    const out = code(`aws:\n  access_key_id: ${id}\n  secret_access_key: ${secret}\n`);
+    expect(out).not.toContain(id);
+    expect(out).not.toContain(secret);
+  });
+
+  test("a credential in a URL and a propagated generated secret", () => {
+    const token = "q8Zr4Lk2Vx9Nw3Tb7Hm1";
+    const out = code(
+      `db = "postgres://app:Zx9vQ2mL7w@db.internal:5432/app"\nTOKEN = "${token}"\nheaders = {"X": "${token}"}\n`,
+    );
+    expect(out).not.toContain("Zx9vQ2mL7w");
+    expect(out).not.toContain(token);
+  });
+});
+
+describe("conversation mode is unchanged", () => {
+  test("without the option the old readings hold", () => {
+    expect(redact(" * @since 2.1.2.0\n").text).toContain("[REDACTED:ip]");
+    expect(redact("from .helpers import WS_KEY, HttpVersion\nv = HttpVersion(1, 1)\n").text).not.toContain(
+      "HttpVersion(1",
+    );
+  });
+});
