@@ -13,6 +13,9 @@ describe("code mode keeps source code intact", () => {
       'version = "3.2.1.8"\n',
       "# Changed in version 2: the 5.1.4.2 release of the wire format\n",
       "const ORDER = [1.2.3.456];\n",
+      "-- didn't have an Ord instance until template-haskell-2.10.0.0\n",
+      "/* See RFC 7231 section 3.1.2.2. */\n",
+      "// per RFC6265 5.2.3.4 the Domain Attribute says\n",
     ])
       expect(code(line)).toBe(line);
   });
@@ -25,8 +28,9 @@ describe("code mode keeps source code intact", () => {
     expect(out).not.toContain("93.184.216.34");
   });
 
-  test("a type named passwd is not a password's name", () => {
-    const line = "struct passwd *decc_getpwuid(uid_t uid);\n";
+  test("a type named passwd is not a password's name, nor is a member access after one", () => {
+    const line =
+      "struct passwd *decc_getpwuid(uid_t uid);\nconn->passwd = ssl_config->key_passwd;\nif(ssl_config->key) x();\n";
     expect(code(line)).toBe(line);
   });
 
@@ -38,6 +42,19 @@ describe("code mode keeps source code intact", () => {
 
   test("an identifier after a key constant is not a secret, nor are its other occurrences", () => {
     const text = "from .helpers import WS_KEY, HttpVersion\nv = HttpVersion(1, 1)\nHttpVersion.x\n";
+    expect(code(text)).toBe(text);
+  });
+
+  test("a type annotation, an enum member or a function name is not a secret's value", () => {
+    const text = [
+      "var credential: URLCredential?",
+      "public let keyEncoding: KeyEncoding = .useDefaultKeys",
+      "case .useDefaultKeys: key",
+      "  withXSRFToken: defaultToConfig2,",
+      "  cancelToken: defaultToConfig2,",
+      "function defaultToConfig2(a, b) {}",
+      "",
+    ].join("\n");
     expect(code(text)).toBe(text);
   });
 

@@ -7,6 +7,7 @@ import {
   isHostLike,
   isPlaceholder,
   isPlaceholderWord,
+  isPlainIdentifier,
   isStandardUuid,
   isTemplate,
   isUuidShape,
@@ -621,17 +622,20 @@ function readOperator(
  * In code (`RedactOptions.mode`), a value that is a name the code uses rather than a literal: a list
  * element after a secret's name (`["password", "encoding"]`, `WS_KEY, HttpVersion`) or an unquoted
  * identifier (`HttpVersion`, `read_timeout`), when it holds no digit; and an unquoted pointer or call
- * (`struct passwd *decc_getpwuid(…)`: there `passwd` is a type).
+ * (`struct passwd *decc_getpwuid(…)`: there `passwd` is a type) or member access (`key_passwd = conn->…`).
  */
 function isCodeName(raw: string, quoted: boolean, op: Operator, list: boolean): boolean {
-  if (/^[A-Za-z_]+$/.test(raw)) {
+  if (isPlainIdentifier(raw)) {
     if (list || op === "comma" || op === "spaced") return true;
-    // An all-lowercase word unquoted after `=` may still be a `.env` password; a case change or an
-    // underscore makes it an identifier.
-    if (!quoted) return /_|[a-z][A-Z]|^[A-Z][a-z]/.test(raw);
+    // An all-lowercase word unquoted after `=` may still be a `.env` password; a case change, an
+    // underscore, a member dot or an optional mark makes it an identifier.
+    if (!quoted) return /_|[a-z][A-Z]|^[A-Z][a-z]|^\.|[?!]$/.test(raw);
     return false;
   }
-  return !quoted && /^[*&]|[()]/.test(raw);
+  // `defaultToConfig2`: camelCase words with one trailing digit name a function or variable.
+  if (!quoted && /^[a-z]+(?:[A-Z][a-z]+)+\d?$/.test(raw)) return true;
+  // `*decc_getpwuid(uid_t`; `ssl_config-` is `ssl_config->…` cut at `>`.
+  return !quoted && (/^[*&]|[()]/.test(raw) || /^[A-Za-z_]\w*-$/.test(raw));
 }
 
 /**

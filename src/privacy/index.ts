@@ -10,7 +10,7 @@ import { findPersonalData } from "./personal.ts";
 import { findProviderTokens } from "./providers.ts";
 import { maskCandidates, needsReview, strictEntropyFindings } from "./review.ts";
 import { findStructuredSecrets } from "./structured.ts";
-import { marker } from "./text.ts";
+import { isPlainIdentifier, marker } from "./text.ts";
 import type { Finding } from "./types.ts";
 import { findUserRules, loadProjectRules } from "./user-rules.ts";
 
@@ -52,13 +52,6 @@ const SECRET_KINDS_EXCLUDED_FROM_REPEATS = new Set([
 /** Bounds the extra scans: each distinct secret costs one pass over the text. */
 const MAX_REPEAT_SCANS = 32;
 
-/**
- * In code a plain identifier (`encoding`, `HttpVersion`, `connect_timeout`: letters and underscores, no
- * digit) repeats because it is a name the code uses, so erasing its every occurrence wrecks the file; a
- * generated secret almost always holds a digit.
- */
-const PLAIN_IDENTIFIER_RE = /^[A-Za-z_]+$/;
-
 /** `ANY_id=s3cr3t… ANY_token=s3cr3t…`: a secret found once is redacted everywhere it occurs. */
 function findRepeats(text: string, found: Finding[], code: boolean): void {
   const seen = new Set<string>();
@@ -67,7 +60,8 @@ function findRepeats(text: string, found: Finding[], code: boolean): void {
     const f = found[i];
     if (f.end - f.start < 8 || SECRET_KINDS_EXCLUDED_FROM_REPEATS.has(f.kind)) continue;
     const value = text.slice(f.start, f.end);
-    if (seen.has(value) || (code && PLAIN_IDENTIFIER_RE.test(value))) continue;
+    // In code a plain identifier repeats because the code uses the name: erasing it everywhere wrecks the file.
+    if (seen.has(value) || (code && isPlainIdentifier(value))) continue;
     seen.add(value);
     for (let p = text.indexOf(value); p >= 0; p = text.indexOf(value, p + value.length)) {
       if (p !== f.start) found.push({ start: p, end: p + value.length, kind: f.kind });

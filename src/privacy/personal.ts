@@ -202,10 +202,14 @@ export function isIpv6(candidate: string): boolean {
   return /\d/.test(address);
 }
 
-/** `@since 2.1.2.0`, `version = "3.2.1.8"`, `section-7.2.3.1`, `§4.3.2.1`: a dotted number that is a version. */
-const VERSION_BEFORE_RE = /(?:@since|\bversions?|\bv\.?|\bsection-|§)\s*[:=]?\s*["']?$/i;
-/** A comment line (`//`, `#`, `*`, `--`, `;`) that talks about versions or releases. */
-const VERSION_COMMENT_RE = /^\s*(?:\/\/|\/\*|\*|#|--|;).*\b(?:version|release[ds]?|since|changelog)\b/i;
+/**
+ * `@since 2.1.2.0`, `version = "3.2.1.8"`, `section-7.2.3.1`, `§4.3.2.1`, `template-haskell-2.10.0.0`: a
+ * dotted number that is a version or a section.
+ */
+const VERSION_BEFORE_RE = /(?:@since|\bversions?|\bv\.?|\bsections?[- ]|§|[A-Za-z]-)\s*[:=]?\s*["']?$/i;
+/** A comment line (`//`, `#`, `*`, `--`, `;`) that talks about versions, releases or a standard's sections. */
+const VERSION_COMMENT_RE =
+  /^\s*(?:\/\/|\/\*|\*|#|--|;).*\b(?:version|release[ds]?|since|changelog|rfc\s?\d+|section|standard)\b/i;
 /** Where an address really is one even in a version comment: a URL's host, after `@`, or a host's value. */
 const ADDRESS_BEFORE_RE = /(?:\/\/|@|\b(?:host|ip|addr|address|server)\w*\s*[:=]\s*["']?)$/i;
 

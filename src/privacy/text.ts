@@ -367,3 +367,12 @@ export function isStandardUuid(value: string): boolean {
   if (/^[0-]+$/.test(value) || /^[fF-]+$/.test(value)) return true;
   return v >= "1" && v <= "8" && "89ab".includes(variant);
 }
+
+/**
+ * A name as code writes it: `encoding`, `HttpVersion`, `read_timeout`, with an optional member dot
+ * (`.useDefaultKeys`) or optional-type mark (`URLCredential?`). Letters and underscores only: a generated
+ * secret almost always holds a digit.
+ */
+export function isPlainIdentifier(value: string): boolean {
+  return /^[.$]?[A-Za-z_]+[?!]?$/.test(value);
+}
