@@ -14,6 +14,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { benchReposDir } from "./bench-repos.ts";
 import { BENCH_DIR, type BenchRepo, readBenchRepos } from "./checkout-repos.ts";
 
 const K = 10;
@@ -74,12 +75,7 @@ if (import.meta.main) {
       verbose: { type: "boolean" },
     },
   });
-  const reposDir = process.env.TRIFORGE_BENCH_REPOS;
-  if (!reposDir || !existsSync(reposDir)) {
-    console.error("set TRIFORGE_BENCH_REPOS to the folder benchmark/checkout-repos.ts filled");
-    process.exit(2);
-  }
-  process.env.TRIFORGE_HOME ??= "/tmp/triforge-bench-home";
+  const reposDir = benchReposDir();
   const { openIndex, searchLoaded } = await import("../src/code/index.ts");
   const checkout = existsSync(join(reposDir, "checkout.json"))
     ? JSON.parse(readFileSync(join(reposDir, "checkout.json"), "utf8"))

@@ -27,6 +27,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { benchReposDir } from "./bench-repos.ts";
 import { readBenchRepos } from "./checkout-repos.ts";
 import { benchRoot, readAnnotations } from "./code-quality.ts";
 
@@ -124,12 +125,7 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: { repos: { type: "string" }, json: { type: "string" }, generated: { type: "string" } },
   });
-  const reposDir = process.env.TRIFORGE_BENCH_REPOS;
-  if (!reposDir || !existsSync(reposDir)) {
-    console.error("set TRIFORGE_BENCH_REPOS to the folder benchmark/checkout-repos.ts filled");
-    process.exit(2);
-  }
-  process.env.TRIFORGE_HOME ??= "/tmp/triforge-bench-home";
+  const reposDir = benchReposDir();
   const { openIndex, searchLoaded } = await import("../src/code/index.ts");
   const { QUERY_STOPWORDS } = await import("../src/code/tokens.ts");
   const { loadModel } = await import("../src/embed/source.ts");

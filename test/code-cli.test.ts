@@ -1,11 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { indexFile } from "../src/code/store.ts";
-import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+import { compiledBinary, connectServe, runBinary, tempDir } from "./helpers.ts";
 
 const home = tempDir("triforge-code-cli-");
 
@@ -215,15 +213,7 @@ describe("triforge code-index and find-related (compiled binary)", () => {
 describe("the MCP tools (compiled binary's serve, SDK client)", () => {
   test("find_related answers; a repo that does not exist is a tool error the agent can read", async () => {
     const root = sample();
-    const transport = new StdioClientTransport({
-      command: await compiledBinary(),
-      args: ["serve"],
-      cwd: root,
-      env: { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), PATH: process.env.PATH ?? "" },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "code-test", version: "0" });
-    await client.connect(transport);
+    const client = await connectServe({ cwd: root, home, name: "code-test" });
     try {
       const related = (await client.callTool(
         { name: "find_related", arguments: { file_path: "src/auth/session.py", line: 4 } },
@@ -253,14 +243,10 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
   test("serve's warm-up opens a saved code index of its folder (refreshing it) and never builds one unasked", async () => {
     const indexed = sample();
     const fresh = sample();
-    const env = {
-      HOME: home,
-      TRIFORGE_HOME: join(home, ".claude", "triforge"),
-      PATH: process.env.PATH ?? "",
-    };
+    const triforgeHome = join(home, ".claude", "triforge");
     expect((await runBinary(["code-index", indexed], { home })).code).toBe(0);
     const saved = (root: string) => {
-      process.env.TRIFORGE_HOME = env.TRIFORGE_HOME;
+      process.env.TRIFORGE_HOME = triforgeHome;
       return indexFile(realpathSync(root));
     };
     const before = statSync(saved(indexed)).mtimeMs;
@@ -269,15 +255,7 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
     /** Serves in `cwd` until `untilSettled()` or `limitMs`; returns how long that took. */
     const serve = async (cwd: string, untilSettled: () => boolean, limitMs: number) => {
       const started = performance.now();
-      const transport = new StdioClientTransport({
-        command: await compiledBinary(),
-        args: ["serve"],
-        cwd,
-        env,
-        stderr: "pipe",
-      });
-      const client = new Client({ name: "warm-test", version: "0" });
-      await client.connect(transport);
+      const client = await connectServe({ cwd, home, name: "warm-test" });
       try {
         while (performance.now() - started < limitMs && !untilSettled()) await Bun.sleep(50);
         return performance.now() - started;

@@ -9,12 +9,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { redactKeepingLines } from "../src/code/redact.ts";
 import { indexFile, loadIndex, saveIndex } from "../src/code/store.ts";
-import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+import { connectServe, runBinary, tempDir } from "./helpers.ts";
 
 const AWS_KEY = "AKIAZ3MSJK4QWERTY7XQ";
 const PEM_BODY = [
@@ -215,15 +213,7 @@ describe("the code index holds no secrets (compiled binary)", () => {
   test("code_search over MCP (compiled binary's serve) hands the agent markers, never the secrets", async () => {
     const home = tempDir("triforge-code-privacy-home-");
     const root = leakyRepo();
-    const transport = new StdioClientTransport({
-      command: await compiledBinary(),
-      args: ["serve"],
-      cwd: root,
-      env: { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), PATH: process.env.PATH ?? "" },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "code-privacy-test", version: "0" });
-    await client.connect(transport);
+    const client = await connectServe({ cwd: root, home, name: "code-privacy-test" });
     try {
       for (const query of ["api_key storage bucket", "testKey signing fixture"]) {
         const result = await client.callTool(

@@ -35,7 +35,10 @@ export function compiledBinary(): Promise<string> {
     const target = hostTarget();
     const file = join(ROOT, "dist", `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`);
     mkdirSync(join(ROOT, "dist"), { recursive: true });
-    const stale = !existsSync(file) || statSync(file).mtimeMs < Math.max(newestSourceMtime(join(ROOT, "src")), statSync(join(ROOT, "package.json")).mtimeMs);
+    const stale =
+      !existsSync(file) ||
+      statSync(file).mtimeMs <
+        Math.max(newestSourceMtime(join(ROOT, "src")), statSync(join(ROOT, "package.json")).mtimeMs);
     if (stale) {
       // Build beside the target and rename: several test runs may build at once.
       const scratch = mkdtempSync(join(ROOT, "dist", ".build-"));
@@ -72,7 +75,11 @@ export async function spawnCollect(
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -84,7 +91,45 @@ export async function runBinary(
   const binary = await compiledBinary();
   return spawnCollect([binary, ...args], {
     cwd: options.cwd,
-    env: { ...process.env, HOME: options.home, USERPROFILE: options.home, TRIFORGE_HOME: join(options.home, ".claude", "triforge"), ...options.env },
+    env: {
+      ...process.env,
+      HOME: options.home,
+      USERPROFILE: options.home,
+      TRIFORGE_HOME: join(options.home, ".claude", "triforge"),
+      ...options.env,
+    },
     stdin: options.stdin,
   });
+}
+
+/** Runs `fn` and returns what it threw; a test fails when nothing was thrown. */
+export async function failure(fn: () => Promise<unknown>): Promise<Error> {
+  try {
+    await fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a failure");
+}
+
+/** The SDK's own MCP client connected to the compiled binary's `serve`, with an isolated home. */
+export async function connectServe(options: { cwd: string; home: string; name: string }) {
+  const [{ Client }, { StdioClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/stdio.js"),
+  ]);
+  const transport = new StdioClientTransport({
+    command: await compiledBinary(),
+    args: ["serve"],
+    cwd: options.cwd,
+    env: {
+      HOME: options.home,
+      TRIFORGE_HOME: join(options.home, ".claude", "triforge"),
+      PATH: process.env.PATH ?? "",
+    },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: options.name, version: "0" });
+  await client.connect(transport);
+  return client;
 }

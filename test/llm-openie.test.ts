@@ -20,6 +20,7 @@ import {
 import { jsonCandidates, repairTruncated } from "../src/llm/json.ts";
 import { capWords } from "../src/llm/summary.ts";
 import { startFakeAnthropic, textReply } from "./fakes/anthropic.ts";
+import { failure } from "./helpers.ts";
 
 const fake = startFakeAnthropic({ fallback: null });
 afterAll(() => fake.stop());
@@ -33,15 +34,6 @@ const llm = (await resolveLlm(
 const CHUNK =
   "user: The release build of triforge fails on Windows: build/build.ts cannot find tokenizers.node.\n" +
   "assistant: The addon for win32-x64 was not installed. I added `bun install --os='*' --cpu='*'` to the CI step and the build passes.";
-
-async function failure(fn: () => Promise<unknown>): Promise<Error> {
-  try {
-    await fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a failure");
-}
 
 describe("extractOpenIE", () => {
   test("asks for named entities, then for triples that use them", async () => {

@@ -26,7 +26,7 @@ import {
 import { errorReply, hangReply, rawReply, startFakeAnthropic, textReply } from "./fakes/anthropic.ts";
 import { startFakeOllama } from "./fakes/ollama.ts";
 import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
-import { tempDir } from "./helpers.ts";
+import { failure, tempDir } from "./helpers.ts";
 
 const anthropic = startFakeAnthropic({ apiKey: "sk-ant-test", fallback: null });
 const openai = startFakeOpenAI({ apiKey: "sk-openai-test", fallback: null });
@@ -65,16 +65,6 @@ function options(env: Record<string, string>, extra: ResolveOptions = {}): Resol
 }
 
 const auto = { llm: "auto" as const };
-
-/** Runs `fn` and returns what it threw. */
-async function failure(fn: () => Promise<unknown>): Promise<Error> {
-  try {
-    await fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a failure");
-}
 
 describe("choosing a provider", () => {
   test("with no key and no Ollama there is no LLM, and each provider says why", async () => {
