@@ -240,6 +240,49 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
     }
   });
 
+  test("repo '~' and '~/x' (and a file_path '~/x/f') mean the home folder: no shell expands them on the way", async () => {
+    // A home of its own holding only the project, so that '~' is a small folder to index.
+    const userHome = tempDir("triforge-code-home-");
+    for (const [path, content] of Object.entries({
+      "proj/src/auth/session.py": "def verify_session_token(token):\n    return token.endswith('.sig')\n",
+      "proj/src/auth/login.py": "def login(request):\n    return verify_session_token(request.token)\n",
+    })) {
+      mkdirSync(dirname(join(userHome, path)), { recursive: true });
+      writeFileSync(join(userHome, path), content);
+    }
+    const elsewhere = tempDir("triforge-code-cwd-");
+    const client = await connectServe({ cwd: elsewhere, home: userHome, name: "home-test" });
+    type Result = {
+      isError?: boolean;
+      content: { text?: string }[];
+      structuredContent?: { repo: string; hits: { file_path: string }[] };
+    };
+    try {
+      for (const [repo, path] of [
+        ["~/proj", "src/auth/session.py"],
+        ["~", "proj/src/auth/session.py"],
+      ]) {
+        const found = (await client.callTool(
+          { name: "code_search", arguments: { query: "verify_session_token", repo } },
+          CallToolResultSchema,
+        )) as Result;
+        expect(found.isError).toBeFalsy();
+        expect(found.structuredContent?.hits[0].file_path).toBe(path);
+      }
+      const related = (await client.callTool(
+        {
+          name: "find_related",
+          arguments: { file_path: "~/proj/src/auth/session.py", line: 1, repo: "~/proj" },
+        },
+        CallToolResultSchema,
+      )) as Result;
+      expect(related.isError).toBeFalsy();
+      expect(related.structuredContent?.hits[0].file_path).toBe("src/auth/login.py");
+    } finally {
+      await client.close();
+    }
+  });
+
   test("serve's warm-up opens a saved code index of its folder (refreshing it) and never builds one unasked", async () => {
     const indexed = sample();
     const fresh = sample();

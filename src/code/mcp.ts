@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { ToolInputError } from "../mcp/context.ts";
+import { expandHome, ToolInputError } from "../mcp/context.ts";
 import { toolErrors } from "../mcp/errors.ts";
 import searchDescription from "./code_search.txt" with { type: "text" };
 import relatedDescription from "./find_related.txt" with { type: "text" };
@@ -41,7 +41,7 @@ const repoArgument = z
   .string()
   .optional()
   .describe(
-    "Repository folder; defaults to the client's working directory (relative paths resolve against it)",
+    "Repository folder; defaults to the client's working directory (relative paths resolve against it, ~ is the home folder)",
   );
 
 /** Runs a core call, turning a bad repository or file argument into an error the agent can fix. */
@@ -56,7 +56,8 @@ async function core<T>(run: (code: typeof import("./index.ts")) => Promise<T>): 
 }
 
 export function registerCodeTools(server: McpServer, context: { defaultRepo: () => string }): void {
-  const repoOf = (repo?: string) => (repo ? resolve(context.defaultRepo(), repo) : context.defaultRepo());
+  const repoOf = (repo?: string) =>
+    repo ? resolve(context.defaultRepo(), expandHome(repo)) : context.defaultRepo();
 
   server.registerTool(
     "code_search",
@@ -129,7 +130,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
     toolErrors("find_related", async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
       const { result, text } = await core(async (code) => {
         const { formatHits } = await import("./format.ts");
-        const result = await code.findRelated(repoOf(repo), file_path, line, {
+        const result = await code.findRelated(repoOf(repo), expandHome(file_path), line, {
           topK: top_k,
           maxSnippetLines: max_snippet_lines,
         });

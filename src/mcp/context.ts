@@ -24,8 +24,8 @@ export function memoryProjectRoot(context: ServerContext, projectPath?: string):
   return findProjectRoot(start) ?? start;
 }
 
-/** Agents often write `~/project`; no shell expands it on the way here. */
-function expandHome(path: string): string {
+/** Agents often write `~/project`; no shell expands it on the way here (rag_search, code_search, find_related). */
+export function expandHome(path: string): string {
   return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
 
