@@ -105,6 +105,42 @@ describe("triforge search (compiled binary)", () => {
     expect(index.code).toBe(1);
   });
 
+  test("a 10 KB query, a punctuation-only query and an invalid UTF-8 file are answered, each with its note", async () => {
+    const root = sample();
+    writeFileSync(
+      join(root, "src/latin1.py"),
+      new Uint8Array([
+        ...new TextEncoder().encode("caf"),
+        0xe9,
+        ...new TextEncoder().encode(" = 'uniqueLatinMarker'\n"),
+      ]),
+    );
+    writeFileSync(join(root, "src/ops.ts"), "export const pick = (o?: { a?: number }) => o?.a ?? 0;\n");
+    const index = await runBinary(["code-index", root, "--json"], { home });
+    expect(index.code).toBe(0);
+    expect(JSON.parse(index.stdout)).toMatchObject({ files: 6, invalidUtf8: 1 });
+    const latin = await runBinary(["search", "uniqueLatinMarker", root, "--json"], { home });
+    expect(JSON.parse(latin.stdout).hits[0]).toMatchObject({ file_path: "src/latin1.py" });
+    expect(JSON.parse(latin.stdout).hits[0].content).toContain("caf\uFFFD = 'uniqueLatinMarker'");
+
+    const long = await runBinary(["search", "verify session token ".repeat(500), root, "--json"], { home });
+    expect(long.code).toBe(0);
+    const longResult = JSON.parse(long.stdout);
+    expect(longResult.hits[0].file_path).toBe("src/auth/session.py");
+    expect(longResult.note).toContain("the query was cut to its first 4000 characters");
+    const longText = await runBinary(["search", "verify session token ".repeat(500), root], { home });
+    expect(longText.stderr).toContain("triforge search: the query was cut");
+
+    const punctuation = await runBinary(["search", "?.", root, "--content", "all", "--json"], { home });
+    expect(punctuation.code).toBe(0);
+    expect(JSON.parse(punctuation.stdout).hits.map((h: { file_path: string }) => h.file_path)).toEqual([
+      "src/ops.ts",
+    ]);
+    const nothing = await runBinary(["search", "#@!", root], { home });
+    expect(nothing).toMatchObject({ code: 0, stdout: "" });
+    expect(nothing.stderr).toBe("triforge search: nothing in 6 indexed files matches\n");
+  });
+
   test("bad options are usage errors (exit 2)", async () => {
     const root = sample();
     expect((await runBinary(["search", "x", root, "-k", "zero"], { home })).code).toBe(2);
