@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { chunkRecords } from "../src/memory/chunking.ts";
-import { extractiveSummary, isFilePath } from "../src/memory/summary.ts";
+import { extractiveSummary, isDecision, isFilePath } from "../src/memory/summary.ts";
 import { exchange } from "./memory-helpers.ts";
 
 describe("the extractive summary's Files: line", () => {
@@ -65,5 +65,62 @@ describe("the extractive summary's Discussed: line", () => {
     expect(discussed.endsWith("…")).toBe(true);
     expect(discussed).not.toMatch(/\[[A-Z:a-z_]*…$/);
     expect(discussed).toMatch(/is…$/);
+  });
+});
+
+describe("the extractive summary's Decided: lines", () => {
+  const decidedLines = (user: string, assistant: string) => {
+    const summary = extractiveSummary(chunkRecords(exchange("decided", user, assistant)));
+    return (
+      summary
+        .match(/^Decided:\n((?:- .*\n?)*)/m)?.[1]
+        .trim()
+        .split("\n") ?? []
+    );
+  };
+
+  test("statements of a decision are listed", () => {
+    for (const sentence of [
+      "We'll use SQLite for the store.",
+      "Decided to drop Python 2 support.",
+      "Let's keep the retry limit at three attempts.",
+      "The fix was a missing await in the session loader.",
+      "Do not commit the generated bundle to git.",
+      "Great, we'll switch the queue to Redis streams.",
+    ]) {
+      expect({ sentence, decision: isDecision(sentence) }).toEqual({ sentence, decision: true });
+    }
+    expect(
+      decidedLines(
+        "How should the store work?",
+        "We'll use SQLite for the store. Decided to drop Python 2 support.",
+      ),
+    ).toEqual(["- We'll use SQLite for the store.", "- Decided to drop Python 2 support."]);
+  });
+
+  test("questions, acknowledgements and greetings are not decisions", () => {
+    for (const sentence of [
+      "Great, that fixed it.",
+      "Should we use Redis for the cache?",
+      "Should we use Redis for the cache",
+      "How do we switch the build to esbuild",
+      "Do we still need to support Windows 7?",
+      "I'm not sure whether we should move to Postgres.",
+      "Thanks, that should do it!",
+      "Yes, let's do that!",
+      "Perfect, it's fixed now.",
+      "Hi! Hope that fixed it for you.",
+    ]) {
+      expect({ sentence, decision: isDecision(sentence) }).toEqual({ sentence, decision: false });
+    }
+    const lines = decidedLines(
+      "Should we use Redis for the cache? Great, that fixed it. Thanks, that should do it!",
+      "Yes, let's do that! We decided to keep the cache in memory for now.",
+    );
+    expect(lines).toEqual(["- We decided to keep the cache in memory for now."]);
+  });
+
+  test("a question mark inside a URL does not make a statement a question", () => {
+    expect(isDecision("We fixed the redirect for /login?next=/home in the router.")).toBe(true);
   });
 });

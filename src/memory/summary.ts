@@ -9,7 +9,52 @@ import type { Chunk } from "./chunking.ts";
 import { extractGraph, FILE_EXTENSIONS } from "./extract.ts";
 
 const DECISION =
-  /\b(?:decid\w*|agreed?|we(?:'ll| will) (?:use|go|keep|switch)|let's|going with|chose|choose|switch(?:ed)? to|settled on|plan(?:ned)? (?:is|to)|instead of|the fix (?:is|was)|fixed|resolved|must|should(?: not)?|don't|never|always|renamed?|replaced?|removed?|added?|moved?)\b/i;
+  /\b(?:decid\w*|agreed?|we(?:'ll| will) (?:use|go|keep|switch)|let's|going with|chose|choose|switch(?:ed)? to|settled on|plan(?:ned)? (?:is|to)|instead of|the fix (?:is|was)|fixed|resolved|must|should(?: not)?|don't|do not|never|always|renamed?|replaced?|removed?|added?|moved?)\b/i;
+/**
+ * A question is not a decision: a question mark ending a clause (not `?` inside a URL such as
+ * `/login?next=/`), a sentence opening like a question (an auxiliary then its subject: "Should we use Redis", "How do we …"), or an
+ * indirect one ("not sure whether we should …", "I wonder if …").
+ */
+const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
+const QUESTION_OPENING =
+  /^(?:(?:what|which|why|how|when|where|who)\s+)?(?:should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has)\s+(?:we|i|you|it|this|that|they|there|the|he|she|our|my|your)\b/i;
+const INDIRECT_QUESTION = /\b(?:whether|wonder(?:ing)? if|not sure (?:if|about))\b/i;
+/** Interjections that open a reply ("Great,", "Thanks!", "Ok so"): what follows them is read alone. */
+const ACKNOWLEDGEMENT =
+  /^(?:(?:great|thanks?(?: you)?|thx|perfect|awesome|nice|cool|ok(?:ay)?|yes|yeah|yep|sure|good|hi|hello|hey|right|sounds good|got it|alright|excellent|wonderful|oh|ah|wow|so|well)\b[\s,!.:;-]*)+/i;
+/**
+ * Words that carry no content of their own: pronouns, function words and the decision verbs. A sentence
+ * naming nothing beyond them ("that fixed it", "let's do that", "that should work") is an
+ * acknowledgement, not a decision worth a line of every SessionStart prelude.
+ */
+const FILLER_WORDS = new Set(
+  (
+    "a an the this that these those it its it's i i'm i've me my we we'll we've we're us our you you're your " +
+    "he she they them their there here so then now just also too very really all both it's that's what's " +
+    "is are was were be been being am do does did done doing have has had will would shall should could can " +
+    "may might must not no yes to of in on at for with by from as and or but if up out again still " +
+    "decided decide agreed agree let's lets going go went with chose choose switched switch settled plan " +
+    "planned instead fix fixed fixes resolved resolve works work worked working rename renamed replace " +
+    "replaced remove removed add added move moved don't never always one thing things way stuff ok okay " +
+    "great thanks thank perfect awesome nice cool good fine sure right well"
+  ).split(" "),
+);
+/** A decision names at least this many words of its own (SQLite, store; drop, Python 2). */
+const MIN_CONTENT_WORDS = 2;
+
+/**
+ * Whether a sentence states a decision or commitment ("We'll use SQLite for the store", "Decided to
+ * drop Python 2"): it has a decision word, is not a question, and names something beyond filler
+ * ("Great, that fixed it." and "Should we use Redis?" are not decisions).
+ */
+export function isDecision(sentence: string): boolean {
+  if (!DECISION.test(sentence) || QUESTION_MARK.test(sentence)) return false;
+  const rest = sentence.replace(ACKNOWLEDGEMENT, "");
+  if (QUESTION_OPENING.test(rest) || INDIRECT_QUESTION.test(rest)) return false;
+  const words = rest.toLowerCase().match(/[\p{L}\p{N}](?:[\p{L}\p{N}'._/-]*[\p{L}\p{N}])?/gu) ?? [];
+  return words.filter((word) => !FILLER_WORDS.has(word)).length >= MIN_CONTENT_WORDS;
+}
+
 /** A sentence ends at . ! ? followed by space (so `4.1.5` and `a.yml` stay whole) or at a line break. */
 const SENTENCE_BREAK = /(?<=[.!?])\s+|\n+/;
 const MAX_DECISIONS = 4;
@@ -76,7 +121,7 @@ export function extractiveSummary(
   for (const chunk of chunks) {
     for (const part of chunk.text.split(SENTENCE_BREAK)) {
       const sentence = part.trim().replace(LIST_MARKER, "");
-      if (decisions.length < MAX_DECISIONS && sentence.length > 20 && DECISION.test(sentence)) {
+      if (decisions.length < MAX_DECISIONS && sentence.length > 20 && isDecision(sentence)) {
         const clipped = clip(sentence, MAX_SENTENCE_CHARS);
         if (!decisions.includes(clipped)) decisions.push(clipped);
       }
