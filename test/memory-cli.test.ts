@@ -80,11 +80,30 @@ describe("triforge index / recall / forget", () => {
     expect(readFileSync(join(dataDir, "summary.md"), "utf8")).toContain("## 2025-04-01 · session cli-1");
   }, 40_000);
 
+  test("index while another indexer holds the lock says so on stdout and exits 0", async () => {
+    const { root, dataDir } = await projectWithLog("busy");
+    const { tryLock } = await import("../src/memory/lock.ts");
+    const lock = tryLock(join(dataDir, "index.lock"), "test indexer");
+    expect(lock).toBeDefined();
+    try {
+      const busy = await runBinary(["index", `--project=${root}`], { home });
+      expect(busy.code).toBe(0);
+      expect(busy.stdout).toContain(`another indexer is running for ${root}`);
+      expect(busy.stderr).toBe("");
+    } finally {
+      lock?.release();
+    }
+  });
+
   test("index in the foreground reports what it did; recall prints wrapped excerpts and JSON", async () => {
     const { root } = await projectWithLog("fg");
     const indexed = await runBinary(["index", `--project=${root}`], { home });
     expect(indexed.code).toBe(0);
-    expect(indexed.stderr).toContain("2 new chunk(s) from 4 record(s) in 2 session(s)");
+    // The report is the command's output: on stdout, with nothing on stderr when all went well.
+    expect(indexed.stdout).toBe(
+      `indexed ${root}: 2 new chunk(s) from 4 record(s) in 2 session(s); graph by the local extractor (no LLM)\n`,
+    );
+    expect(indexed.stderr).toBe("");
     const text = await runBinary(["recall", "why is buildIndex slow", "--project", root, "--top-k", "1"], {
       home,
     });

@@ -46,7 +46,7 @@ export default defineCommand({
       const result = await indexProject(root, { onProgress: bar });
       bar?.({ phase: "done", done: 0, total: 0 });
       if (result.status === "busy") {
-        process.stderr.write(`another indexer is running for ${root}; it will pick up the new lines\n`);
+        process.stdout.write(`another indexer is running for ${root}; it will pick up the new lines\n`);
         return 0;
       }
       const parts = [
@@ -57,7 +57,8 @@ export default defineCommand({
       parts.push(result.llm ? `graph by ${result.llm}` : "graph by the local extractor (no LLM)");
       if (result.llmFailures)
         parts.push(`${result.llmFailures} LLM failure(s), retried next run (see errors.log)`);
-      process.stderr.write(`indexed ${root}: ${parts.join("; ")}\n`);
+      // The run's report is its output (stdout); stderr carries only the progress bar and errors.
+      process.stdout.write(`indexed ${root}: ${parts.join("; ")}\n`);
       return 0;
     } catch (error) {
       logError("index", error, root);
