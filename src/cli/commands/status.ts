@@ -8,6 +8,26 @@ import { configPath, readProjectConfig } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { projectDataDir } from "../paths.ts";
 
+/** The storage backends a config may name (see ProjectConfig); those this version lacks fall back to local. */
+const STORAGE_SETTINGS = ["local", "postgres", "insforge"];
+
+/**
+ * What is wrong with the config's values, one `key is X, expected Y` each. The hooks fail open on a bad
+ * value (logged to errors.log), so without this line status would show an active project quietly running
+ * without, e.g., its LLM.
+ */
+function configProblems(config: Record<string, unknown>, llmSettings: readonly string[]): string[] {
+  const problems: string[] = [];
+  const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
+  if (!llmSettings.includes(config.llm as string))
+    problems.push(`llm is ${shown(config.llm)}, expected one of ${llmSettings.join(", ")}`);
+  if (!STORAGE_SETTINGS.includes(config.storage as string))
+    problems.push(`storage is ${shown(config.storage)}, expected one of ${STORAGE_SETTINGS.join(", ")}`);
+  if (!Array.isArray(config.exclude) || config.exclude.some((rule) => typeof rule !== "string"))
+    problems.push(`exclude is ${shown(config.exclude)}, expected a list of strings`);
+  return problems;
+}
+
 /** How many of the newest errors.log entries status shows. */
 const RECENT_ERRORS = 3;
 
@@ -28,6 +48,10 @@ export default defineCommand({
     } catch (error) {
       throw new UserError((error as Error).message);
     }
+    // PERF: the LLM settings list comes with the provider chain's module, needed only here.
+    const { LLM_SETTINGS } = await import("../../llm/resolve.ts");
+    const problems = config ? configProblems(config as unknown as Record<string, unknown>, LLM_SETTINGS) : [];
+    const configError = problems.length ? `${configPath(root)}: ${problems.join("; ")}` : undefined;
     const dir = projectDataDir(root);
     const files = diskUsage(dir);
     const errorsLog = join(dir, "errors.log");
@@ -42,6 +66,7 @@ export default defineCommand({
       // Where memory really is: a configured backend this version lacks falls back to the local store.
       storedIn: config ? (storageAvailable(config.storage) ? config.storage : "local") : undefined,
       llm: config?.llm,
+      ...(configError ? { configError } : {}),
       dataDir: dir,
       ...memory,
       disk: { totalBytes: files.reduce((sum, f) => sum + f.bytes, 0), files },
@@ -54,6 +79,11 @@ export default defineCommand({
     const lines = [
       `Project    ${displayPath(root)} — ${active ? `memory active (storage ${config ? describeStorage(config.storage) : "?"}, llm ${config?.llm})` : "memory not active (run 'triforge activate' or /rag)"}`,
     ];
+    // Said right under the project line: everything below may be the result of it.
+    if (configError)
+      lines.push(
+        `Config     ${displayPath(configPath(root))}: ${problems.join("; ")} (see 'triforge doctor')`,
+      );
     if (existsSync(dir) && !active) {
       // memoryStatus reads nothing of an inactive project: its zero counts would say the memory is gone.
       lines.push(
