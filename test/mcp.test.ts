@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -248,7 +248,7 @@ describe("triforge serve: tools and schemas", () => {
     }
   });
 
-  test("a core that fails gives a tool error result, logged to errors.log, and the server keeps serving", async () => {
+  test("a core that fails gives a tool error result, logged to the project's errors.log, and the server keeps serving", async () => {
     const root = activeFolder("broken-store");
     // A folder where the SQLite store file should be: opening it fails inside the memory core.
     mkdirSync(
@@ -262,7 +262,15 @@ describe("triforge serve: tools and schemas", () => {
         expect(result.isError).toBe(true);
         expect(textOf(result)).toStartWith(`${tool} failed: `);
       }
-      expect(readFileSync(join(dataHome, "errors.log"), "utf8")).toContain("[mcp memory_status]");
+      // The project's own errors.log, where `triforge status` shows it; the global one stays clean.
+      const projectLog = readFileSync(
+        inDataHome(() => join(projectDataDir(root), "errors.log")),
+        "utf8",
+      );
+      expect(projectLog).toContain("[mcp memory_status]");
+      expect(projectLog).toContain("[mcp rag_search]");
+      const globalLog = join(dataHome, "errors.log");
+      expect(existsSync(globalLog) ? readFileSync(globalLog, "utf8") : "").not.toContain("[mcp ");
       expect(
         (await call(client, "rag_search", { query: "x", project_path: folder("healthy") })).isError,
       ).toBeFalsy();

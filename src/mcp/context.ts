@@ -36,3 +36,8 @@ function isDirectory(path: string): boolean {
     return false;
   }
 }
+
+/** For toolErrors: the folder a memory tool call is about (its project_path, else the default root). */
+export function projectOfCall(context: ServerContext): (args: { project_path?: string }) => string {
+  return ({ project_path }) => memoryProjectRoot(context, project_path);
+}

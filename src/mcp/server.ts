@@ -6,6 +6,7 @@ import { logError } from "../cli/log.ts";
 import { findProjectRoot } from "../project/config.ts";
 import { registerCodeTools } from "../code/mcp.ts";
 import type { ServerContext } from "./context.ts";
+import { activeProject } from "./errors.ts";
 import instructions from "./instructions.txt" with { type: "text" };
 import { ClientRoots } from "./roots.ts";
 import { registerMemoryStatus } from "./tools/memory_status.ts";
@@ -133,7 +134,13 @@ function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
     const root = findProjectRoot(context.defaultRoot());
     if (root) await loadMemoryIndex(root);
     await warmIndex(context.defaultRoot());
-  })().catch((error) => logError("mcp warm-up", error));
+  })().catch((error) =>
+    logError(
+      "mcp warm-up",
+      error,
+      activeProject(() => context.defaultRoot()),
+    ),
+  );
 }
 
 /** stdout carries only protocol: anything a library logs goes to stderr instead. */

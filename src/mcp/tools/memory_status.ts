@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { memoryProjectRoot, type ServerContext } from "../context.ts";
+import { memoryProjectRoot, projectOfCall, type ServerContext } from "../context.ts";
 import { toolErrors } from "../errors.ts";
 import description from "./memory_status.txt" with { type: "text" };
 
@@ -31,16 +31,20 @@ export function registerMemoryStatus(server: McpServer, context: ServerContext):
         .loose(),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    toolErrors("memory_status", async ({ project_path }) => {
-      const root = memoryProjectRoot(context, project_path);
-      // PERF: the store opens on the first call, not at server start. An inactive project or a
-      // missing index comes back as a report with a reason, not an error.
-      const { memoryStatus } = await import("../../memory/recall/index.ts");
-      const { active, reason, ...counts } = await memoryStatus(root);
-      // Why memory is off or empty comes first: an agent should not have to read past a dozen zeros.
-      const report = { project: root, active, reason, ...counts };
-      return { content: [{ type: "text", text: describeStatus(report) }], structuredContent: report };
-    }),
+    toolErrors(
+      "memory_status",
+      async ({ project_path }) => {
+        const root = memoryProjectRoot(context, project_path);
+        // PERF: the store opens on the first call, not at server start. An inactive project or a
+        // missing index comes back as a report with a reason, not an error.
+        const { memoryStatus } = await import("../../memory/recall/index.ts");
+        const { active, reason, ...counts } = await memoryStatus(root);
+        // Why memory is off or empty comes first: an agent should not have to read past a dozen zeros.
+        const report = { project: root, active, reason, ...counts };
+        return { content: [{ type: "text", text: describeStatus(report) }], structuredContent: report };
+      },
+      projectOfCall(context),
+    ),
   );
 }
 

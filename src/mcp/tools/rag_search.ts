@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { memoryProjectRoot, type ServerContext } from "../context.ts";
+import { memoryProjectRoot, projectOfCall, type ServerContext } from "../context.ts";
 import { toolErrors } from "../errors.ts";
 import description from "./rag_search.txt" with { type: "text" };
 
@@ -55,32 +55,36 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    toolErrors("rag_search", async ({ query, top_k, mode, project_path }) => {
-      const root = memoryProjectRoot(context, project_path);
-      // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
-      const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
-      const result = await recall(root, query, { topK: top_k, mode });
-      const text = result.hits.length
-        ? formatRecalled(result.hits)
-        : `No memory found: ${result.reason ?? "no excerpt matched the query"}`;
-      return {
-        content: [{ type: "text", text }],
-        structuredContent: {
-          notice: RECALLED_NOTICE,
-          project: root,
-          mode,
-          // The contract's fields only: per-turn ids serve in-process callers and are noise to an agent.
-          hits: result.hits.map(({ text, role, ts, session_id, score, source }) => ({
-            text,
-            role,
-            ts,
-            session_id,
-            score,
-            source,
-          })),
-          ...(result.reason ? { reason: result.reason } : {}),
-        },
-      };
-    }),
+    toolErrors(
+      "rag_search",
+      async ({ query, top_k, mode, project_path }) => {
+        const root = memoryProjectRoot(context, project_path);
+        // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
+        const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
+        const result = await recall(root, query, { topK: top_k, mode });
+        const text = result.hits.length
+          ? formatRecalled(result.hits)
+          : `No memory found: ${result.reason ?? "no excerpt matched the query"}`;
+        return {
+          content: [{ type: "text", text }],
+          structuredContent: {
+            notice: RECALLED_NOTICE,
+            project: root,
+            mode,
+            // The contract's fields only: per-turn ids serve in-process callers and are noise to an agent.
+            hits: result.hits.map(({ text, role, ts, session_id, score, source }) => ({
+              text,
+              role,
+              ts,
+              session_id,
+              score,
+              source,
+            })),
+            ...(result.reason ? { reason: result.reason } : {}),
+          },
+        };
+      },
+      projectOfCall(context),
+    ),
   );
 }
