@@ -1,6 +1,7 @@
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { logError } from "../log.ts";
+import { terminalProgress } from "../progress.ts";
 
 /**
  * `triforge index`: builds the project's memory from chats.jsonl. The SessionEnd hook runs it with
@@ -41,10 +42,17 @@ export default defineCommand({
         `memory is not active for ${start} (no .triforge/config.json here or above); run 'triforge activate' first`,
       );
     const { indexProject } = await import("../../memory/indexer.ts");
-    const bar = process.stderr.isTTY && !process.env.TRIFORGE_BACKGROUND ? progressBar() : undefined;
+    const bar = process.env.TRIFORGE_BACKGROUND ? undefined : terminalProgress("chunks");
+    const onProgress = bar
+      ? ({ phase, done, total }: { phase: string; done: number; total: number }) => {
+          if (phase === "done") bar.clear();
+          else if (phase !== "reading" && total > 0)
+            bar.update(done, total, phase === "llm-retry" ? "retrying LLM graph" : "indexing");
+        }
+      : undefined;
     try {
-      const result = await indexProject(root, { onProgress: bar });
-      bar?.({ phase: "done", done: 0, total: 0 });
+      const result = await indexProject(root, { onProgress });
+      bar?.clear();
       if (result.status === "busy") {
         process.stdout.write(`another indexer is running for ${root}; it will pick up the new lines\n`);
         return 0;
@@ -66,23 +74,3 @@ export default defineCommand({
     }
   },
 });
-
-/** A one-line progress bar on stderr, redrawn in place. */
-function progressBar() {
-  const width = 28;
-  let drawn = false;
-  return ({ phase, done, total }: { phase: string; done: number; total: number }) => {
-    if (phase === "done") {
-      if (drawn) process.stderr.write("\r\x1b[2K");
-      drawn = false;
-      return;
-    }
-    if (phase === "reading" || total === 0) return;
-    const filled = Math.round((done / total) * width);
-    const label = phase === "llm-retry" ? "retrying LLM graph" : "indexing";
-    process.stderr.write(
-      `\r\x1b[2K${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} chunks`,
-    );
-    drawn = true;
-  };
-}
