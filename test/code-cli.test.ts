@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { indexFile } from "../src/code/store.ts";
@@ -246,6 +254,108 @@ describe("triforge code-index and find-related (compiled binary)", () => {
   });
 });
 
+/** A git repository (a `.git` folder is all the walk up looks for) with code in two subfolders. */
+const gitRepo = () => {
+  const root = repo({
+    "src/lib/tokens.py":
+      "def verify_session_token(token):\n    body, _, signature = token.rpartition('.')\n    return signature == sign(body)\n",
+    "src/lib/sign.py": "def sign(body):\n    return hmac_digest(body, load_key())\n",
+    "src/app/handler.py":
+      "def handle(request):\n    if not verify_session_token(request.cookies['s']):\n        raise PermissionError('bad session token')\n",
+  });
+  mkdirSync(join(root, ".git"));
+  return realpathSync(root);
+};
+
+/** The code indexes under a data dir: one per indexed folder. */
+const codeIndexes = (home: string) => readdirSync(join(home, ".claude", "triforge", "code"));
+
+describe("a folder inside a repository (compiled binary)", () => {
+  test("search from a subfolder uses the repository's one index and returns only that subfolder's code, paths from the root", async () => {
+    const userHome = tempDir("triforge-code-sub-");
+    const root = gitRepo();
+    const fromSub = await runBinary(["search", "verify_session_token", "--json", "--content", "all"], {
+      home: userHome,
+      cwd: join(root, "src/lib"),
+    });
+    expect(fromSub.code).toBe(0);
+    const sub = JSON.parse(fromSub.stdout);
+    expect(sub).toMatchObject({ repo: root, scope: "src/lib" });
+    expect(sub.hits.length).toBeGreaterThan(0);
+    for (const hit of sub.hits) expect(hit.file_path).toStartWith("src/lib/");
+    // The same index serves the whole repository: nothing is re-indexed and there is no second index.
+    const whole = JSON.parse(
+      (await runBinary(["search", "verify_session_token", root, "--json"], { home: userHome })).stdout,
+    );
+    expect(whole.scope).toBeUndefined();
+    expect(whole.hits.map((h: { file_path: string }) => h.file_path)).toContain("src/app/handler.py");
+    expect(codeIndexes(userHome)).toHaveLength(1);
+    const report = await runBinary(["code-index", join(root, "src/app"), "--json"], { home: userHome });
+    expect(JSON.parse(report.stdout)).toMatchObject({ files: 3, changed: 0 });
+    expect(codeIndexes(userHome)).toHaveLength(1);
+    // The path argument from the root, and --stdin, restrict the same way.
+    const byPath = JSON.parse(
+      (
+        await runBinary(["search", "verify_session_token", "src/app", "--json"], {
+          home: userHome,
+          cwd: root,
+        })
+      ).stdout,
+    );
+    expect(byPath.hits.map((h: { file_path: string }) => h.file_path)).toEqual(["src/app/handler.py"]);
+    const batch = await runBinary(["search", "--stdin", "src/app"], {
+      home: userHome,
+      cwd: root,
+      stdin: `${JSON.stringify({ query: "verify_session_token" })}\n`,
+    });
+    expect(JSON.parse(batch.stdout).hits.map((h: { file_path: string }) => h.file_path)).toEqual([
+      "src/app/handler.py",
+    ]);
+    const none = await runBinary(["search", "#@!", "src/app"], { home: userHome, cwd: root });
+    expect(none.stderr).toBe("triforge search: nothing in 1 indexed files under src/app matches\n");
+  });
+
+  test("find-related from a subfolder takes the file relative to it, to the cwd or to the root", async () => {
+    const userHome = tempDir("triforge-code-sub-");
+    const root = gitRepo();
+    for (const file of ["tokens.py", "src/lib/tokens.py", join(root, "src/lib/tokens.py")]) {
+      const { code, stdout, stderr } = await runBinary(["find-related", file, "1", "--json"], {
+        home: userHome,
+        cwd: join(root, "src/lib"),
+      });
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const result = JSON.parse(stdout);
+      expect(result).toMatchObject({ repo: root, scope: "src/lib" });
+      expect(result.source.file_path).toBe("src/lib/tokens.py");
+      expect(result.hits.map((h: { file_path: string }) => h.file_path)).toEqual(["src/lib/sign.py"]);
+    }
+    // Repository-relative from elsewhere, with the subfolder named as the path.
+    const named = await runBinary(["find-related", "tokens.py", "1", "src/lib", "--json"], {
+      home: userHome,
+      cwd: root,
+    });
+    expect(JSON.parse(named.stdout).source.file_path).toBe("src/lib/tokens.py");
+  });
+
+  test("a dotfiles repository in the home folder does not turn a plain folder under it into an index of the home", async () => {
+    const userHome = realpathSync(tempDir("triforge-code-dotfiles-"));
+    mkdirSync(join(userHome, ".git"));
+    writeFileSync(join(userHome, "dotfile_setup.py"), "def verify_session_token():\n    pass\n");
+    mkdirSync(join(userHome, "notes"));
+    writeFileSync(join(userHome, "notes/todo.py"), "def verify_session_token(token):\n    return True\n");
+    const { code, stdout } = await runBinary(["search", "verify_session_token", "--json"], {
+      home: userHome,
+      cwd: join(userHome, "notes"),
+    });
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.repo).toBe(join(userHome, "notes"));
+    expect(result.scope).toBeUndefined();
+    expect(result.hits.map((h: { file_path: string }) => h.file_path)).toEqual(["todo.py"]);
+  });
+});
+
 describe("the MCP tools (compiled binary's serve, SDK client)", () => {
   test("find_related answers; a repo that does not exist is a tool error the agent can read", async () => {
     const root = sample();
@@ -317,6 +427,49 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("a client started in a subfolder searches it through the repository's index; find_related takes its files", async () => {
+    const userHome = tempDir("triforge-code-sub-");
+    const root = gitRepo();
+    const client = await connectServe({ cwd: join(root, "src/lib"), home: userHome, name: "sub-test" });
+    type Result = {
+      isError?: boolean;
+      content: { text?: string }[];
+      structuredContent?: { repo: string; scope?: string; hits: { file_path: string }[] };
+    };
+    try {
+      const found = (await client.callTool(
+        { name: "code_search", arguments: { query: "verify_session_token" } },
+        CallToolResultSchema,
+      )) as Result;
+      expect(found.isError).toBeFalsy();
+      expect(found.structuredContent).toMatchObject({ repo: root, scope: "src/lib" });
+      for (const hit of found.structuredContent?.hits ?? []) expect(hit.file_path).toStartWith("src/lib/");
+      expect(found.content[0].text).toStartWith(
+        `Repository ${root} (searched src/lib/ only); paths are relative to the repository.\n\nsrc/lib/tokens.py:1-3`,
+      );
+      // As code_search gave it, or relative to the folder the client works in.
+      for (const file_path of ["src/lib/tokens.py", "tokens.py"]) {
+        const related = (await client.callTool(
+          { name: "find_related", arguments: { file_path, line: 1 } },
+          CallToolResultSchema,
+        )) as Result;
+        expect(related.isError).toBeFalsy();
+        expect(related.structuredContent?.hits.map((h) => h.file_path)).toEqual(["src/lib/sign.py"]);
+      }
+      // The whole repository is one argument away.
+      const whole = (await client.callTool(
+        { name: "code_search", arguments: { query: "verify_session_token", repo: "../.." } },
+        CallToolResultSchema,
+      )) as Result;
+      expect(whole.structuredContent?.scope).toBeUndefined();
+      expect(whole.structuredContent?.hits.map((h) => h.file_path)).toContain("src/app/handler.py");
+      expect(whole.content[0].text).not.toContain("searched");
+    } finally {
+      await client.close();
+    }
+    expect(codeIndexes(userHome)).toHaveLength(1);
   });
 
   test("serve's warm-up opens a saved code index of its folder (refreshing it) and never builds one unasked", async () => {

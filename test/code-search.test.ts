@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { findRelated, indexRepository, openIndex, searchCode } from "../src/code/index.ts";
+import { findRelated, indexRepository, locateRepository, openIndex, searchCode } from "../src/code/index.ts";
 import { refreshIndex } from "../src/code/indexer.ts";
 import { indexFile, loadIndex } from "../src/code/store.ts";
 import { tempDir } from "./helpers.ts";
@@ -157,6 +157,46 @@ describe("the index", () => {
     writeFileSync(indexFile((await openIndex(root)).root), "TFCODE01garbage");
     const rebuilt = await refreshIndex((await openIndex(root)).root);
     expect(rebuilt.report.changed).toBe(built.files);
+  });
+});
+
+describe("the repository of a folder", () => {
+  test("is the nearest folder above with .git (folder or worktree file) or .triforge/config.json; none: the folder itself", () => {
+    const root = realpathSync(
+      repo({ "src/lib/deep/a.ts": "x", "pkg/.triforge/config.json": "{}", "pkg/b.ts": "y" }),
+    );
+    mkdirSync(join(root, ".git"));
+    expect(locateRepository(join(root, "src/lib/deep"))).toEqual({ root, scope: "src/lib/deep" });
+    expect(locateRepository(root)).toEqual({ root, scope: "" });
+    // The nearest marker wins: an activated project inside the repository is its own root.
+    expect(locateRepository(join(root, "pkg"))).toEqual({ root: join(root, "pkg"), scope: "" });
+    const worktree = realpathSync(repo({ ".git": "gitdir: /elsewhere/.git/worktrees/w\n", "src/c.ts": "z" }));
+    expect(locateRepository(join(worktree, "src"))).toEqual({ root: worktree, scope: "src" });
+    const plain = realpathSync(repo({ "src/d.ts": "w" }));
+    expect(locateRepository(join(plain, "src"))).toEqual({ root: join(plain, "src"), scope: "" });
+    expect(() => locateRepository(join(plain, "nope"))).toThrow("does not exist");
+  });
+
+  test("a search in a subfolder returns its files only, from the repository's one index, paths from the root", async () => {
+    const root = realpathSync(
+      repo({
+        "src/lib/parse.ts": "export function parseConfig(text: string) {\n  return text.split(',');\n}\n",
+        "src/app/main.ts":
+          "import { parseConfig } from '../lib/parse';\nexport const config = parseConfig('a,b');\n",
+      }),
+    );
+    mkdirSync(join(root, ".git"));
+    const sub = await searchCode(join(root, "src/app"), "parseConfig");
+    expect(sub).toMatchObject({ repo: root, scope: "src/app" });
+    expect(sub.hits.map((h) => h.file_path)).toEqual(["src/app/main.ts"]);
+    const whole = await searchCode(root, "parseConfig");
+    expect(whole.scope).toBeUndefined();
+    expect(whole.hits[0].file_path).toBe("src/lib/parse.ts");
+    expect(existsSync(indexFile(root))).toBe(true);
+    expect(existsSync(indexFile(join(root, "src/app")))).toBe(false);
+    const related = await findRelated(join(root, "src/lib"), "parse.ts", 1, { topK: 5 });
+    expect(related.source?.file_path).toBe("src/lib/parse.ts");
+    expect(related.hits).toEqual([]);
   });
 });
 

@@ -1,8 +1,11 @@
 /**
  * Code search: the core every adapter (CLI, MCP, later HTTP) calls. A repository is indexed on
  * first use and refreshed incrementally before answering, so a search never says "not indexed".
+ * A folder inside a repository is searched through the repository's one index (see locateRepository).
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, relative, sep } from "node:path";
 import { loadModel } from "../embed/source.ts";
 import { RepositoryError } from "./errors.ts";
 import { type Progress, refreshIndex, resolveRepository } from "./indexer.ts";
@@ -25,7 +28,10 @@ export interface CodeHit {
 }
 
 export interface CodeSearchResult {
+  /** The repository's root: every `file_path` is relative to it. */
   repo: string;
+  /** The folder searched, relative to `repo`, when it is not the whole repository ("src/lib"). */
+  scope?: string;
   hits: CodeHit[];
   /** Set when the answer needs explaining: an empty query, nothing matched, a truncated query. */
   note?: string;
@@ -40,6 +46,8 @@ export interface SearchCodeOptions {
   mode?: SearchMode;
   /** Use the index as loaded, without checking the files again (batch evaluation). */
   refresh?: boolean;
+  /** Only files under this folder of the repository ("src/lib"; "" or undefined: all of it). */
+  scope?: string;
 }
 
 export const DEFAULT_TOP_K = 5;
@@ -54,8 +62,49 @@ interface Loaded {
 const loaded = new Map<string, Loaded>();
 const refreshing = new Map<string, Promise<CodeIndex>>();
 
+/** A folder as code search sees it: the repository that holds it, and where in it the folder is. */
+export interface RepositoryScope {
+  root: string;
+  /** The folder relative to `root`, with `/` separators; "" when it is the root. */
+  scope: string;
+}
+
 /**
- * The up-to-date index of a repository: built on first use, refreshed when older than
+ * The repository holding `path`: the nearest folder at or above it with `.git` (a folder, or a
+ * worktree's file) or `.triforge/config.json`. A client started in `repo/src/lib` then shares the
+ * repository's one index (and its redaction rules) instead of building another of the subfolder.
+ * The walk never ends at the home folder or the file-system root from below (a dotfiles repository
+ * in `~` must not turn `~/notes` into an index of the whole home); without a marker the folder is
+ * its own root, as it always was. A bad path is a RepositoryError.
+ */
+export function locateRepository(path: string): RepositoryScope {
+  const start = resolveRepository(path);
+  const home = realHome();
+  let dir = start;
+  for (;;) {
+    if (isRepositoryRoot(dir)) break;
+    const parent = dirname(dir);
+    if (parent === dir || parent === home || dirname(parent) === parent) return { root: start, scope: "" };
+    dir = parent;
+  }
+  return { root: dir, scope: relative(dir, start).split(sep).join("/") };
+}
+
+function isRepositoryRoot(dir: string): boolean {
+  return existsSync(join(dir, ".git")) || existsSync(join(dir, ".triforge", "config.json"));
+}
+
+function realHome(): string | undefined {
+  try {
+    return realpathSync(homedir());
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The up-to-date index of the folder `repo` itself (benchmarks index a `benchmark_root` this way);
+ * adapters go through locateRepository first. Built on first use, refreshed when older than
  * REFRESH_AFTER_MS (or always with `refresh: "now"`). Concurrent callers share one refresh.
  */
 export async function openIndex(
@@ -92,7 +141,7 @@ export async function openIndex(
 export async function warmIndex(repo: string): Promise<boolean> {
   let root: string;
   try {
-    root = resolveRepository(repo);
+    root = locateRepository(repo).root;
   } catch {
     return false;
   }
@@ -101,12 +150,21 @@ export async function warmIndex(repo: string): Promise<boolean> {
   return true;
 }
 
-/** Builds or refreshes the index explicitly (`triforge code-index`). */
+/** Builds or refreshes the index of the repository holding `repo` explicitly (`triforge code-index`). */
 export async function indexRepository(
   repo: string,
   options: { onProgress?: Progress; force?: boolean } = {},
 ): Promise<IndexReport> {
-  return (await openIndex(repo, { refresh: "now", ...options })).report;
+  return (await openIndex(locateRepository(repo).root, { refresh: "now", ...options })).report;
+}
+
+/** The index of the repository holding `repo`, and the folder to search in it (batch search). */
+export async function openRepository(
+  repo: string,
+  options: { refresh?: "now" | "auto" | "never" } = {},
+): Promise<{ index: CodeIndex; scope: string }> {
+  const { root, scope } = locateRepository(repo);
+  return { index: await openIndex(root, options), scope };
 }
 
 export function checkContent(content: string): ContentFilter {
@@ -122,14 +180,21 @@ function clampTopK(topK: number | undefined): number {
   return Math.max(1, Math.min(MAX_TOP_K, Math.floor(topK)));
 }
 
-/** Ranked snippets answering `query` in the repository at `repo`. */
+/** Ranked snippets answering `query` in the folder `repo` (a repository, or a folder inside one). */
 export async function searchCode(
   repo: string,
   query: string,
   options: SearchCodeOptions = {},
 ): Promise<CodeSearchResult> {
-  const index = await openIndex(repo, { refresh: options.refresh === false ? "never" : "auto" });
-  return searchLoaded(index, query, options);
+  const { index, scope } = await openRepository(repo, {
+    refresh: options.refresh === false ? "never" : "auto",
+  });
+  return searchLoaded(index, query, { ...options, scope });
+}
+
+/** "src/lib" → "src/lib/", the prefix of the paths under it; "" for the whole repository. */
+function scopePrefix(scope: string | undefined): string {
+  return scope ? `${scope.replace(/\/+$/, "")}/` : "";
 }
 
 /** Search an index already in hand (batch mode answers many queries from one loaded index). */
@@ -139,7 +204,13 @@ export async function searchLoaded(
   options: SearchCodeOptions = {},
 ): Promise<CodeSearchResult> {
   const trimmed = query.trim();
-  const result: CodeSearchResult = { repo: index.root, hits: [], index: index.report };
+  const under = scopePrefix(options.scope);
+  const result: CodeSearchResult = {
+    repo: index.root,
+    ...(under ? { scope: under.slice(0, -1) } : {}),
+    hits: [],
+    index: index.report,
+  };
   if (!trimmed) return { ...result, note: "the query is empty" };
   const model = await loadModel();
   const text = trimmed.slice(0, MAX_QUERY_CHARS);
@@ -148,30 +219,44 @@ export async function searchLoaded(
     topK: clampTopK(options.topK),
     content: options.content ?? "code",
     mode: options.mode,
+    under,
   });
   const terms = queryTokens(text);
   result.hits = ranked.map(({ chunk, score }) => toHit(index, chunk, score, terms, options.maxSnippetLines));
   const notes: string[] = [];
   if (trimmed.length > MAX_QUERY_CHARS)
     notes.push(`the query was cut to its first ${MAX_QUERY_CHARS} characters`);
-  if (!result.hits.length) notes.push(`nothing in ${index.files.length} indexed files matches`);
+  if (!result.hits.length) {
+    const files = under ? index.files.filter((f) => f.path.startsWith(under)).length : index.files.length;
+    notes.push(`nothing in ${files} indexed files${under ? ` under ${result.scope}` : ""} matches`);
+  }
   if (notes.length) result.note = notes.join("; ");
   return result;
 }
 
-/** Chunks similar to the one holding `line` of `file` (a path relative to the repository, or absolute inside it). */
+/**
+ * Chunks similar to the one holding `line` of `file`, among the files under the folder `repo`.
+ * `file` is relative to the repository's root (as hits give it), or to the folder `repo`, or absolute.
+ */
 export async function findRelated(
   repo: string,
   file: string,
   line: number,
   options: SearchCodeOptions = {},
 ): Promise<CodeSearchResult & { source?: CodeHit }> {
-  const index = await openIndex(repo, { refresh: options.refresh === false ? "never" : "auto" });
+  const { index, scope } = await openRepository(repo, {
+    refresh: options.refresh === false ? "never" : "auto",
+  });
   const { relatedChunks } = await import("./related.ts");
-  const found = relatedChunks(index, file, line, clampTopK(options.topK), options.content ?? "all");
+  const found = relatedChunks(index, file, line, {
+    topK: clampTopK(options.topK),
+    content: options.content ?? "all",
+    under: scopePrefix(scope),
+  });
   if ("error" in found) throw new RepositoryError(found.error);
   return {
     repo: index.root,
+    ...(scope ? { scope } : {}),
     source: toHit(index, found.source, 1, [], options.maxSnippetLines, line),
     hits: found.ranked.map(({ chunk, score }) => toHit(index, chunk, score, [], options.maxSnippetLines)),
     index: index.report,

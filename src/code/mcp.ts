@@ -55,6 +55,16 @@ async function core<T>(run: (code: typeof import("./index.ts")) => Promise<T>): 
   }
 }
 
+/**
+ * Searched from a folder inside a repository, the paths are relative to the repository's root, not
+ * to that folder: say so once, so the agent joins them to the right folder.
+ */
+function scopeLine(result: { repo: string; scope?: string }): string {
+  return result.scope
+    ? `Repository ${result.repo} (searched ${result.scope}/ only); paths are relative to the repository.\n\n`
+    : "";
+}
+
 export function registerCodeTools(server: McpServer, context: { defaultRepo: () => string }): void {
   const repoOf = (repo?: string) =>
     repo ? resolve(context.defaultRepo(), expandHome(repo)) : context.defaultRepo();
@@ -77,7 +87,12 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
         max_snippet_lines: snippetLinesArgument,
         content: z.enum(["code", "docs", "config", "all"]).default("code").describe("Which files to search"),
       },
-      outputSchema: { repo: z.string(), hits: z.array(hitSchema), note: z.string().optional() },
+      outputSchema: {
+        repo: z.string(),
+        scope: z.string().optional(),
+        hits: z.array(hitSchema),
+        note: z.string().optional(),
+      },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     toolErrors("code_search", async ({ query, repo, top_k, max_snippet_lines, content }) => {
@@ -91,7 +106,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
         return {
           result,
           text: result.hits.length
-            ? formatHits(result.hits)
+            ? scopeLine(result) + formatHits(result.hits)
             : `No code found: ${result.note ?? "nothing matched"}`,
         };
       });
@@ -101,6 +116,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
         ],
         structuredContent: {
           repo: result.repo,
+          ...(result.scope ? { scope: result.scope } : {}),
           hits: result.hits,
           ...(result.note ? { note: result.note } : {}),
         },
@@ -124,7 +140,12 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
         top_k: topKArgument,
         max_snippet_lines: snippetLinesArgument,
       },
-      outputSchema: { repo: z.string(), source: hitSchema.optional(), hits: z.array(hitSchema) },
+      outputSchema: {
+        repo: z.string(),
+        scope: z.string().optional(),
+        source: hitSchema.optional(),
+        hits: z.array(hitSchema),
+      },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     toolErrors("find_related", async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
@@ -139,13 +160,16 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
           : "";
         return {
           result,
-          text: result.hits.length ? source + formatHits(result.hits) : "No similar code found",
+          text: result.hits.length
+            ? scopeLine(result) + source + formatHits(result.hits)
+            : "No similar code found",
         };
       });
       return {
         content: [{ type: "text", text }],
         structuredContent: {
           repo: result.repo,
+          ...(result.scope ? { scope: result.scope } : {}),
           ...(result.source ? { source: result.source } : {}),
           hits: result.hits,
         },

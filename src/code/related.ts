@@ -5,7 +5,7 @@
 import { isAbsolute, relative } from "node:path";
 import { scoreBm25 } from "./bm25.ts";
 import { MIN_CANDIDATES, rrfScores, selectTop } from "./rank.ts";
-import { type ContentFilter, denseScores, type RankedChunk } from "./search.ts";
+import { allowedFiles, type ContentFilter, denseScores, type RankedChunk } from "./search.ts";
 import type { CodeIndex } from "./store.ts";
 import { tokenize } from "./tokens.ts";
 
@@ -14,17 +14,24 @@ const RELATED_QUERY_TERMS = 24;
 /** Meaning matters more than shared words when asking for related code. */
 const RELATED_DENSE_WEIGHT = 0.6;
 
+/**
+ * Chunks like the one holding `line` of `file`, among the files of kind `content` under `under`
+ * ("src/lib/", or "" for the whole repository). A relative `file` is looked up from the repository's
+ * root first (as hits name files), then from `under` (the folder the caller works in).
+ */
 export function relatedChunks(
   index: CodeIndex,
   file: string,
   line: number,
-  topK: number,
-  content: ContentFilter,
+  options: { topK: number; content: ContentFilter; under?: string },
 ): { source: number; ranked: RankedChunk[] } | { error: string } {
+  const { topK, content, under = "" } = options;
   const path = (isAbsolute(file) ? relative(index.root, file) : file)
     .replaceAll("\\", "/")
     .replace(/^\.\//, "");
-  const entry = index.files.find((f) => f.path === path);
+  const entry =
+    index.files.find((f) => f.path === path) ??
+    (under && !isAbsolute(file) ? index.files.find((f) => f.path === under + path) : undefined);
   if (!entry) return { error: `${file} is not an indexed file of ${index.root}` };
   let source = -1;
   for (let c = entry.firstChunk; c < entry.firstChunk + entry.chunkCount; c++) {
@@ -39,10 +46,10 @@ export function relatedChunks(
       }
     }
   }
-  if (source === -1) return { error: `${path} has no indexed code at line ${line}` };
+  if (source === -1) return { error: `${entry.path} has no indexed code at line ${line}` };
 
-  const allowed = (chunk: number) =>
-    chunk !== source && (content === "all" || index.files[index.chunkFile[chunk]].kind === content);
+  const allowedFile = allowedFiles(index, content, under);
+  const allowed = (chunk: number) => chunk !== source && allowedFile[index.chunkFile[chunk]] === 1;
   const candidates = Math.max(MIN_CANDIDATES, topK * 5);
   const dense = denseScores(index, index.vectors.subarray(source * index.dim, (source + 1) * index.dim));
   const denseRanked = [...dense.keys()]

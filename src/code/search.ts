@@ -40,10 +40,13 @@ export interface RankedChunk {
 /** Longer queries are cut here: a pasted file says no more than its first few thousand characters. */
 export const MAX_QUERY_CHARS = 4000;
 
-function allowedFiles(index: CodeIndex, content: ContentFilter): Uint8Array {
+/** 1 for each file of the wanted kind under the folder `under` ("src/lib/"; "" for every folder). */
+export function allowedFiles(index: CodeIndex, content: ContentFilter, under = ""): Uint8Array {
   const allowed = new Uint8Array(index.files.length);
-  for (let f = 0; f < index.files.length; f++)
-    allowed[f] = content === "all" || index.files[f].kind === content ? 1 : 0;
+  for (let f = 0; f < index.files.length; f++) {
+    const file = index.files[f];
+    allowed[f] = (content === "all" || file.kind === content) && file.path.startsWith(under) ? 1 : 0;
+  }
   return allowed;
 }
 
@@ -121,12 +124,12 @@ export function searchIndex(
   index: CodeIndex,
   query: string,
   queryVector: Float32Array | undefined,
-  options: { topK: number; content: ContentFilter; mode?: SearchMode },
+  options: { topK: number; content: ContentFilter; mode?: SearchMode; under?: string },
 ): RankedChunk[] {
   const text = query.trim().slice(0, MAX_QUERY_CHARS);
   const n = index.texts.length;
   if (!text || n === 0 || options.topK <= 0) return [];
-  const allowed = allowedFiles(index, options.content);
+  const allowed = allowedFiles(index, options.content, options.under);
   const isAllowed = (chunk: number) => allowed[index.chunkFile[chunk]] === 1;
   const candidateCount = Math.max(MIN_CANDIDATES, options.topK * CANDIDATES_PER_RESULT);
   const mode = options.mode ?? "hybrid";

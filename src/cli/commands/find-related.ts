@@ -6,7 +6,7 @@ import { defineCommand, UsageError } from "../command.ts";
 export default defineCommand({
   usage: "triforge find-related <file> <line> [path] [-k 5] [--max-snippet-lines N] [--json]",
   description:
-    "Prints the code most similar to the chunk holding <line> of <file> in the repository at [path] (default: the current folder). <file> is relative to the current folder or to the repository.",
+    "Prints the code most similar to the chunk holding <line> of <file>, among the files under [path] (default: the current folder; a folder inside a repository uses the repository's index). <file> is relative to the current folder or to the repository's root; printed paths are relative to the repository's root.",
   positionals: true,
   options: {
     k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
@@ -34,7 +34,7 @@ export default defineCommand({
     const result = await checked(() => code.findRelated(path, target, line, { topK, maxSnippetLines }));
     if (values.json) {
       process.stdout.write(
-        `${JSON.stringify({ repo: result.repo, source: result.source, hits: result.hits })}\n`,
+        `${JSON.stringify({ repo: result.repo, ...(result.scope ? { scope: result.scope } : {}), source: result.source, hits: result.hits })}\n`,
       );
       return 0;
     }

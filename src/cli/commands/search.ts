@@ -6,7 +6,7 @@ export default defineCommand({
   usage:
     'triforge search "<query>" [path] [-k 5] [--max-snippet-lines N] [--content code|docs|config|all] [--json]\n       triforge search --stdin [path]',
   description:
-    'Searches the code of a repository (default: the current folder) by meaning and identifiers and prints the best snippets with their file and lines. The repository is indexed on first use and refreshed incrementally.\nWith --stdin, reads JSONL {"query", "top_k"?, "max_snippet_lines"?, "content"?} and writes one JSON result a line, all against one loaded index.',
+    'Searches the code of a repository (default: the current folder) by meaning and identifiers and prints the best snippets with their file and lines. A folder inside a repository (the nearest folder above with .git or .triforge/config.json) is searched through the repository\'s one index, and file paths are relative to the repository\'s root. The repository is indexed on first use and refreshed incrementally.\nWith --stdin, reads JSONL {"query", "top_k"?, "max_snippet_lines"?, "content"?} and writes one JSON result a line, all against one loaded index.',
   positionals: true,
   options: {
     k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
@@ -39,8 +39,8 @@ export default defineCommand({
     }
     if (values.stdin) {
       if (positionals.length > 1) throw new UsageError("--stdin takes at most a path");
-      const index = checked(() => code.openIndex(positionals[0] ?? "."));
-      return batch(await index, { topK, maxSnippetLines, content }, code);
+      const { index, scope } = await checked(() => code.openRepository(positionals[0] ?? "."));
+      return batch(index, { topK, maxSnippetLines, content, scope }, code);
     }
     if (positionals.length < 1 || positionals.length > 2)
       throw new UsageError("give a query, and optionally a path");
@@ -49,7 +49,7 @@ export default defineCommand({
     const result = await checked(() => code.searchCode(path, query, { topK, maxSnippetLines, content }));
     if (values.json) {
       process.stdout.write(
-        `${JSON.stringify({ repo: result.repo, query, hits: result.hits, ...(result.note ? { note: result.note } : {}) })}\n`,
+        `${JSON.stringify({ repo: result.repo, ...(result.scope ? { scope: result.scope } : {}), query, hits: result.hits, ...(result.note ? { note: result.note } : {}) })}\n`,
       );
       return 0;
     }
@@ -64,8 +64,13 @@ type Core = typeof import("../../code/index.ts");
 
 /** One JSON result per JSONL query; a bad line gets an error line and the batch goes on (exit 1 at the end). */
 async function batch(
-  index: Awaited<ReturnType<Core["openIndex"]>>,
-  defaults: { topK: number; maxSnippetLines?: number; content: ReturnType<Core["checkContent"]> },
+  index: Awaited<ReturnType<Core["openRepository"]>>["index"],
+  defaults: {
+    topK: number;
+    maxSnippetLines?: number;
+    content: ReturnType<Core["checkContent"]>;
+    scope: string;
+  },
   code: Core,
 ): Promise<number> {
   let lineNumber = 0;
@@ -104,6 +109,7 @@ async function batch(
         topK: (request.top_k as number | undefined) ?? defaults.topK,
         maxSnippetLines: (request.max_snippet_lines as number | undefined) ?? defaults.maxSnippetLines,
         content: typeof request.content === "string" ? code.checkContent(request.content) : defaults.content,
+        scope: defaults.scope,
       });
       write({ query: request.query, hits: result.hits, ...(result.note ? { note: result.note } : {}) });
     } catch (error) {
