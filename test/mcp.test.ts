@@ -388,6 +388,41 @@ describe("triforge serve: recall and code search through the real cores", () => 
     }
   });
 
+  test("memory_status reports captured records the last index run has not seen (pendingRecords)", async () => {
+    const root = activeFolder("pending", { llm: "none" });
+    const data = inDataHome(() => projectDataDir(root));
+    mkdirSync(data, { recursive: true });
+    const record = (i: number, role: string, text: string) =>
+      `${JSON.stringify({ ts: `2025-05-0${i}T10:00:00.000Z`, session_id: `p${i}`, role, text, uuid: `p${i}-${role}` })}\n`;
+    writeFileSync(
+      join(data, "chats.jsonl"),
+      record(1, "user", "Where do the invoices get their currency?") +
+        record(1, "assistant", "From the currency column of the invoices table."),
+    );
+    expect((await runBinary(["index", `--project=${root}`], { home })).code).toBe(0);
+    // Captured after the index run, as the Stop hook would: not searchable until the next index.
+    writeFileSync(
+      join(data, "chats.jsonl"),
+      record(2, "user", "Rename the currency column to currency_code.") +
+        record(2, "assistant", "Renamed it in migration 0043_currency_code.sql."),
+      { flag: "a" },
+    );
+    const { client } = await connect({ cwd: root });
+    try {
+      const status = await call(client, "memory_status", {});
+      expect(status.isError).toBeFalsy();
+      // Until the recall core's memoryStatus() reports the field, nothing about it may be shown.
+      if (!("pendingRecords" in (status.structuredContent ?? {}))) {
+        expect(textOf(status)).not.toContain("pendingRecords");
+        return;
+      }
+      expect(status.structuredContent?.pendingRecords).toBe(2);
+      expect(textOf(status).split("\n")).toContain("pendingRecords: 2");
+    } finally {
+      await client.close();
+    }
+  });
+
   test("code_search returns a snippet of a small repository, by default the client's working directory", async () => {
     const repo = folder("repo");
     mkdirSync(join(repo, "src", "auth"), { recursive: true });

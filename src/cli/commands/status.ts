@@ -97,6 +97,11 @@ export default defineCommand({
       );
       const note = `${memory.indexing ? " (indexing now)" : ""}${memory.reason ? ` — ${memory.reason}` : ""}`;
       lines.push(`Indexed    ${memory.lastIndexed ?? "never"}${note}`);
+      // Captured but not indexed yet: what rag_search and the prelude cannot see until the next index.
+      if (typeof memory.pendingRecords === "number" && memory.pendingRecords > 0)
+        lines.push(
+          `Pending    ${memory.pendingRecords} captured record(s) not indexed yet (the next session end indexes them, or 'triforge index')`,
+        );
       lines.push(`LLM spend  ${formatUsage(memory.llmUsage)}`);
       const top = files.slice(0, 5).map((f) => `${f.name} ${formatBytes(f.bytes)}`);
       lines.push(

@@ -27,6 +27,7 @@ export function registerMemoryStatus(server: McpServer, context: ServerContext):
           edges: z.number().optional(),
           lastIndexed: z.string().nullable().optional(),
           llmUsage: z.unknown().optional(),
+          pendingRecords: z.number().optional(),
         })
         .loose(),
       annotations: { readOnlyHint: true, openWorldHint: false },
