@@ -110,6 +110,8 @@ describe("the extractive summary's Decided: lines", () => {
       "Yes, let's do that!",
       "Perfect, it's fixed now.",
       "Hi! Hope that fixed it for you.",
+      "Now let me check if the hooks directory should move to src/hooks.",
+      "Let me read the current config and then replace it:",
     ]) {
       expect({ sentence, decision: isDecision(sentence) }).toEqual({ sentence, decision: false });
     }

@@ -18,7 +18,12 @@ const DECISION =
 const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
 const QUESTION_OPENING =
   /^(?:(?:what|which|why|how|when|where|who)\s+)?(?:should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has)\s+(?:we|i|you|it|this|that|they|there|the|he|she|our|my|your)\b/i;
-const INDIRECT_QUESTION = /\b(?:whether|wonder(?:ing)? if|not sure (?:if|about))\b/i;
+const INDIRECT_QUESTION = /\b(?:whether|wonder(?:ing)? if|not sure (?:if|about)|check (?:if|whether))\b/i;
+/**
+ * An agent narrating its next step ("Now let me read the file and replace it:") is not a decision: a
+ * "let me" opening, or a sentence ending in a colon that introduces a tool call or a list.
+ */
+const NARRATION = /^(?:(?:now|first|next|then|ok(?:ay)?|so),?\s+)?let me\b|:$/i;
 /** Interjections that open a reply ("Great,", "Thanks!", "Ok so"): what follows them is read alone. */
 const ACKNOWLEDGEMENT =
   /^(?:(?:great|thanks?(?: you)?|thx|perfect|awesome|nice|cool|ok(?:ay)?|yes|yeah|yep|sure|good|hi|hello|hey|right|sounds good|got it|alright|excellent|wonderful|oh|ah|wow|so|well)\b[\s,!.:;-]*)+/i;
@@ -50,7 +55,8 @@ const MIN_CONTENT_WORDS = 2;
 export function isDecision(sentence: string): boolean {
   if (!DECISION.test(sentence) || QUESTION_MARK.test(sentence)) return false;
   const rest = sentence.replace(ACKNOWLEDGEMENT, "");
-  if (QUESTION_OPENING.test(rest) || INDIRECT_QUESTION.test(rest)) return false;
+  if (QUESTION_OPENING.test(rest) || INDIRECT_QUESTION.test(rest) || NARRATION.test(rest.trim()))
+    return false;
   const words = rest.toLowerCase().match(/[\p{L}\p{N}](?:[\p{L}\p{N}'._/-]*[\p{L}\p{N}])?/gu) ?? [];
   return words.filter((word) => !FILLER_WORDS.has(word)).length >= MIN_CONTENT_WORDS;
 }
