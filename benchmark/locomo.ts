@@ -5,10 +5,12 @@
  * question of categories 1–4 is asked in every mode. Baseline in the same run: plain BM25 over single
  * turns (the same tokens), which ../shared/eval/README.md measured at 54.5 / 22.7 recall@10.
  *
- * Fair turn mapping: our hits are chunks (a user turn + the reply), the evidence is turns. A ranked
- * chunk list becomes a ranked TURN list — each chunk's turns in the order of their own BM25 score for
- * the question (ties keep conversation order) — and recall@k counts the first k TURNS, so a mode never
- * sees more than k turns, exactly like the single-turn baseline.
+ * Fair turn mapping: our hits are chunks (a user turn + the reply) or, for a question naming one
+ * speaker, that speaker's turns of a chunk (speaker linking, src/memory/recall/speakers.ts); the evidence
+ * is turns. A ranked hit list becomes a ranked TURN list — each hit's turns in the order of their own
+ * BM25 score for the question (ties keep conversation order) — and recall@k counts the first k TURNS, so
+ * a mode never sees more than k turns, exactly like the single-turn baseline. The FTS5 row ranks whole
+ * chunks (it compares lexical engines, without speaker linking).
  *
  * Each row also reports recall@10 on the tuning half (conversations 0–4) and the held-out half (5–9).
  *
@@ -26,7 +28,7 @@ import {
   type Mode,
   rankChunks,
 } from "../src/memory/recall/index.ts";
-import { type MemoryIndex, topIndices } from "../src/memory/recall/memory-index.ts";
+import { type MemoryIndex, type Ranked, topIndices } from "../src/memory/recall/memory-index.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
 import { loadLocomo, locomoRecords, scratchHome, writeChatLog } from "./memory-data.ts";
 
@@ -136,9 +138,10 @@ export async function runLocomo(): Promise<{
             .filter((i) => turnScores[i] > 0)
             .map((i) => turnIds[i]),
         };
-        const toTurns = (chunks: number[]) =>
-          chunks.flatMap((chunk) =>
+        const toTurns = (hits: Ranked[]) =>
+          hits.flatMap(({ chunk, turns }) =>
             index.chunks[chunk].turns
+              .filter((_, i) => !turns || turns.includes(i))
               .map((t, order) => ({ id: t.uuid, order, score: turnScores[turnIndex.get(t.uuid) ?? -1] ?? 0 }))
               .sort((a, b) => b.score - a.score || a.order - b.order)
               .map((t) => t.id),
@@ -147,10 +150,12 @@ export async function runLocomo(): Promise<{
           const started = performance.now();
           const hits = await rankChunks(index, qa.question, mode as Mode, CHUNK_DEPTH);
           if (mode === "bm25") lexicalMs.own += performance.now() - started;
-          ranked[mode] = toTurns(hits.map((h) => h.chunk));
+          ranked[mode] = toTurns(hits);
         }
         const started = performance.now();
-        ranked["bm25 via FTS5"] = toTurns(fts5.rank(qa.question, CHUNK_DEPTH));
+        ranked["bm25 via FTS5"] = toTurns(
+          fts5.rank(qa.question, CHUNK_DEPTH).map((chunk) => ({ chunk, score: 0 })),
+        );
         lexicalMs.fts5 += performance.now() - started;
         lexicalMs.queries++;
         for (const system of systems) {

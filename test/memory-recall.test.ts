@@ -9,6 +9,7 @@ import {
   memoryStatus,
   recall,
 } from "../src/memory/recall/index.ts";
+import { learnSpeakerNames, queryRole, withoutNames } from "../src/memory/recall/speakers.ts";
 import { storePath } from "../src/store/index.ts";
 import { appendRecords, exchange, memoryHome } from "./memory-helpers.ts";
 
@@ -126,6 +127,77 @@ describe("recall modes on a crafted corpus", () => {
     );
     await indexProject(root, { llm: null });
     expect((await sessions("kubernetes helm chart", "bm25"))[0]).toBe("s-k8s");
+  });
+});
+
+describe("speaker linking: a name used to address one side names that side", () => {
+  const dialogue = [
+    { role: "user", text: "Hey Priya, how was your weekend?" },
+    { role: "assistant", text: "Thanks, Tom! I went climbing. My cousin, Sam. came too." },
+    { role: "user", text: "Wow! Sounds great, Priya." },
+    { role: "assistant", text: "Yes, Tom. Next time, Sam. comes again." },
+    { role: "user", text: "I moved from my home country, Sweden. Anyway, Sam." },
+  ] as const;
+
+  test("learns each side's name from vocatives; a rare or shared capitalised word is not a name", () => {
+    const names = learnSpeakerNames(dialogue);
+    // Priya is addressed in the user's turns, so Priya is the assistant; Tom the other way round.
+    // Sam closes clauses on both sides (not one role's), Sweden only once, Wow is no vocative.
+    expect([...names].sort()).toEqual([
+      ["priya", "assistant"],
+      ["tom", "user"],
+    ]);
+  });
+
+  test("a store of one role's documents links nothing", () => {
+    expect(learnSpeakerNames(dialogue.map((t) => ({ ...t, role: "user" as const }))).size).toBe(0);
+  });
+
+  test("a query naming one side asks about that side; both sides or none, no side", () => {
+    const names = learnSpeakerNames(dialogue);
+    expect(queryRole("What did Priya's cousin climb?", names)).toBe("assistant");
+    expect(queryRole("where does tom live", names)).toBe("user");
+    expect(queryRole("What do Tom and Priya share?", names)).toBeUndefined();
+    expect(queryRole("What did Sam climb?", names)).toBeUndefined();
+    expect(withoutNames("What did Priya's cousin climb?", names).replace(/\s+/g, " ")).toBe(
+      "What did cousin climb?",
+    );
+  });
+
+  test("recall answers a question about a person with that person's turns only", async () => {
+    const talk = project("speakers");
+    appendRecords(talk, [
+      ...exchange("d-weekend", "Hey Priya, how was your weekend?", "Thanks, Tom! I went rock climbing.", 1),
+      ...exchange(
+        "d-pottery",
+        "Thanks, Priya. I took up pottery as a hobby last month.",
+        "Nice one, Tom. Sounds fun.",
+        2,
+      ),
+      ...exchange("d-birds", "Hi Priya! Any plans?", "Yes, Tom. My new hobby: bird watching at the lake.", 3),
+      ...exchange("d-deploy", "Morning Priya, did the deploy finish?", "Hey Tom, it finished at noon.", 4),
+    ]);
+    await indexProject(talk, { llm: null });
+    expect((await loadMemoryIndex(talk))!.speakerNames).toEqual(
+      new Map([
+        ["priya", "assistant"],
+        ["tom", "user"],
+      ]),
+    );
+    // Without speaker linking, Tom's own pottery turn (which names Priya and says hobby) ranks first.
+    const priya = await recall(talk, "What hobby does Priya have?", { topK: 2 });
+    expect(priya.hits.map((h) => h.session_id)[0]).toBe("d-birds");
+    for (const hit of priya.hits) {
+      expect(hit.role).toBe("assistant");
+      expect(hit.turns.map((t) => t.role)).toEqual(["assistant"]);
+      expect(hit.text).not.toContain("[user]");
+    }
+    const tom = await recall(talk, "What hobby did Tom take up last month?", { topK: 1 });
+    expect(tom.hits[0]).toMatchObject({ session_id: "d-pottery", role: "user" });
+    expect(tom.hits[0].text).toContain("pottery");
+    expect(tom.hits[0].text).not.toContain("Sounds fun");
+    // A query naming nobody keeps whole exchanges.
+    expect((await recall(talk, "deploy noon", { topK: 1 })).hits[0].role).toBe("user+assistant");
   });
 });
 

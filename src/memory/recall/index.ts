@@ -7,7 +7,7 @@ import { triforgeCommand } from "../../cli/shell.ts";
 import { configPath } from "../../project/config.ts";
 import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
-import { chunkRole } from "../chunking.ts";
+import { chunkRole, TURN_SEPARATOR } from "../chunking.ts";
 import { indexLockPath, isLocked } from "../lock.ts";
 import { hitExcerpt } from "./excerpt.ts";
 import { lexicalTokens } from "../tokens.ts";
@@ -19,6 +19,7 @@ import {
   scoreFusion,
 } from "./fusion.ts";
 import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
+import { queryRole, withoutNames } from "./speakers.ts";
 
 export type { Mode } from "./memory-index.ts";
 export { formatRecalled } from "./format.ts";
@@ -104,13 +105,46 @@ export function closeWarmIndexes(): void {
   warm.clear();
 }
 
-/** Ranks chunks for a query in one mode; the benchmarks call this directly for deeper lists. */
+/**
+ * Ranks chunks for a query in one mode; the benchmarks call this directly for deeper lists.
+ *
+ * A query that names one side of the conversation (a name speakers.ts linked to a role: "What
+ * activities does Melanie partake in?") is about that side's turns: each hit holds only the chunks'
+ * turns of that role, and the names are left out of the scoring, because in the text a name is mostly
+ * the OTHER side addressing that person ("Thanks, Melanie!"), which would pull the wrong turns up.
+ */
 export async function rankChunks(
   index: MemoryIndex,
   query: string,
   mode: Mode,
   k: number,
 ): Promise<Ranked[]> {
+  const role = queryRole(query, index.speakerNames);
+  if (!role) return rankAllTurns(index, query, mode, k);
+  const unnamed = withoutNames(query, index.speakerNames);
+  const ranked = await rankAllTurns(
+    index,
+    lexicalTokens(unnamed).length ? unnamed : query,
+    mode,
+    k * SPEAKER_DEPTH_FACTOR,
+  );
+  const out: Ranked[] = [];
+  for (const hit of ranked) {
+    const turns = index.chunks[hit.chunk].turns.flatMap((t, i) => (t.role === role ? [i] : []));
+    if (turns.length) out.push({ ...hit, turns });
+    if (out.length === k) break;
+  }
+  // That side said nothing that matches: the other side's turns are better than no answer.
+  return out.length ? out : rankAllTurns(index, query, mode, k);
+}
+
+/**
+ * Chunks ranked for a speaker's question are fetched this many times deeper than asked: a chunk with
+ * none of that speaker's turns is dropped (an exchange can be one side only).
+ */
+const SPEAKER_DEPTH_FACTOR = 2;
+
+async function rankAllTurns(index: MemoryIndex, query: string, mode: Mode, k: number): Promise<Ranked[]> {
   const n = index.chunks.length;
   if (n === 0 || k <= 0) return [];
   if (mode === "bm25") return top(index.bm25Scores(query), k, true);
@@ -147,6 +181,19 @@ function top(scores: ArrayLike<number>, k: number, positiveOnly: boolean): Ranke
   return topIndices(scores, k)
     .filter((i) => !positiveOnly || scores[i] > 0)
     .map((chunk) => ({ chunk, score: scores[chunk] }));
+}
+
+/** A chunk cut down to some of its turns (their texts joined as a chunk's are, spans rebased). */
+function turnsOf(chunk: MemoryIndex["chunks"][number], picked: number[]): MemoryIndex["chunks"][number] {
+  let text = "";
+  const turns = picked.map((i) => {
+    const t = chunk.turns[i];
+    if (text) text += TURN_SEPARATOR;
+    const start = text.length;
+    text += chunk.text.slice(t.start, t.end);
+    return { ...t, start, end: text.length };
+  });
+  return { ...chunk, text, turns };
 }
 
 export async function recall(
@@ -188,12 +235,12 @@ export async function recall(
   const ranked = await rankChunks(index, query, mode, topK);
   if (ranked.length === 0) return { hits: [], reason: "nothing in memory matches the query" };
   return {
-    hits: ranked.map(({ chunk, score }) => {
-      const c = index.chunks[chunk];
+    hits: ranked.map(({ chunk, score, turns }) => {
+      const c = turns ? turnsOf(index.chunks[chunk], turns) : index.chunks[chunk];
       return {
         text: hitExcerpt(c.text, c.turns, query),
         role: chunkRole(c.turns),
-        ts: c.ts,
+        ts: c.turns[0]?.ts ?? c.ts,
         session_id: c.sessionId,
         score: Number(score.toFixed(6)),
         source: mode,

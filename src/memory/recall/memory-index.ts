@@ -8,6 +8,7 @@ import { EDGE_KIND, type StoreSnapshot } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
 import { Bm25Index } from "./bm25.ts";
 import { buildCsr, type CsrGraph, personalizedPageRank } from "./ppr.ts";
+import { learnSpeakerNames, type Role } from "./speakers.ts";
 
 /**
  * Graph-search settings. The first three are HippoRAG 2's: facts linked per query, the passage nodes'
@@ -48,6 +49,8 @@ export interface Ranked {
   /** Index into `chunks`. */
   chunk: number;
   score: number;
+  /** The chunk's turns the hit holds (indices into its `turns`); all of them when absent. */
+  turns?: number[];
 }
 
 export class MemoryIndex {
@@ -74,6 +77,8 @@ export class MemoryIndex {
   /** Previous and next chunk of the same session (-1 at the ends). */
   private readonly previous: Int32Array;
   private readonly next: Int32Array;
+  /** Lower-cased person name → the role it names, learned from how the turns address each other. */
+  readonly speakerNames: Map<string, Role>;
 
   private constructor(
     snapshot: StoreSnapshot,
@@ -91,6 +96,11 @@ export class MemoryIndex {
       ? snapshot.chunks.filter((c) => c.graphSource === "llm").length / snapshot.chunks.length
       : 0;
     this.factBm25 = Bm25Index.fromTexts(factTexts);
+    this.speakerNames = learnSpeakerNames(
+      snapshot.chunks.flatMap((c) =>
+        c.turns.map((t) => ({ role: t.role, text: c.text.slice(t.start, t.end) })),
+      ),
+    );
     const P = snapshot.chunks.length;
     this.passageCount = P;
     const chunkNode = new Map<number, number>();
