@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { indexProject } from "../src/memory/indexer.ts";
 import {
@@ -11,7 +11,7 @@ import {
 } from "../src/memory/recall/index.ts";
 import { learnSpeakerNames, queryRole, withoutNames } from "../src/memory/recall/speakers.ts";
 import { storePath } from "../src/store/index.ts";
-import { appendRecords, exchange, memoryHome } from "./memory-helpers.ts";
+import { appendRecords, chatLog, exchange, memoryHome } from "./memory-helpers.ts";
 
 const { home, project } = memoryHome();
 afterAll(closeWarmIndexes);
@@ -287,6 +287,30 @@ describe("memoryStatus", () => {
     expect(status.edgesByKind.context).toBeGreaterThan(0);
     expect(Date.parse(status.lastIndexed ?? "")).toBeGreaterThan(0);
     expect(status.llmUsage).toEqual([]);
+  });
+});
+
+describe("memoryStatus: records captured since the last index run", () => {
+  test("counts complete, usable, unindexed records of chats.jsonl, also after the file was rewritten", async () => {
+    const pending = project("pending");
+    appendRecords(pending, exchange("q-1", "Which port does the api use?", "Port 8080.", 1));
+    // Nothing indexed yet: every record is pending.
+    expect((await memoryStatus(pending)).pendingRecords).toBe(2);
+    await indexProject(pending, { llm: null });
+    expect((await memoryStatus(pending)).pendingRecords).toBe(0);
+    appendRecords(pending, [
+      ...exchange("q-2", "Switch the api to port 9090.", "Done, 9090 it is.", 2),
+      ...exchange("q-3", "And the worker?", "It stays on 7070.", 3),
+    ]);
+    // A line that is not a record, and a last line still being written, are not records.
+    writeFileSync(chatLog(pending), 'not json\n{"role":"user","text":"half', { flag: "a" });
+    expect((await memoryStatus(pending)).pendingRecords).toBe(4);
+    // A rewritten file (forget, an edit) no longer matches the saved offset: its lines are checked by uuid.
+    const lines = readFileSync(chatLog(pending), "utf8").split("\n");
+    writeFileSync(chatLog(pending), `${lines.slice(1).join("\n")}`);
+    expect((await memoryStatus(pending)).pendingRecords).toBe(4);
+    await indexProject(pending, { llm: null });
+    expect((await memoryStatus(pending)).pendingRecords).toBe(0);
   });
 });
 

@@ -2,12 +2,13 @@
  * Recall: the memory core every adapter (MCP `rag_search`, `triforge recall`, later HTTP) calls.
  * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { triforgeCommand } from "../../cli/shell.ts";
 import { configPath } from "../../project/config.ts";
 import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
-import { chunkRole, TURN_SEPARATOR } from "../chunking.ts";
+import { chatLogPath } from "../chatlog.ts";
+import { chunkRole, parseRecord, TURN_SEPARATOR } from "../chunking.ts";
 import { indexLockPath, isLocked } from "../lock.ts";
 import { hitExcerpt } from "./excerpt.ts";
 import { lexicalTokens } from "../tokens.ts";
@@ -265,6 +266,8 @@ export interface MemoryStatus {
   llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
   /** Chunks whose LLM extraction failed and will be retried on the next run. */
   pendingLlm: number;
+  /** Records of chats.jsonl captured since the last index run and not in the index yet. */
+  pendingRecords: number;
   indexing: boolean;
   store: string;
 }
@@ -282,6 +285,7 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
     lastIndexed: null,
     llmUsage: [],
     pendingLlm: 0,
+    pendingRecords: 0,
     indexing: isLocked(indexLockPath(projectRoot)),
     store: storePath(projectRoot),
   };
@@ -289,7 +293,12 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
   let store: SqliteMemoryStore | undefined;
   try {
     store = openStoreForRead(projectRoot);
-    if (!store) return { ...empty, reason: "no memory indexed yet for this project" };
+    if (!store)
+      return {
+        ...empty,
+        pendingRecords: await pendingRecords(projectRoot),
+        reason: "no memory indexed yet for this project",
+      };
     const s = await store.status();
     const edges = s.edges.fact + s.edges.context + s.edges.synonym;
     return {
@@ -304,6 +313,7 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
       lastIndexed: s.lastIndexed,
       llmUsage: s.llmUsage,
       pendingLlm: s.pendingLlm,
+      pendingRecords: await pendingRecords(projectRoot, store),
     };
   } catch (error) {
     // While the indexer writes (it may be creating the store right now), a reader can catch it half-way:
@@ -322,4 +332,36 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
   } finally {
     store?.close();
   }
+}
+
+/**
+ * Complete records of chats.jsonl that no chunk holds yet: the lines after the offset the last index run
+ * consumed (all lines when the file was rewritten since, by forget or by hand), as the indexer would read
+ * them — unusable lines, forgotten sessions and records already indexed do not count.
+ */
+async function pendingRecords(projectRoot: string, store?: SqliteMemoryStore): Promise<number> {
+  const file = chatLogPath(projectRoot);
+  if (!existsSync(file)) return 0;
+  const size = statSync(file).size;
+  let offset = 0;
+  if (store) {
+    const state = await store.state();
+    // PERF: the indexer module (LLM chain, extractor, summaries) loads only when there is an offset to check.
+    const { offsetFingerprint } = await import("../indexer.ts");
+    if (state.offset <= size && offsetFingerprint(file, state.offset) === state.offsetCheck)
+      offset = state.offset;
+  }
+  if (offset >= size) return 0;
+  const text = readFileSync(file).subarray(offset).toString("utf8");
+  // A last line without its newline is still being written: not a record yet.
+  const records = text
+    .slice(0, text.lastIndexOf("\n") + 1)
+    .split("\n")
+    .flatMap((line) => (line.trim() ? (parseRecord(line) ?? []) : []));
+  if (!store || records.length === 0) return records.length;
+  const [forgotten, indexed] = await Promise.all([
+    store.forgottenSessions(),
+    store.indexedRecords(records.map((r) => r.uuid)),
+  ]);
+  return records.filter((r) => !forgotten.has(r.session_id) && !indexed.has(r.uuid)).length;
 }
