@@ -21,7 +21,8 @@ const countNewlines = (text: string) => {
  * `rules` are the project's own (privacy's loadProjectRules), loaded once per indexing pass.
  */
 export function redactKeepingLines(text: string, rules: string[] = []): { text: string; redactions: number } {
-  const result = redact(text, { extraRules: rules, mode: "code" });
+  // The review flag is for the capture hook's LLM cleaner; repository files are never sent to one.
+  const result = redact(text, { extraRules: rules, mode: "code", review: false });
   const redactions = result.findings.length;
   if (!redactions) return { text, redactions };
   // A marker holds no newline, so the same count means no redacted span crossed a line end.

@@ -28,6 +28,11 @@ export interface RedactOptions {
    * as secrets or addresses. The default reads conversation text.
    */
   mode?: "conversation" | "code";
+  /**
+   * `false` skips the review scan, and `review` is then false: for a caller that never reads it (the code
+   * indexer), it is a pass over the text saved.
+   */
+  review?: boolean;
 }
 
 export interface RedactResult {
@@ -113,7 +118,8 @@ export function redact(text: string, options: RedactOptions = {}): RedactResult 
   findRepeats(text, found, code);
   const merged = mergeFindings(found);
   const redacted = merged.length ? applyFindings(text, merged) : text;
-  return { text: redacted, review: needsReview(redacted), findings: merged.map((f) => ({ kind: f.kind })) };
+  const review = options.review !== false && needsReview(redacted);
+  return { text: redacted, review, findings: merged.map((f) => ({ kind: f.kind })) };
 }
 
 /**

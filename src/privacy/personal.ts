@@ -1,4 +1,5 @@
 import { homedir, userInfo } from "node:os";
+import { type CandidateScan, isDigitCode, isHexCode, matchFrom, type NextStart, sticky } from "./scan.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -13,10 +14,35 @@ import type { Finding } from "./types.ts";
 const EMAIL_RE =
   /(?<![\w.+%-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,10}(?:[A-Za-z]{2,24}|xn--[a-z0-9-]{2,59})(?![\w-])/g;
 
+const EMAIL_AT = sticky(EMAIL_RE);
+/** `[A-Za-z0-9._%+-]`: a local part's characters (all of them in the lookbehind's class, so a match starts a run). */
+const isLocalPartCode = (c: number) =>
+  (c >= 65 && c <= 90) ||
+  (c >= 97 && c <= 122) ||
+  (c >= 48 && c <= 57) ||
+  c === 46 ||
+  c === 95 ||
+  c === 37 ||
+  c === 43 ||
+  c === 45;
+
+/** PERF (see scan.ts): an address starts where the run of 1–64 local-part characters before an `@` starts. */
+const emailStart: NextStart = (text, from) => {
+  for (let at = text.indexOf("@", from + 1); at >= 0; at = text.indexOf("@", at + 1)) {
+    let s = at;
+    while (s > 0 && at - s <= 64 && isLocalPartCode(text.charCodeAt(s - 1))) s--;
+    if (s >= from && s < at && at - s <= 64) return s;
+  }
+  return -1;
+};
+
 function findEmails(text: string, out: Finding[]): void {
   if (!text.includes("@")) return;
-  EMAIL_RE.lastIndex = 0;
-  for (let m = EMAIL_RE.exec(text); m; m = EMAIL_RE.exec(text)) {
+  for (
+    let m = matchFrom(text, EMAIL_AT, emailStart, 0);
+    m;
+    m = matchFrom(text, EMAIL_AT, emailStart, m.index + m[0].length)
+  ) {
     let start = m.index;
     // In escaped text (`"…\n@AGENTS.md"`, `"\nbob@corp.io"`) the letter of an escape is not the address's.
     if (text[start - 1] === "\\" && /[nrt]/.test(text[start])) start++;
@@ -151,6 +177,21 @@ function findMachineIdentity(text: string, out: Finding[]): void {
 const IPV4_RE =
   /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)/g;
 
+const IPV4_AT = sticky(IPV4_RE);
+const DIGIT_DOT_DIGIT_RE = /\d\.\d/g;
+
+/** PERF (see scan.ts): an address starts a run of 1–3 digits that a `.` and a digit follow. */
+const ipv4Start: NextStart = (text, from) => {
+  DIGIT_DOT_DIGIT_RE.lastIndex = from;
+  for (let g = DIGIT_DOT_DIGIT_RE.exec(text); g; g = DIGIT_DOT_DIGIT_RE.exec(text)) {
+    let s = g.index;
+    while (s > 0 && g.index - s < 3 && isDigitCode(text.charCodeAt(s - 1))) s--;
+    if (s >= from && g.index - s < 3) return s;
+    DIGIT_DOT_DIGIT_RE.lastIndex = g.index + 1;
+  }
+  return -1;
+};
+
 /** Private, loopback, link-local, shared, documentation, multicast and reserved ranges: no one's address. */
 function isPublicIpv4(ip: string): boolean {
   const [a, b, c] = ip.split(".").map(Number);
@@ -171,6 +212,18 @@ function isPublicIpv4(ip: string): boolean {
 
 const IPV6_CANDIDATE_RE =
   /(?<![\w:.%])(?=[0-9A-Fa-f]{0,4}:)[0-9A-Fa-f:.]{2,45}(?:%[A-Za-z0-9]{1,15})?(?![\w:%])/g;
+
+const IPV6_CANDIDATE_AT = sticky(IPV6_CANDIDATE_RE);
+
+/** PERF (see scan.ts): a candidate starts the run of 0–4 hex digits before a `:`. */
+const ipv6Start: NextStart = (text, from) => {
+  for (let colon = text.indexOf(":", from); colon >= 0; colon = text.indexOf(":", colon + 1)) {
+    let s = colon;
+    while (s > 0 && colon - s <= 4 && isHexCode(text.charCodeAt(s - 1))) s--;
+    if (s >= from && colon - s <= 4) return s;
+  }
+  return -1;
+};
 
 /** RFC 4291 text form, with an optional embedded IPv4 tail and zone. */
 export function isIpv6(candidate: string): boolean {
@@ -226,8 +279,11 @@ function isVersionInCode(text: string, start: number): boolean {
 
 function findIps(text: string, out: Finding[], code: boolean): void {
   if (text.includes(".")) {
-    IPV4_RE.lastIndex = 0;
-    for (let m = IPV4_RE.exec(text); m; m = IPV4_RE.exec(text)) {
+    for (
+      let m = matchFrom(text, IPV4_AT, ipv4Start, 0);
+      m;
+      m = matchFrom(text, IPV4_AT, ipv4Start, m.index + m[0].length)
+    ) {
       // An address inside an IPv6 literal is handled with it.
       if (text[m.index - 1] === ":") continue;
       if (code && isVersionInCode(text, m.index)) continue;
@@ -235,8 +291,11 @@ function findIps(text: string, out: Finding[], code: boolean): void {
     }
   }
   if (text.includes(":")) {
-    IPV6_CANDIDATE_RE.lastIndex = 0;
-    for (let m = IPV6_CANDIDATE_RE.exec(text); m; m = IPV6_CANDIDATE_RE.exec(text)) {
+    for (
+      let m = matchFrom(text, IPV6_CANDIDATE_AT, ipv6Start, 0);
+      m;
+      m = matchFrom(text, IPV6_CANDIDATE_AT, ipv6Start, m.index + m[0].length)
+    ) {
       if (isIpv6(m[0])) out.push({ start: m.index, end: m.index + m[0].length, kind: "ip" });
     }
   }
@@ -427,6 +486,24 @@ const PHONE_RES: RegExp[] = [
 const PHONE_CONTEXT_RE =
   /(?:phone|mobile|cell|tel|number|whatsapp|call me|sms)\b[^\n\d]{0,20}?(?<![\w+])(1[3-9]\d{9}|[2-9]\d{9})(?![\w-])/gi;
 
+const PHONE_CONTEXT_AT = sticky(PHONE_CONTEXT_RE);
+const TEN_DIGITS_RE = /\d{10}/g;
+const isWordCode = (c: number) =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+
+/**
+ * PERF (see scan.ts): the number starts a run of 10+ digits, and its word (3–8 letters) starts 3–28
+ * characters before it.
+ */
+const phoneContextStart: NextStart = (text, from) => {
+  TEN_DIGITS_RE.lastIndex = from + 3;
+  for (let g = TEN_DIGITS_RE.exec(text); g; g = TEN_DIGITS_RE.exec(text)) {
+    const before = text.charCodeAt(g.index - 1);
+    if (!isWordCode(before) && before !== 43) return Math.max(from, g.index - 28);
+  }
+  return -1;
+};
+
 function findPhones(text: string, out: Finding[]): void {
   for (const re of PHONE_RES) {
     re.lastIndex = 0;
@@ -436,8 +513,11 @@ function findPhones(text: string, out: Finding[]): void {
         out.push({ start: m.index, end: m.index + m[0].length, kind: "phone" });
     }
   }
-  PHONE_CONTEXT_RE.lastIndex = 0;
-  for (let m = PHONE_CONTEXT_RE.exec(text); m; m = PHONE_CONTEXT_RE.exec(text)) {
+  for (
+    let m = matchFrom(text, PHONE_CONTEXT_AT, phoneContextStart, 0);
+    m;
+    m = matchFrom(text, PHONE_CONTEXT_AT, phoneContextStart, m.index + m[0].length)
+  ) {
     const start = m.index + m[0].length - m[1].length;
     out.push({ start, end: start + m[1].length, kind: "phone" });
   }
@@ -453,6 +533,14 @@ function findSsns(text: string, out: Finding[]): void {
     out.push({ start: m.index, end: m.index + m[0].length, kind: "ssn" });
   }
 }
+
+/** The patterns run at candidate starts only, for the test that compares them with a global search. */
+export const personalScans: Record<string, CandidateScan> = {
+  email: { pattern: EMAIL_RE, nextStart: emailStart },
+  ipv4: { pattern: IPV4_RE, nextStart: ipv4Start },
+  ipv6: { pattern: IPV6_CANDIDATE_RE, nextStart: ipv6Start },
+  phoneContext: { pattern: PHONE_CONTEXT_RE, nextStart: phoneContextStart },
+};
 
 /** `code`: the text is a repository file (see `RedactOptions.mode`). */
 export function findPersonalData(text: string, out: Finding[], code = false): void {

@@ -1,3 +1,4 @@
+import { type CandidateScan, matchFrom, type NextStart } from "./scan.ts";
 import { entropy, isPlaceholder, isRepeatedUnit, isWordLike } from "./text.ts";
 import type { Finding } from "./types.ts";
 
@@ -17,6 +18,8 @@ interface ProviderRule {
   flags?: string;
   /** Extra test on the secret (after the placeholder tests). */
   check?: (secret: string) => boolean;
+  /** PERF: where a match can start (see scan.ts), for a pattern the engine would try at every position. */
+  nextStart?: NextStart;
 }
 
 /**
@@ -26,6 +29,19 @@ interface ProviderRule {
 const B = String.raw`(?<!\+|[A-Za-z0-9](?<!\x1b\[[0-9;]{0,8}m))`;
 /** Right boundary for tokens made of `[A-Za-z0-9_-]`. */
 const E = `(?![A-Za-z0-9_-])`;
+
+const isTokenCode = (c: number) =>
+  (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 45;
+
+/** A Discord bot token starts 23–28 token characters before a `.`, all of them in one run. */
+const discordStart: NextStart = (text, from) => {
+  for (let dot = text.indexOf(".", from + 23); dot >= 0; dot = text.indexOf(".", dot + 1)) {
+    let s = dot;
+    while (s > 0 && dot - s < 28 && isTokenCode(text.charCodeAt(s - 1))) s--;
+    if (dot - s >= 23) return Math.max(s, from);
+  }
+  return -1;
+};
 
 const mixed = (s: string) => !isWordLike(s) && entropy(s) >= 3;
 
@@ -206,6 +222,7 @@ const RULES: ProviderRule[] = [
     // PERF: the pattern needs a dot; text without one skips a pattern tried at every token character.
     keywords: ["."],
     pattern: String.raw`${B}[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}${E}`,
+    nextStart: discordStart,
     // The user id and the HMAC are generated; the 6-character timestamp in the middle may read as a word.
     check: (s) =>
       !isWordLike(s.slice(0, s.indexOf("."))) && !isWordLike(s.slice(s.lastIndexOf(".") + 1)) && mixed(s),
@@ -468,13 +485,33 @@ const RULES: ProviderRule[] = [
   },
 ];
 
+/** The rules run at candidate starts only, for the test that compares them with a global search. */
+export function providerScans(): Record<string, CandidateScan> {
+  const scans: Record<string, CandidateScan> = {};
+  for (const rule of RULES)
+    if (rule.nextStart)
+      scans[rule.kind] = {
+        pattern: new RegExp(rule.pattern, `gd${rule.flags ?? ""}`),
+        nextStart: rule.nextStart,
+      };
+  return scans;
+}
+
 const compiled = new Map<ProviderRule, RegExp>();
 
 /** PERF: each pattern is compiled the first time its keywords occur, not at import (the hook path). */
 function pattern(rule: ProviderRule): RegExp {
   let re = compiled.get(rule);
-  if (!re) compiled.set(rule, (re = new RegExp(rule.pattern, `gd${rule.flags ?? ""}`)));
+  if (!re)
+    compiled.set(rule, (re = new RegExp(rule.pattern, `${rule.nextStart ? "y" : "g"}d${rule.flags ?? ""}`)));
   return re;
+}
+
+/** The rule's next match from `from`: a global search, or a sticky one at the rule's candidate starts. */
+function nextMatch(rule: ProviderRule, re: RegExp, text: string, from: number): RegExpExecArray | null {
+  if (rule.nextStart) return matchFrom(text, re, rule.nextStart, from);
+  re.lastIndex = from;
+  return re.exec(text);
 }
 
 /**
@@ -545,8 +582,7 @@ export function findProviderTokens(text: string, lower: string, out: Finding[]):
   for (const rule of RULES) {
     if (rule.keywords && !rule.keywords.some((k) => present.has(k))) continue;
     const re = pattern(rule);
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
+    for (let m = nextMatch(rule, re, text, 0); m; m = nextMatch(rule, re, text, m.index + m[0].length)) {
       const [start, end] = m.indices?.groups?.secret ?? m.indices![0]!;
       const secret = text.slice(start, end);
       const body = m.groups?.body;

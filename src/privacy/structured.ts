@@ -7,6 +7,7 @@ import {
   isStandardUuid,
   isTemplate,
 } from "./text.ts";
+import { type CandidateScan, matchFrom, type NextStart, sticky } from "./scan.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -139,6 +140,21 @@ function findPemKeys(text: string, out: Finding[]): void {
 const URL_CREDENTIALS_RE =
   /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/([^\s:/?#"'<>`]{0,128}):([^\s/?#"'<>`]{1,256})@(?=[A-Za-z0-9[])/dg;
 
+const URL_CREDENTIALS_AT = sticky(URL_CREDENTIALS_RE);
+/** `[A-Za-z0-9+.-]`: a scheme's characters (those of the lookbehind, so a match starts a run of them). */
+const isSchemeCode = (c: number) =>
+  (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 46 || c === 45;
+
+/** PERF (see scan.ts): a URL with credentials starts the run of 2–31 scheme characters before a `://`. */
+const urlCredentialsStart: NextStart = (text, from) => {
+  for (let p = text.indexOf("://", from + 2); p >= 0; p = text.indexOf("://", p + 1)) {
+    let s = p;
+    while (s > 0 && p - s <= 31 && isSchemeCode(text.charCodeAt(s - 1))) s--;
+    if (s >= from && p - s >= 2 && p - s <= 31) return s;
+  }
+  return -1;
+};
+
 /** A password written by someone showing the format: `user:pass`, `admin:password`, `:${PASS}`. */
 function credentialPlaceholder(password: string): boolean {
   return (
@@ -151,8 +167,11 @@ function credentialPlaceholder(password: string): boolean {
 
 function findUrlCredentials(text: string, out: Finding[]): void {
   if (!text.includes("://")) return;
-  URL_CREDENTIALS_RE.lastIndex = 0;
-  for (let m = URL_CREDENTIALS_RE.exec(text); m; m = URL_CREDENTIALS_RE.exec(text)) {
+  for (
+    let m = matchFrom(text, URL_CREDENTIALS_AT, urlCredentialsStart, 0);
+    m;
+    m = matchFrom(text, URL_CREDENTIALS_AT, urlCredentialsStart, m.index + m[0].length)
+  ) {
     const [start, end] = m.indices![2]!;
     if (credentialPlaceholder(m[2]) || credentialPlaceholder(m[1] + m[2])) continue;
     out.push({ start, end, kind: "connection_string" });
@@ -274,6 +293,26 @@ const KEY_BODY_LINE_RE = /^[ \t]*([A-Za-z0-9+/]{60,80}={0,2})[ \t]*$/gm;
 const PUBLIC_BLOCK_RE =
   /-----BEGIN [A-Z0-9 ]{0,30}(?:PUBLIC KEY|CERTIFICATE|SIGNATURE|CERTIFICATE REQUEST|MESSAGE|SIGNED MESSAGE)(?: BLOCK)?-----/g;
 
+const KEY_BODY_LINE_AT = sticky(KEY_BODY_LINE_RE);
+/** A key body line has 60 characters or more. */
+const MIN_KEY_BODY_LINE = 60;
+
+/**
+ * PERF (see scan.ts): the starts of lines of 60 characters or more, in text whose only line terminator is
+ * `\n` (`^` and `$` of the `m` flag also take `\r`, U+2028 and U+2029; such text is read the old way).
+ */
+const longLineStart: NextStart = (text, from) => {
+  let s = from;
+  if (s > 0 && text.charCodeAt(s - 1) !== 10) s = text.indexOf("\n", s) + 1;
+  while (s > 0 || from === 0) {
+    const newline = text.indexOf("\n", s);
+    if ((newline < 0 ? text.length : newline) - s >= MIN_KEY_BODY_LINE) return s;
+    if (newline < 0) return -1;
+    s = newline + 1;
+  }
+  return -1;
+};
+
 function findKeyBodyLines(text: string, out: Finding[]): void {
   const publicBlocks: [number, number][] = [];
   PUBLIC_BLOCK_RE.lastIndex = 0;
@@ -282,8 +321,13 @@ function findKeyBodyLines(text: string, out: Finding[]): void {
     publicBlocks.push([m.index, end < 0 ? text.length : end]);
     PUBLIC_BLOCK_RE.lastIndex = end < 0 ? text.length : end;
   }
+  const onlyNewlines = !text.includes("\r") && !text.includes("\u2028") && !text.includes("\u2029");
   KEY_BODY_LINE_RE.lastIndex = 0;
-  for (let m = KEY_BODY_LINE_RE.exec(text); m; m = KEY_BODY_LINE_RE.exec(text)) {
+  const next = (from: number) => {
+    if (!onlyNewlines) return KEY_BODY_LINE_RE.exec(text);
+    return matchFrom(text, KEY_BODY_LINE_AT, longLineStart, from);
+  };
+  for (let m = next(0); m; m = next(m.index + m[0].length)) {
     const body = m[1];
     if (charClasses(body) < 3 || /^[0-9a-fA-F]+$/.test(body) || entropy(body) < 4.5) continue;
     const start = m.index + m[0].indexOf(body);
@@ -370,6 +414,12 @@ function findNonStandardUuids(text: string, out: Finding[]): void {
     out.push({ start: m.index, end: m.index + 36, kind: "secret" });
   }
 }
+
+/** The patterns run at candidate starts only (key body lines: in text whose only line terminator is `\n`). */
+export const structuredScans: Record<string, CandidateScan> = {
+  urlCredentials: { pattern: URL_CREDENTIALS_RE, nextStart: urlCredentialsStart },
+  keyBodyLine: { pattern: KEY_BODY_LINE_RE, nextStart: longLineStart },
+};
 
 export function findStructuredSecrets(text: string, out: Finding[]): void {
   findPemKeys(text, out);
