@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
 import { chunkSource } from "../src/code/chunk.ts";
 import { parseWorkerCount, WORKER_MIN_CHARS } from "../src/code/chunk-pool.ts";
-import { ChunkEmbedder } from "../src/code/embedder.ts";
+import { ChunkEncoder } from "../src/code/embedder.ts";
 import { parserFor } from "../src/code/grammars.ts";
 import { refreshIndex, resolveRepository } from "../src/code/indexer.ts";
 import { runBinary, tempDir } from "./helpers.ts";
@@ -118,25 +118,33 @@ describe("parallel parsing", () => {
   }, 120_000);
 });
 
-describe("chunk embedder", () => {
-  test("word-by-word ids give the same vectors as tokenizing each text whole", async () => {
+describe("chunk encoder", () => {
+  test("vectors match embedding `path\ntext` whole (float rounding aside)", async () => {
     const model = await loadModel();
-    const texts = [
-      "src/auth/session.ts\nexport function verifySessionToken(token: string) { return token.length > 0; }",
-      "MAX_RETRY_COUNT = 0x1F; // retry_count++ |a|b| ->",
-      "Ünïcödé naïve straße 東京 CamelCase_snake x\u00a0y",
-      "",
-      "|||",
-      // Many distinct long words: more tokens than one tokenizer input may hold, so the embedder
+    const chunks: [string, string][] = [
+      [
+        "src/auth/session.ts",
+        "export function verifySessionToken(token: string) { return token.length > 0; }",
+      ],
+      ["src/auth/session.ts", "MAX_RETRY_COUNT = 0x1F; // retry_count++ |a|b| -> __init__ 42abc"],
+      ["docs/日本/readme.md", "Ünïcödé naïve straße 東京 CamelCase_snake x\u00a0y"],
+      ["src/auth/session.ts", ""],
+      ["a.py", "|||"],
+      // Many distinct long words: more tokens than one tokenizer input may hold, so the encoder
       // must group new words by size, not by count, to keep every word's ids.
-      Array.from({ length: 120 }, (_, i) => `zqxv${i}kfjw${i * 7919}plmq`).join(" "),
+      ["gen/words.txt", Array.from({ length: 120 }, (_, i) => `zqxv${i}kfjw${i * 7919}plmq`).join(" ")],
+      // Past MAX_TOKENS: the vector stops inside a run, at the token the model stops at.
+      ["gen/long.c", Array.from({ length: 400 }, (_, i) => `alpha_beta${i % 7}(gamma);`).join("\n")],
     ];
-    const expected = await model.embedBatch(texts);
-    const embedder = new ChunkEmbedder(model);
-    // Twice: the second pass answers from the word cache.
+    const expected = await model.embedBatch(chunks.map(([path, text]) => `${path}\n${text}`));
+    const encoder = new ChunkEncoder(model);
+    // Twice: the second pass answers from the word and run tables.
     for (let round = 0; round < 2; round++) {
-      const actual = await embedder.embed(texts);
-      expect(Array.from(actual)).toEqual(Array.from(expected));
+      for (const [path, text] of chunks) encoder.add(path, text);
+      const actual = await encoder.embed();
+      // Sums are taken per run, not per token: equal up to float rounding.
+      expect(actual.length).toBe(expected.length);
+      for (let i = 0; i < expected.length; i++) expect(Math.abs(actual[i] - expected[i])).toBeLessThan(1e-5);
     }
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { identifierParts, pathTokens, queryTokens, TermInterner, tokenize } from "../src/code/tokens.ts";
+import { ChunkEncoder } from "../src/code/embedder.ts";
+import { identifierParts, pathTokens, queryTokens, tokenize } from "../src/code/tokens.ts";
+import { loadModel } from "../src/embed/source.ts";
 
 describe("identifier-aware tokens", () => {
   test("camelCase and PascalCase split into words, the whole identifier kept lower-cased", () => {
@@ -48,7 +50,7 @@ describe("identifier-aware tokens", () => {
     ]);
   });
 
-  test("the indexer's interned scan yields exactly tokenize()'s terms, in order", () => {
+  test("the indexer's one-scan encoder gives each chunk exactly tokenize()'s terms plus its path's", async () => {
     const texts = [
       "parseHTTPResponse(flat_hash_map, 0x1FfA, 42abc, __init__, _private) // Ünïcode名前 naïveCase",
       "handlers routing parsed uses\n\tMAX_RETRY_count = getX2() + a1b2c3;",
@@ -56,12 +58,22 @@ describe("identifier-aware tokens", () => {
       "   ?.->",
       "parseHTTPResponse parseHTTPResponse parsehttpresponse",
     ];
-    const interner = new TermInterner();
-    for (const text of texts) {
-      const scanned: string[] = [];
-      interner.scan(text, (id) => scanned.push(interner.terms[id]));
-      expect(scanned).toEqual(tokenize(text));
-    }
+    const paths = ["src/net/http_client.ts", "src/net/http_client.ts", "lib/Ünï/x.py", "a", "b/c/d/e/f.go"];
+    const encoder = new ChunkEncoder(await loadModel());
+    texts.forEach((text, i) => {
+      encoder.add(paths[i], text);
+    });
+    const { additions, interner } = encoder;
+    texts.forEach((text, doc) => {
+      const expected = [...tokenize(text), ...pathTokens(paths[doc])];
+      const want = new Map<string, number>();
+      for (const term of expected) want.set(term, (want.get(term) ?? 0) + 1);
+      const got = new Map<string, number>();
+      for (let p = 0; p < additions.count; p++)
+        if (additions.doc[p] === doc) got.set(interner.terms[additions.term[p]], additions.freq[p]);
+      expect(got).toEqual(want);
+      expect(additions.lengths[doc]).toBe(expected.length);
+    });
     // One vocabulary across texts: a term seen twice has one id.
     expect(new Set(interner.terms).size).toBe(interner.terms.length);
   });

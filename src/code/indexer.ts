@@ -7,8 +7,8 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../embed/source.ts";
 import { loadProjectRules } from "../privacy/index.ts";
-import { Bm25Additions, mergeBm25 } from "./bm25.ts";
-import { ChunkEmbedder } from "./embedder.ts";
+import { mergeBm25 } from "./bm25.ts";
+import { ChunkEncoder } from "./embedder.ts";
 import { type Chunk, cutAtBreaks, fileBreakScores, splitLines } from "./chunk.ts";
 import { parseWorkerCount, SharedParse } from "./chunk-pool.ts";
 import type { GrammarName } from "./languages.ts";
@@ -16,7 +16,6 @@ import { RepositoryError } from "./errors.ts";
 import { redactKeepingLines } from "./redact.ts";
 import { RedactAhead, useRedactWorker } from "./redact-ahead.ts";
 import { type CodeIndex, type FileEntry, type IndexReport, loadIndex, saveIndex } from "./store.ts";
-import { pathTokens, TermInterner } from "./tokens.ts";
 import { walkRepository, type WalkedFile } from "./walk.ts";
 
 /** Files chunked, tokenised and embedded so far, of those that needed it. */
@@ -55,42 +54,6 @@ function projectRules(root: string): string[] {
     throw new RepositoryError(
       `${(error as Error).message} (the code index is not built without the project's redaction rules)`,
     );
-  }
-}
-
-/** What a dense vector of a chunk is computed from: its path gives the small model the file's topic. */
-export function embeddingText(path: string, text: string): string {
-  return `${path}\n${text}`;
-}
-
-/**
- * Builds the BM25 documents of new chunks: a chunk's tokens plus its file stem and folders, as term
- * ids (the same terms as tokenize() and pathTokens(), without making a string per token).
- */
-export class ChunkTerms {
-  readonly interner = new TermInterner();
-  readonly additions = new Bm25Additions();
-  private ids = new Int32Array(4096);
-  private length = 0;
-  private readonly emit = (id: number) => {
-    if (this.length === this.ids.length) {
-      const bigger = new Int32Array(this.ids.length * 2);
-      bigger.set(this.ids);
-      this.ids = bigger;
-    }
-    this.ids[this.length++] = id;
-  };
-
-  /** The term ids of a file's path, computed once per file. */
-  pathIds(path: string): Int32Array {
-    return Int32Array.from(pathTokens(path), (term) => this.interner.idOf(term));
-  }
-
-  add(text: string, pathIds: Int32Array): void {
-    this.length = 0;
-    this.interner.scan(text, this.emit);
-    for (let k = 0; k < pathIds.length; k++) this.emit(pathIds[k]);
-    this.additions.add(this.ids, this.length);
   }
 }
 
@@ -273,16 +236,13 @@ export async function refreshIndex(
         rules,
       )
     : undefined;
-  const embedder = new ChunkEmbedder(model);
+  // Each chunk's BM25 document and the words of its vector come from one scan (embedder.ts).
+  const encoder = new ChunkEncoder(model);
   const added: Chunk[] = [];
   const addedFile: number[] = [];
-  const terms = new ChunkTerms();
   const addedVectors: Float32Array[] = [];
-  const pending: string[] = [];
   const flush = async () => {
-    if (!pending.length) return;
-    addedVectors.push(await embedder.embed(pending));
-    pending.length = 0;
+    if (encoder.pending) addedVectors.push(await encoder.embed());
   };
   try {
     for (let i = 0; i < fresh.length; i++) {
@@ -313,14 +273,12 @@ export async function refreshIndex(
         firstChunk: keptChunkCount + added.length,
         chunkCount: chunks.length,
       });
-      const pathIds = terms.pathIds(file.path);
       for (const chunk of chunks) {
         added.push(chunk);
         addedFile.push(files.length - 1);
-        terms.add(chunk.text, pathIds);
-        lap("tokenise (BM25 terms)");
-        pending.push(embeddingText(file.path, chunk.text));
-        if (pending.length >= EMBED_BATCH) await flush();
+        encoder.add(file.path, chunk.text);
+        lap("tokenise (BM25 terms, embedding words)");
+        if (encoder.pending >= EMBED_BATCH) await flush();
         lap("embed");
       }
       options.onProgress?.(i + 1, fresh.length);
@@ -367,7 +325,7 @@ export async function refreshIndex(
   }
 
   lap("assemble");
-  const bm25 = mergeBm25(previous?.bm25, keep, keptChunkCount, terms.additions, terms.interner.terms);
+  const bm25 = mergeBm25(previous?.bm25, keep, keptChunkCount, encoder.additions, encoder.interner.terms);
   lap("BM25 postings");
   const index: CodeIndex = {
     root,

@@ -5,8 +5,6 @@
  * a light stem is added beside each word so `handlers` finds `handler`.
  */
 
-import { EMPTY_HASH, mixHash, RangeTable } from "./range-table.ts";
-
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/g;
 /** `HTTPServer` → HTTP, Server; `getX2` → get, X, 2; `parseJSON` → parse, JSON. */
 const CAMEL_PART = /[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+/g;
@@ -89,21 +87,13 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
-/** True for the character codes of `[A-Za-z0-9_]`. */
-function isIdentifierCode(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
-}
-
 /**
- * BM25 terms of many documents as ids into one growing vocabulary, for the indexer: each distinct
- * identifier is expanded and its terms looked up once, so a document costs one scan and one map
- * lookup per identifier, and no token strings are made. Same terms, in the same order, as tokenize().
+ * BM25 terms as ids into one growing vocabulary, for the indexer: each distinct identifier is
+ * expanded and its terms looked up once (embedder.ts scans the chunks), so no token strings are made.
  */
 export class TermInterner {
   readonly terms: string[] = [];
   private readonly ids = new Map<string, number>();
-  private readonly identifiers = new RangeTable();
-  private identifierTerms: Int32Array[] = [];
 
   idOf(term: string): number {
     let id = this.ids.get(term);
@@ -115,34 +105,9 @@ export class TermInterner {
     return id;
   }
 
-  /** Calls `emit` with each term id of `text`, in order, duplicates kept. */
-  scan(text: string, emit: (id: number) => void): void {
-    const n = text.length;
-    let i = 0;
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      // An identifier starts with a letter or underscore (`0x1F` holds the identifier `x1F`).
-      if (!isIdentifierCode(c) || (c >= 48 && c <= 57)) {
-        i++;
-        continue;
-      }
-      const start = i;
-      let hash = EMPTY_HASH;
-      while (i < n) {
-        const code = text.charCodeAt(i);
-        if (!isIdentifierCode(code)) break;
-        hash = mixHash(hash, code);
-        i++;
-      }
-      let k = this.identifiers.find(text, start, i, hash);
-      if (k < 0) {
-        const identifier = text.slice(start, i);
-        k = this.identifiers.add(identifier, hash);
-        this.identifierTerms[k] = Int32Array.from(expand(identifier), (term) => this.idOf(term));
-      }
-      const ids = this.identifierTerms[k];
-      for (let t = 0; t < ids.length; t++) emit(ids[t]);
-    }
+  /** The term ids of one identifier's tokens, in tokenize()'s order. */
+  idsOf(identifier: string): Int32Array {
+    return Int32Array.from(expand(identifier), (term) => this.idOf(term));
   }
 }
 

@@ -136,23 +136,43 @@ export class StaticModel {
   /** Mean of the (scaled) rows of `ids` into `target`; all-unknown or empty input leaves zeros. */
   private pool(ids: number[], target: Float32Array): void {
     if (ids.length === 0) return;
+    this.addRows(ids, target);
+    this.finishPool(target, ids.length, target);
+  }
+
+  /**
+   * Adds the (scaled) rows of `ids[from, to)` to `sum`. With finishPool, lets a caller pool a text
+   * from sums it keeps per word (the code indexer), instead of from every token each time.
+   */
+  addRows(ids: ArrayLike<number>, sum: Float32Array | Float64Array, from = 0, to = ids.length): void {
     const dim = this.dim;
     const data = this.rows.data;
     const half = this.rows.dtype === "F16" ? halfToFloatTable() : undefined;
-    for (const id of ids) {
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
       const row = this.rowOf ? this.rowOf[id] : id;
       const scale = this.scale ? this.scale[id] : 1;
       const base = row * dim;
-      if (half) for (let d = 0; d < dim; d++) target[d] += half[(data as Uint16Array)[base + d]] * scale;
-      else for (let d = 0; d < dim; d++) target[d] += (data as Float32Array | Int8Array)[base + d] * scale;
+      if (half) for (let d = 0; d < dim; d++) sum[d] += half[(data as Uint16Array)[base + d]] * scale;
+      else for (let d = 0; d < dim; d++) sum[d] += (data as Float32Array | Int8Array)[base + d] * scale;
+    }
+  }
+
+  /** The pooled vector of `count` tokens whose rows add up to `sum`, written to `out` (may be `sum`). */
+  finishPool(sum: Float32Array | Float64Array, count: number, out: Float32Array): void {
+    const dim = this.dim;
+    if (count === 0) {
+      out.fill(0, 0, dim);
+      return;
     }
     if (this.normalize) {
       let norm = 0;
-      for (let d = 0; d < dim; d++) norm += target[d] * target[d];
+      for (let d = 0; d < dim; d++) norm += sum[d] * sum[d];
       norm = Math.sqrt(norm);
-      if (norm > 0) for (let d = 0; d < dim; d++) target[d] /= norm;
+      if (norm > 0) for (let d = 0; d < dim; d++) out[d] = sum[d] / norm;
+      else for (let d = 0; d < dim; d++) out[d] = sum[d];
     } else {
-      for (let d = 0; d < dim; d++) target[d] /= ids.length;
+      for (let d = 0; d < dim; d++) out[d] = sum[d] / count;
     }
   }
 }
