@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -77,6 +79,109 @@ export function writeAtomic(path: string, text: string): void {
   renameSync(temporary, path);
 }
 
+/** How often a file that keeps changing under us is re-read and edited again before we give up. */
+const SWAP_ATTEMPTS = 20;
+/** A file another process is half-way through writing (not valid yet) is read again after this. */
+const HALF_WRITTEN_WAIT_MS = 10;
+
+/**
+ * Replaces `path`, whose content we read as `expected`, with `edit(expected)`, without losing a write
+ * another process makes meanwhile (Claude Code rewrites `~/.claude.json` at any moment, in place).
+ * A compare-and-swap: the file about to be replaced is held by a hard link; if it no longer holds
+ * `expected` just before the rename, the edit is made again on what it holds now. If someone wrote
+ * into it between that check and the rename, their file is renamed back at once (their write may
+ * still be going on in it) and the edit is made again on it. Creating a file is a link that fails
+ * when someone created it first. A file that does not parse, or was emptied, is taken for one being
+ * written and read again shortly; at most SWAP_ATTEMPTS tries in all.
+ * What remains: a writer that renames a file into place in the microseconds between our last check
+ * and our rename loses it, and a reader in the microseconds before we rename their file back sees
+ * ours. `beforeSwap` lets a test write at the last moment before the check.
+ * Returns the edit's result and the content it was made on (`before`).
+ */
+export function swapFile<T extends { text: string | undefined }>(
+  path: string,
+  expected: string | undefined,
+  edit: (current: string | undefined) => T,
+  beforeSwap?: () => void,
+): T & { before: string | undefined } {
+  let current = expected;
+  let failure: unknown;
+  for (let attempt = 0; attempt < SWAP_ATTEMPTS; attempt++) {
+    if (attempt > 0 && current === "" && expected) {
+      // Emptied: its writer opened it and has not written yet. An edit of "" would drop the whole file.
+      Bun.sleepSync(HALF_WRITTEN_WAIT_MS);
+      current = readText(path);
+      continue;
+    }
+    let result: T;
+    try {
+      result = edit(current);
+    } catch (error) {
+      // The file we planned on was valid; a new one that is not may be half written: look again.
+      if (current === expected) throw error;
+      failure = error;
+      Bun.sleepSync(HALF_WRITTEN_WAIT_MS);
+      current = readText(path);
+      continue;
+    }
+    const swapped = swapOnce(path, current, result.text, beforeSwap);
+    if (swapped.done) return { ...result, before: current };
+    current = swapped.current;
+  }
+  throw new Error(
+    `${path} kept changing while triforge edited it${failure ? ` (${(failure as Error).message})` : ""}; run the command again`,
+  );
+}
+
+/** One compare-and-swap; when it fails, `current` is what the file holds instead of `expected`. */
+function swapOnce(
+  path: string,
+  expected: string | undefined,
+  text: string | undefined,
+  beforeSwap?: () => void,
+): { done: true } | { done: false; current: string | undefined } {
+  const failed = () => ({ done: false as const, current: readText(path) });
+  if (text === expected) {
+    // Nothing to write, as long as the file still holds what the edit was made on.
+    return readText(path) === expected ? { done: true } : failed();
+  }
+  const scratch = (what: string) => join(dirname(path), `.${basename(path)}.triforge-${process.pid}.${what}`);
+  const temporary = scratch("tmp");
+  const held = scratch("held");
+  if (text !== undefined) writeFileSync(temporary, text);
+  try {
+    if (expected === undefined) {
+      beforeSwap?.();
+      try {
+        if (text !== undefined) linkSync(temporary, path);
+        return { done: true };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        return failed();
+      }
+    }
+    try {
+      linkSync(path, held);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      return failed();
+    }
+    beforeSwap?.();
+    // Still the file we hold (not renamed over), and still holding what the edit was made on.
+    if (statSync(path, { throwIfNoEntry: false })?.ino !== statSync(held).ino) return failed();
+    if (readText(held) !== expected) return failed();
+    if (text === undefined) rmSync(path);
+    else renameSync(temporary, path);
+    if (readText(held) === expected) return { done: true };
+    // Written into between the check and the rename: theirs goes back, and the edit is made again.
+    renameSync(held, path);
+    return failed();
+  } finally {
+    rmSync(temporary, { force: true });
+    rmSync(held, { force: true });
+  }
+}
+
 /** Creates `dir` and its missing parents; returns the ones it created, outermost first. */
 export function makeDirs(dir: string): string[] {
   const created: string[] = [];
@@ -103,45 +208,66 @@ function backupFile(path: string, text: string, backupsDir: string): string {
  * earlier run that this run no longer wants are undone first; a file already in the wanted
  * state is not written at all (a second run changes nothing).
  */
-export function applyChanges(record: ChangeRecord | undefined, changes: FileChange[], backupsDir: string) {
+/** The text a file should hold, made from `current`: edits no longer wanted undone, wanted ones applied. */
+function planEdits(
+  change: FileChange,
+  earlier: FileRecord | undefined,
+  current: string | undefined,
+): { text: string | undefined; applied: Applied[] } {
+  if (current !== undefined) change.validate?.(current);
+  const wanted = new Set(change.edits.map(editTarget));
+  let text = current;
+  for (const stale of [...(earlier?.edits ?? [])].reverse()) {
+    if (!wanted.has(editTarget(stale)) && text !== undefined)
+      text = revertEdit(text, stale, change.path).text;
+  }
+  const applied: Applied[] = [];
+  for (const edit of change.edits) {
+    const result = applyEdit(text, edit, change.path);
+    text = result.text;
+    const joined = joinApplied(
+      earlier?.edits.find((e) => editTarget(e) === editTarget(edit)),
+      result.applied,
+    );
+    if (joined) applied.push(joined);
+  }
+  if (text !== undefined && text !== current) change.validate?.(text);
+  return { text, applied };
+}
+
+export function applyChanges(
+  record: ChangeRecord | undefined,
+  changes: FileChange[],
+  backupsDir: string,
+  options: { beforeSwap?: () => void } = {},
+) {
   const next: ChangeRecord = record
     ? structuredClone(record)
     : { version: 1, updatedAt: "", files: [], dirs: [], backups: [] };
   // First every new text (a bad file stops the run before anything is written), then the writes.
   const planned = changes.map((change) => {
     const current = readText(change.path);
-    if (current !== undefined) change.validate?.(current);
     const earlier = next.files.find((f) => f.path === change.path);
-    const wanted = new Set(change.edits.map(editTarget));
-    let text = current;
-    for (const stale of [...(earlier?.edits ?? [])].reverse()) {
-      if (!wanted.has(editTarget(stale)) && text !== undefined)
-        text = revertEdit(text, stale, change.path).text;
-    }
-    const applied: Applied[] = [];
-    for (const edit of change.edits) {
-      const result = applyEdit(text, edit, change.path);
-      text = result.text;
-      const joined = joinApplied(
-        earlier?.edits.find((e) => editTarget(e) === editTarget(edit)),
-        result.applied,
-      );
-      if (joined) applied.push(joined);
-    }
-    if (text !== undefined && text !== current) change.validate?.(text);
-    return { path: change.path, current, earlier, text, applied };
+    const plan = (text: string | undefined) => planEdits(change, earlier, text);
+    return { change, current, earlier, plan, planned: plan(current) };
   });
   const outcomes: Outcome[] = [];
-  for (const { path, current, earlier, text, applied } of planned) {
-    if (text === current) {
+  for (const { change, current: read, earlier, plan, planned: first } of planned) {
+    const path = change.path;
+    if (first.text === read) {
       outcomes.push({ path, action: "unchanged" });
       continue;
     }
     for (const dir of makeDirs(dirname(path))) if (!next.dirs.includes(dir)) next.dirs.push(dir);
+    // Re-read right before writing: the edit lands on what the file holds then, not on our first read.
+    const { text, applied, before: current } = swapFile(path, read, plan, options.beforeSwap);
+    if (text === current) {
+      // Someone made the same change meanwhile.
+      outcomes.push({ path, action: "unchanged" });
+      continue;
+    }
     const backup = current === undefined ? undefined : backupFile(path, current, backupsDir);
     if (backup) next.backups.push(backup);
-    if (text === undefined) rmSync(path, { force: true });
-    else writeAtomic(path, text);
     const untouchedSince =
       earlier !== undefined && current !== undefined && sha256(current) === earlier.afterSha256;
     const entry: FileRecord = earlier
@@ -167,49 +293,42 @@ export function applyChanges(record: ChangeRecord | undefined, changes: FileChan
   return { record: next, outcomes };
 }
 
+/** What undoing one file's record makes of the file as it is now (`current`). */
+function revertPlan(
+  file: FileRecord,
+  current: string | undefined,
+): { text: string | undefined; action: Outcome["action"]; note?: string } {
+  if (current === undefined) return { text: undefined, action: "missing" };
+  if (file.byteRestore && sha256(current) === file.afterSha256) {
+    if (!file.existed) return { text: undefined, action: "removed" };
+    const original = file.backup ? readText(file.backup) : undefined;
+    if (original !== undefined) return { text: original, action: "restored" };
+  }
+  let text: string | undefined = current;
+  const notes: string[] = [];
+  for (const edit of [...file.edits].reverse()) {
+    if (text === undefined) break;
+    const result = revertEdit(text, edit, file.path);
+    text = result.text;
+    if (result.note) notes.push(result.note);
+  }
+  // A file triforge created and that is now empty goes, rather than stay as an empty husk.
+  if (!file.existed && text?.trim() === "") text = undefined;
+  const note = notes.join("; ") || undefined;
+  if (text === current) return { text, action: "unchanged", note };
+  return { text, action: text === undefined ? "removed" : "reverted", note };
+}
+
 /** Undoes everything a record holds, then drops its backups; returns what happened to each file. */
 export function revertChanges(record: ChangeRecord, backupsDir: string): Outcome[] {
   const outcomes: Outcome[] = [];
   for (const file of [...record.files].reverse()) {
-    const current = readText(file.path);
-    if (current === undefined) {
-      outcomes.push({ path: file.path, action: "missing" });
-      continue;
-    }
-    if (file.byteRestore && sha256(current) === file.afterSha256) {
-      const original = file.existed && file.backup ? readText(file.backup) : undefined;
-      if (!file.existed) {
-        rmSync(file.path, { force: true });
-        outcomes.push({ path: file.path, action: "removed" });
-        continue;
-      }
-      if (original !== undefined) {
-        writeAtomic(file.path, original);
-        outcomes.push({ path: file.path, action: "restored" });
-        continue;
-      }
-    }
-    let text: string | undefined = current;
-    const notes: string[] = [];
-    for (const edit of [...file.edits].reverse()) {
-      if (text === undefined) break;
-      const result = revertEdit(text, edit, file.path);
-      text = result.text;
-      if (result.note) notes.push(result.note);
-    }
-    // A file triforge created and that is now empty goes, rather than stay as an empty husk.
-    if (!file.existed && text?.trim() === "") text = undefined;
-    if (text === current) {
-      outcomes.push({ path: file.path, action: "unchanged", note: notes.join("; ") || undefined });
-      continue;
-    }
-    if (text === undefined) rmSync(file.path, { force: true });
-    else writeAtomic(file.path, text);
-    outcomes.push({
-      path: file.path,
-      action: text === undefined ? "removed" : "reverted",
-      note: notes.join("; ") || undefined,
-    });
+    const read = readText(file.path);
+    const first = revertPlan(file, read);
+    // Like install, the undo lands on what the file holds at the moment it is replaced.
+    const { action, note } =
+      first.text === read ? first : swapFile(file.path, read, (current) => revertPlan(file, current));
+    outcomes.push({ path: file.path, action, ...(note ? { note } : {}) });
   }
   for (const backup of record.backups ?? []) rmSync(backup, { force: true });
   removeIfEmpty(backupsDir);
