@@ -1,5 +1,5 @@
 /** Option parsing shared by the code-search commands (search, find-related, code-index). */
-import { UsageError, UserError } from "../cli/command.ts";
+import { type OptionSpec, type OptionValues, UsageError, UserError } from "../cli/command.ts";
 import { RepositoryError } from "./errors.ts";
 
 /** Runs `make`, turning the core's RepositoryError (a bad path or option) into a clear exit-1 error. */
@@ -23,9 +23,30 @@ export function positiveInteger(value: string, flag: string): number {
   return n;
 }
 
-export function nonNegativeInteger(value: string, flag: string): number {
+function nonNegativeInteger(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0)
     throw new UsageError(`${flag} must be a whole number of 0 or more, not '${value}'`);
   return n;
+}
+
+/** The options every command that prints snippets takes (search, find-related), so they read alike. */
+export const SNIPPET_OPTIONS = {
+  k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
+  "max-snippet-lines": {
+    type: "string",
+    arg: "n",
+    description: "Lines per snippet, around the lines that matter (default: whole chunks)",
+  },
+  json: { type: "boolean", description: "Print JSON instead of text" },
+} satisfies Record<string, OptionSpec>;
+
+/** -k and --max-snippet-lines checked: a bad value is a usage error (exit 2). */
+export function snippetValues(values: OptionValues): { topK: number; maxSnippetLines?: number } {
+  const lines = values["max-snippet-lines"];
+  return {
+    topK: positiveInteger(values.k as string, "-k"),
+    maxSnippetLines:
+      lines === undefined ? undefined : nonNegativeInteger(lines as string, "--max-snippet-lines"),
+  };
 }

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { checked, nonNegativeInteger, positiveInteger } from "../../code/cli-options.ts";
+import { checked, positiveInteger, SNIPPET_OPTIONS, snippetValues } from "../../code/cli-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
 export default defineCommand({
@@ -8,25 +8,13 @@ export default defineCommand({
   description:
     "Prints the code most similar to the chunk holding <line> of <file>, among the files under [path] (default: the current folder; a folder inside a repository uses the repository's index). <file> is relative to the current folder or to the repository's root; printed paths are relative to the repository's root.",
   positionals: true,
-  options: {
-    k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
-    "max-snippet-lines": {
-      type: "string",
-      arg: "n",
-      description: "Lines per snippet (default: whole chunks)",
-    },
-    json: { type: "boolean", description: "Print JSON instead of text" },
-  },
+  options: SNIPPET_OPTIONS,
   async run({ values, positionals }) {
     if (positionals.length < 2 || positionals.length > 3)
       throw new UsageError("give a file and a line, and optionally a path");
     const [file, lineText, path = "."] = positionals;
     const line = positiveInteger(lineText, "<line>");
-    const topK = positiveInteger(values.k as string, "-k");
-    const maxSnippetLines =
-      values["max-snippet-lines"] === undefined
-        ? undefined
-        : nonNegativeInteger(values["max-snippet-lines"] as string, "--max-snippet-lines");
+    const { topK, maxSnippetLines } = snippetValues(values);
     // PERF: the search core loads only when this command runs.
     const code = await import("../../code/index.ts");
     // A file named relative to the current folder is found there first; otherwise it is repository-relative.

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { checked, nonNegativeInteger, positiveInteger } from "../../code/cli-options.ts";
+import { checked, SNIPPET_OPTIONS, snippetValues } from "../../code/cli-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
 export default defineCommand({
@@ -9,14 +9,8 @@ export default defineCommand({
     'Searches the code of a repository (default: the current folder) by meaning and identifiers and prints the best snippets with their file and lines. A folder inside a repository (the nearest folder above with .git or .triforge/config.json) is searched through the repository\'s one index, and file paths are relative to the repository\'s root. The repository is indexed on first use and refreshed incrementally.\nWith --stdin, reads JSONL {"query", "top_k"?, "max_snippet_lines"?, "content"?} and writes one JSON result a line, all against one loaded index.',
   positionals: true,
   options: {
-    k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
-    "max-snippet-lines": {
-      type: "string",
-      arg: "n",
-      description: "Lines per snippet, around the best-matching lines (default: whole chunks)",
-    },
+    ...SNIPPET_OPTIONS,
     content: { type: "string", arg: "kind", default: "code", description: "code, docs, config or all" },
-    json: { type: "boolean", description: "Print JSON instead of text" },
     stdin: {
       type: "boolean",
       description: "Batch mode: JSONL queries on standard input, JSON results on standard output",
@@ -25,11 +19,7 @@ export default defineCommand({
   async run({ values, positionals }) {
     // PERF: the search core (index, grammars, model) loads only when this command runs.
     const code = await import("../../code/index.ts");
-    const topK = positiveInteger(values.k as string, "-k");
-    const maxSnippetLines =
-      values["max-snippet-lines"] === undefined
-        ? undefined
-        : nonNegativeInteger(values["max-snippet-lines"] as string, "--max-snippet-lines");
+    const { topK, maxSnippetLines } = snippetValues(values);
     let content: ReturnType<Core["checkContent"]>;
     try {
       content = code.checkContent(values.content as string);
