@@ -36,13 +36,14 @@
  */
 import {
   type CommonReply,
+  type ErrorFormat,
   estimateTokens,
-  FakeHttpServer,
   json,
   type ReceivedRequest,
-  ReplyQueue,
   type ReplyControls,
   randomId,
+  type ScriptedFake,
+  ScriptedServer,
 } from "./common.ts";
 
 export { errorReply, hangReply, rawReply, type ReceivedRequest } from "./common.ts";
@@ -115,16 +116,10 @@ export interface FakeAnthropicOptions {
   fallback?: AnthropicReply | null;
 }
 
-export interface FakeAnthropic {
-  /** Base URL for `ANTHROPIC_BASE_URL` (no `/v1`). */
-  url: string;
-  requests: ReceivedRequest[];
+/** `url` is the base URL for `ANTHROPIC_BASE_URL` (no `/v1`). */
+export interface FakeAnthropic extends ScriptedFake<AnthropicReply> {
   /** Only the `POST /v1/messages` requests, in order. */
   messageRequests(): ReceivedRequest[];
-  enqueue(...replies: AnthropicReply[]): void;
-  /** Replies still queued. */
-  pending(): number;
-  stop(): Promise<void>;
 }
 
 const ERROR_TYPES: Record<number, string> = {
@@ -146,11 +141,13 @@ const errorBody = (type: string, message: string) => ({
 const defaultErrorType = (status: number) =>
   ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
 
+const ERROR_FORMAT: ErrorFormat = { body: errorBody, defaultType: defaultErrorType };
+
 export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnthropic {
-  const queue = new ReplyQueue<AnthropicReply>();
   const fallback = options.fallback === undefined ? textReply("OK") : options.fallback;
 
-  const server = new FakeHttpServer(async (request, signal) => {
+  const server: ScriptedServer<AnthropicReply> = new ScriptedServer(fallback, ERROR_FORMAT, handle);
+  async function handle(request: ReceivedRequest, signal: AbortSignal): Promise<Response> {
     const headers = { "request-id": randomId("req_") };
     const fail = (status: number, message: string) =>
       json(errorBody(defaultErrorType(status), message), status, headers);
@@ -187,41 +184,31 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
     if (isCount) return json({ input_tokens: inputTokens }, 200, headers);
     if (typeof body.max_tokens !== "number") return fail(400, "max_tokens: Field required");
 
-    const reply = queue.take(request) ?? fallback;
-    if (!reply)
-      return fail(
+    const reply = await server.reply(request, signal, () =>
+      fail(
         500,
         `fake: no scripted reply for request #${server.requests.length} (${request.rawBody.slice(0, 200)})`,
-      );
-    if (reply.delayMs) await server.delay(reply.delayMs, signal);
-    if (signal.aborted) return new Response(null, { status: 499 });
+      ),
+    );
+    if (reply instanceof Response) return reply;
     if (reply.kind === "message") {
       const message = buildMessage(reply, body.model, inputTokens);
       return body.stream === true
         ? sse(streamEvents(message, reply.deltaSize ?? 16), headers)
         : json(message, 200, headers);
     }
-    if (reply.kind === "stream_error") {
-      const start = buildMessage({ kind: "message", content: [] }, body.model, inputTokens);
-      return sse(
-        [
-          messageStart(start),
-          ["error", { type: "error", error: { type: reply.type, message: reply.message } }],
-        ],
-        headers,
-      );
-    }
-    return server.common(reply, signal, errorBody, defaultErrorType);
-  });
+    // stream_error: a 200 stream that fails after message_start.
+    const start = buildMessage({ kind: "message", content: [] }, body.model, inputTokens);
+    return sse(
+      [
+        messageStart(start),
+        ["error", { type: "error", error: { type: reply.type, message: reply.message } }],
+      ],
+      headers,
+    );
+  }
 
-  return {
-    url: server.url,
-    requests: server.requests,
-    messageRequests: () => server.requests.filter((r) => r.method === "POST" && r.path === "/v1/messages"),
-    enqueue: (...replies) => queue.push(...replies),
-    pending: () => queue.length,
-    stop: () => server.stop(),
-  };
+  return { ...server.fake(), messageRequests: () => server.requestsTo("POST", "/v1/messages") };
 }
 
 interface Message {

@@ -109,6 +109,24 @@ export function randomId(prefix: string): string {
   return `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }
 
+/** How a provider words its errors: the body for a type and message, and the type of a bare status. */
+export interface ErrorFormat {
+  body: (type: string, message: string) => unknown;
+  defaultType: (status: number) => string;
+}
+
+/** What every provider fake gives a test: its address, the request log and its reply script. */
+export interface ScriptedFake<R> {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  url: string;
+  requests: ReceivedRequest[];
+  /** Queues replies; each request takes the first one whose `when` accepts it. */
+  enqueue(...replies: R[]): void;
+  /** Replies still queued. */
+  pending(): number;
+  stop(): Promise<void>;
+}
+
 /**
  * A Bun server on 127.0.0.1 whose `handle` runs with a logged request. Pending `hang` replies end when
  * the client aborts or the server stops.
@@ -161,16 +179,11 @@ export class FakeHttpServer {
   }
 
   /** The common replies (error, raw, hang) in the provider's error format. */
-  async common(
-    reply: CommonReply,
-    signal: AbortSignal,
-    errorBody: (type: string, message: string) => unknown,
-    defaultType: (status: number) => string,
-  ): Promise<Response> {
+  async common(reply: CommonReply, signal: AbortSignal, errors: ErrorFormat): Promise<Response> {
     switch (reply.kind) {
       case "error": {
-        const type = reply.type ?? defaultType(reply.status);
-        return json(errorBody(type, reply.message ?? `fake ${type}`), reply.status, reply.headers);
+        const type = reply.type ?? errors.defaultType(reply.status);
+        return json(errors.body(type, reply.message ?? `fake ${type}`), reply.status, reply.headers);
       }
       case "raw":
         return new Response(reply.body, {
@@ -185,5 +198,58 @@ export class FakeHttpServer {
   async stop(): Promise<void> {
     for (const end of [...this.hanging]) end();
     await this.server.stop(true);
+  }
+}
+
+const COMMON_KINDS = new Set(["error", "raw", "hang"]);
+
+/**
+ * A FakeHttpServer answering from a script: a queue of replies of type R (the common kinds plus the
+ * fake's own) and a fallback for an empty queue. `handle` checks a request as the provider would, then
+ * calls `reply()` for what to answer with.
+ */
+export class ScriptedServer<R extends ReplyControls & { kind: string }> extends FakeHttpServer {
+  private readonly queue = new ReplyQueue<R>();
+
+  constructor(
+    private readonly fallback: R | null,
+    private readonly errors: ErrorFormat,
+    handle: (request: ReceivedRequest, signal: AbortSignal) => Promise<Response> | Response,
+  ) {
+    super(handle);
+  }
+
+  /**
+   * The scripted reply for a request, after its delay: the fake's own kinds are returned for it to
+   * build; a Response otherwise — nothing scripted (`noReply`, a 500), a client that went away (499),
+   * or a common reply (error, raw, hang) in the provider's error format.
+   */
+  async reply(
+    request: ReceivedRequest,
+    signal: AbortSignal,
+    noReply: () => Response,
+  ): Promise<Exclude<R, CommonReply> | Response> {
+    const reply = this.queue.take(request) ?? this.fallback;
+    if (!reply) return noReply();
+    if (reply.delayMs) await this.delay(reply.delayMs, signal);
+    if (signal.aborted) return new Response(null, { status: 499 });
+    if (COMMON_KINDS.has(reply.kind)) return this.common(reply as CommonReply, signal, this.errors);
+    return reply as Exclude<R, CommonReply>;
+  }
+
+  /** The logged requests for one endpoint, in order. */
+  requestsTo(method: string, path: string): ReceivedRequest[] {
+    return this.requests.filter((r) => r.method === method && r.path === path);
+  }
+
+  /** The handle a test holds. */
+  fake(): ScriptedFake<R> {
+    return {
+      url: this.url,
+      requests: this.requests,
+      enqueue: (...replies) => this.queue.push(...replies),
+      pending: () => this.queue.length,
+      stop: () => this.stop(),
+    };
   }
 }

@@ -18,13 +18,14 @@
  */
 import {
   type CommonReply,
+  type ErrorFormat,
   estimateTokens,
-  FakeHttpServer,
   json,
   type ReceivedRequest,
-  ReplyQueue,
   type ReplyControls,
   randomId,
+  type ScriptedFake,
+  ScriptedServer,
 } from "./common.ts";
 
 export { errorReply, hangReply, rawReply, type ReceivedRequest } from "./common.ts";
@@ -66,15 +67,10 @@ export interface FakeOpenAIOptions {
   };
 }
 
-export interface FakeOpenAI {
-  /** Server root; the OpenAI SDK's baseURL is `${url}/v1`. */
-  url: string;
-  requests: ReceivedRequest[];
+/** `url` is the server root; the OpenAI SDK's baseURL is `${url}/v1`. */
+export interface FakeOpenAI extends ScriptedFake<ChatReply> {
   /** Only the `POST /v1/chat/completions` requests, in order. */
   chatRequests(): ReceivedRequest[];
-  enqueue(...replies: ChatReply[]): void;
-  pending(): number;
-  stop(): Promise<void>;
 }
 
 const ERROR_TYPES: Record<number, [type: string, code: string | null]> = {
@@ -93,12 +89,14 @@ const errorBody = (type: string, message: string) => {
   return { error: { message, type, param: null, code } };
 };
 
+const ERROR_FORMAT: ErrorFormat = { body: errorBody, defaultType: defaultErrorType };
+
 export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
-  const queue = new ReplyQueue<ChatReply>();
   const fallback = options.fallback === undefined ? chatReply("OK") : options.fallback;
   const ollama = options.ollama;
 
-  const server = new FakeHttpServer(async (request, signal) => {
+  const server: ScriptedServer<ChatReply> = new ScriptedServer(fallback, ERROR_FORMAT, handle);
+  async function handle(request: ReceivedRequest, signal: AbortSignal): Promise<Response> {
     const fail = (status: number, message: string, code: string | null = null) =>
       json({ error: { message, type: defaultErrorType(status), param: null, code } }, status);
     if (ollama && request.method === "GET") {
@@ -167,11 +165,10 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       );
     }
 
-    const reply = queue.take(request) ?? fallback;
-    if (!reply) return fail(500, `fake: no scripted reply for request #${server.requests.length}`);
-    if (reply.delayMs) await server.delay(reply.delayMs, signal);
-    if (signal.aborted) return new Response(null, { status: 499 });
-    if (reply.kind !== "message") return server.common(reply, signal, errorBody, defaultErrorType);
+    const reply = await server.reply(request, signal, () =>
+      fail(500, `fake: no scripted reply for request #${server.requests.length}`),
+    );
+    if (reply instanceof Response) return reply;
     const promptTokens = reply.usage?.prompt_tokens ?? estimateTokens(JSON.stringify(body.messages));
     const completionTokens = reply.usage?.completion_tokens ?? estimateTokens(reply.content);
     return json({
@@ -194,15 +191,7 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       },
       system_fingerprint: ollama ? "fp_ollama" : "fp_fake",
     });
-  });
+  }
 
-  return {
-    url: server.url,
-    requests: server.requests,
-    chatRequests: () =>
-      server.requests.filter((r) => r.method === "POST" && r.path === "/v1/chat/completions"),
-    enqueue: (...replies) => queue.push(...replies),
-    pending: () => queue.length,
-    stop: () => server.stop(),
-  };
+  return { ...server.fake(), chatRequests: () => server.requestsTo("POST", "/v1/chat/completions") };
 }
