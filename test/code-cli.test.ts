@@ -109,8 +109,16 @@ describe("triforge search (compiled binary)", () => {
     const file = await runBinary(["search", "x", join(root, "docs/guide.md")], { home });
     expect(file.code).toBe(1);
     expect(file.stderr).toContain("is not a directory");
-    const index = await runBinary(["code-index", join(root, "missing")], { home });
-    expect(index.code).toBe(1);
+    // Every command that takes the path says so the same way.
+    for (const args of [
+      ["code-index", join(root, "missing")],
+      ["find-related", "src/auth/session.py", "1", join(root, "missing")],
+      ["search", "--stdin", join(root, "missing")],
+    ]) {
+      const result = await runBinary(args, { home, stdin: "" });
+      expect(result).toMatchObject({ code: 1, stdout: "" });
+      expect(result.stderr).toBe(`triforge ${args[0]}: ${join(root, "missing")} does not exist\n`);
+    }
   });
 
   test("a 10 KB query, a punctuation-only query and an invalid UTF-8 file are answered, each with its note", async () => {
