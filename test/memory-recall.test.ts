@@ -7,6 +7,7 @@ import {
   formatRecalled,
   loadMemoryIndex,
   memoryStatus,
+  RELEVANCE_FLOOR,
   recall,
 } from "../src/memory/recall/index.ts";
 import { learnSpeakerNames, queryRole, withoutNames } from "../src/memory/recall/speakers.ts";
@@ -260,6 +261,37 @@ describe("no index, not active, nothing matching: a reason, never an error", () 
   test("a query nothing matches lexically, and an empty query", async () => {
     expect((await recall(root, "zzzqqq", { mode: "bm25" })).reason).toContain("nothing in memory matches");
     expect((await recall(root, "   ")).reason).toBe("empty query");
+  });
+
+  test("relevance floor: a nonsense query gets no hits in any mode, with a one-line reason", async () => {
+    for (const query of ["zzzqqq unrelated", "qwxv blorft zzyzx"])
+      for (const mode of ["hybrid", "graph", "dense", "bm25"] as const) {
+        const { hits, reason } = await recall(root, query, { mode, topK: 5 });
+        expect({ query, mode, hits }).toEqual({ query, mode, hits: [] });
+        expect(reason).toStartWith("nothing in memory matches");
+        expect(reason).not.toContain("\n");
+      }
+  });
+
+  test("relevance floor: with no shared term, only a hit close in meaning is returned", async () => {
+    const index = (await loadMemoryIndex(root))!;
+    const { loadModel } = await import("../src/embed/source.ts");
+    // No word in common with "Who won the football match? / The home team won…", yet the same meaning.
+    const query = "soccer game winner";
+    expect(index.bm25Scores(query).every((score) => score === 0)).toBe(true);
+    const dense = index.denseScores(await (await loadModel()).embed(query));
+    const sport = index.chunks.findIndex((c) => c.sessionId === "s-sport");
+    expect(dense[sport]).toBeGreaterThanOrEqual(RELEVANCE_FLOOR);
+    for (const mode of ["hybrid", "graph", "dense"] as const) {
+      const { hits } = await recall(root, query, { mode, topK: 5 });
+      const expected = index.chunks.flatMap((c, i) => (dense[i] >= RELEVANCE_FLOOR ? [c.sessionId] : []));
+      expect({ mode, sessions: hits.map((h) => h.session_id).sort() }).toEqual({
+        mode,
+        sessions: expected.sort(),
+      });
+      expect(expected).toContain("s-sport");
+      expect(expected.length).toBeLessThan(index.chunks.length);
+    }
   });
 
   test("a query of punctuation or common words only has no content terms: no hits, in every mode", async () => {
