@@ -197,8 +197,12 @@ describe("speaker linking: a name used to address one side names that side", () 
     expect(tom.hits[0]).toMatchObject({ session_id: "d-pottery", role: "user" });
     expect(tom.hits[0].text).toContain("pottery");
     expect(tom.hits[0].text).not.toContain("Sounds fun");
-    // A query naming nobody keeps whole exchanges.
+    // A query naming nobody keeps whole exchanges, unless the caller asks for one side.
     expect((await recall(talk, "deploy noon", { topK: 1 })).hits[0].role).toBe("user+assistant");
+    const asked = await recall(talk, "deploy noon", { topK: 1, speaker: "assistant" });
+    expect(asked.hits[0]).toMatchObject({ session_id: "d-deploy", role: "assistant" });
+    expect(asked.hits[0].text).toContain("finished at noon");
+    expect(asked.hits[0].text).not.toContain("did the deploy finish");
   });
 });
 

@@ -20,7 +20,7 @@ import {
   scoreFusion,
 } from "./fusion.ts";
 import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
-import { queryRole, withoutNames } from "./speakers.ts";
+import { queryRole, type Role, withoutNames } from "./speakers.ts";
 
 export type { Mode } from "./memory-index.ts";
 export { formatRecalled } from "./format.ts";
@@ -45,6 +45,8 @@ export interface RecallResult {
 export interface RecallOptions {
   topK?: number;
   mode?: Mode;
+  /** Only this side's turns ("what did the user decide…"), as a query naming that side gets them. */
+  speaker?: Role;
 }
 
 export const MODES: readonly Mode[] = ["hybrid", "graph", "dense", "bm25"];
@@ -119,10 +121,12 @@ export async function rankChunks(
   query: string,
   mode: Mode,
   k: number,
+  speaker?: Role,
 ): Promise<Ranked[]> {
-  const role = queryRole(query, index.speakerNames);
+  const named = queryRole(query, index.speakerNames);
+  const role = speaker ?? named;
   if (!role) return rankAllTurns(index, query, mode, k);
-  const unnamed = withoutNames(query, index.speakerNames);
+  const unnamed = named ? withoutNames(query, index.speakerNames) : query;
   // The names matched memory even when nothing else does ("What attributes describe John?"): the query
   // is related, so the relevance floor does not apply.
   const ranked = await rankAllTurns(
@@ -130,7 +134,7 @@ export async function rankChunks(
     lexicalTokens(unnamed).length ? unnamed : query,
     mode,
     k * SPEAKER_DEPTH_FACTOR,
-    true,
+    named !== undefined,
   );
   const out: Ranked[] = [];
   for (const hit of ranked) {
@@ -138,8 +142,9 @@ export async function rankChunks(
     if (turns.length) out.push({ ...hit, turns });
     if (out.length === k) break;
   }
-  // That side said nothing that matches: the other side's turns are better than no answer.
-  return out.length ? out : rankAllTurns(index, query, mode, k);
+  // That side said nothing that matches: unless the caller asked for that side only, the other side's
+  // turns are better than no answer.
+  return out.length || speaker ? out : rankAllTurns(index, query, mode, k);
 }
 
 /**
@@ -269,7 +274,7 @@ export async function recall(
       reason: `no memory indexed yet for this project${running}; it is built when a session ends, or by \`${indexCommand(projectRoot)}\``,
     };
   }
-  const ranked = await rankChunks(index, query, mode, topK);
+  const ranked = await rankChunks(index, query, mode, topK, options.speaker);
   if (ranked.length === 0)
     return {
       hits: [],
