@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { type Chunk, chunkByLines, chunkFile, TARGET_CHUNK_CHARS } from "../src/code/chunk.ts";
+import {
+  type Chunk,
+  chunkByLines,
+  chunkFile,
+  fileBreakScores,
+  splitLines,
+  TARGET_CHUNK_CHARS,
+} from "../src/code/chunk.ts";
+import { SharedParse } from "../src/code/chunk-pool.ts";
+import type { GrammarName } from "../src/code/languages.ts";
 
 /** Every chunk's text is exactly its lines of the file, and chunks come in order without overlap. */
 function expectFaithful(text: string, chunks: Chunk[]): void {
@@ -109,4 +118,34 @@ describe("the line chunker (languages without a grammar)", () => {
     expect(chunkByLines("\n\n   \n")).toEqual([]);
     expect(chunkByLines("")).toEqual([]);
   });
+});
+
+describe("parsing shared with a worker", () => {
+  test("every file's scores are the ones the main thread computes alone, whichever side parsed it", async () => {
+    const files = Array.from({ length: 120 }, (_, f) => ({
+      grammar: (f % 2 ? "python" : "typescript") as GrammarName,
+      text:
+        f % 2
+          ? Array.from({ length: 40 }, (_, i) => pythonFunction(`total_${f}_${i}`, 3)).join("\n")
+          : Array.from(
+              { length: 40 },
+              (_, i) =>
+                `/** Sums order ${f}.${i}. */\nexport function orderTotal${f}x${i}(items: number[]): number {\n  let sum = ${i};\n  for (const item of items) sum += item;\n  return sum;\n}\n`,
+            ).join("\n"),
+    }));
+    const alone = await Promise.all(files.map((f) => fileBreakScores(f.text, splitLines(f.text), f.grammar)));
+    const shared = new SharedParse(files, 1);
+    try {
+      // Let the worker start and run ahead, then ask for every file in order as the indexer does.
+      for (let waited = 0; shared.delivered === 0 && waited < 20_000; waited += 10) await Bun.sleep(10);
+      expect(shared.delivered).toBeGreaterThan(0);
+      for (let k = 0; k < files.length; k++) {
+        const { text, grammar } = files[k];
+        const scores = await shared.scores(k, () => fileBreakScores(text, splitLines(text), grammar));
+        expect(scores).toEqual(alone[k]);
+      }
+    } finally {
+      shared.close();
+    }
+  }, 30_000);
 });

@@ -1,25 +1,31 @@
 /**
- * Tree-sitter parsing is the largest cost of a cold index (WASM parses 3–7 MB/s, about half of all
- * indexing time) and needs nothing but a file's text, so workers parse while the main thread chunks,
- * tokenises and embeds. The main thread takes files from the front of the list as it reaches them;
- * workers take them from the back; each file is claimed once through a shared array, so the split
- * adapts to how busy each side is, and every file's scores are the same whoever computes them.
- * A worker is an extra entrypoint of the compiled binary (build/build.ts).
+ * Tree-sitter parsing is the largest cost of a cold index (WASM parses 3–7 MB/s) and needs nothing
+ * but a file's text, so workers parse while the main thread redacts, chunks, tokenises and embeds.
+ * Workers claim files in order from the front, ahead of the main thread, which then finds each
+ * file's scores ready and never parses while a worker keeps up. When one does not (parsing is
+ * slower than the main thread's other work), the main thread parses the files it reaches first
+ * itself, and rather than wait for a file a worker is still parsing it parses files from the back
+ * of the list. Each file is claimed once through a shared array, so neither side idles, and every
+ * file's scores are the same whoever computes them. A worker is an extra entrypoint of the
+ * compiled binary (build/build.ts).
  */
 import { availableParallelism } from "node:os";
+import { fileBreakScores, splitLines } from "./chunk.ts";
 import type { GrammarName } from "./languages.ts";
 
 /** What a worker is given: every file to parse, and the claims it shares with the main thread. */
 export interface ParseJob {
   texts: string[];
   grammars: GrammarName[];
-  /** Int32 per file (0 unclaimed, CLAIMED_BY_MAIN, CLAIMED_BY_WORKER), then the workers' back cursor. */
+  /** Int32 per file (0 unclaimed, CLAIMED_BY_MAIN, CLAIMED_BY_WORKER, SENT_BY_WORKER), then the workers' front cursor. */
   claims: SharedArrayBuffer;
 }
 export type ParseMessage = { file: number; scores: Int8Array } | { done: true };
 
 export const CLAIMED_BY_MAIN = 1;
 export const CLAIMED_BY_WORKER = 2;
+/** A worker has sent the file's scores; the message may not have been handled yet. */
+export const SENT_BY_WORKER = 3;
 
 /** More workers than this stop paying: the main thread's tokenising and embedding become the limit. */
 const MAX_WORKERS = 3;
@@ -62,17 +68,27 @@ export class SharedParse {
   private readonly claims: Int32Array;
   private readonly results: (Promise<Int8Array> | undefined)[];
   private readonly settle: ({ resolve: (s: Int8Array) => void; reject: (e: unknown) => void } | undefined)[];
+  /** 1 once a worker's scores for the file have arrived. */
+  private readonly arrived: Uint8Array;
+  /** Scores the main thread computed from the back while it waited, by file. */
+  private readonly parsedAhead = new Map<number, Int8Array>();
+  /** The main thread's next file to take from the back is the one before this. */
+  private back: number;
   private readonly workers: Worker[] = [];
   private running = 0;
   /** Files whose scores a worker delivered. */
   delivered = 0;
 
-  constructor(files: { text: string; grammar: GrammarName }[], workerCount: number) {
+  constructor(
+    private readonly files: { text: string; grammar: GrammarName }[],
+    workerCount: number,
+  ) {
     const shared = new SharedArrayBuffer(4 * (files.length + 1));
     this.claims = new Int32Array(shared);
-    this.claims[files.length] = files.length;
     this.results = new Array(files.length);
     this.settle = new Array(files.length);
+    this.arrived = new Uint8Array(files.length);
+    this.back = files.length;
     const job: ParseJob = {
       texts: files.map((f) => f.text),
       grammars: files.map((f) => f.grammar),
@@ -90,6 +106,7 @@ export class SharedParse {
         const message = event.data;
         if ("done" in message) return this.retire(worker);
         this.delivered++;
+        this.arrived[message.file] = 1;
         this.pending(message.file).resolve(message.scores);
       };
       worker.onerror = () => this.retire(worker, true);
@@ -99,8 +116,21 @@ export class SharedParse {
   }
 
   async scores(k: number, parse: () => Promise<Int8Array>): Promise<Int8Array> {
+    const ahead = this.parsedAhead.get(k);
+    if (ahead) {
+      this.parsedAhead.delete(k);
+      return ahead;
+    }
     if (Atomics.compareExchange(this.claims, k, 0, CLAIMED_BY_MAIN) === 0) return parse();
     this.pending(k);
+    // A worker holds the file: until it has sent its scores, parse another one from the back.
+    // (Its messages are handled only when this thread waits for a task, so ask shared memory.)
+    while (Atomics.load(this.claims, k) === CLAIMED_BY_WORKER && this.running > 0) {
+      const j = this.claimFromBack(k);
+      if (j < 0) break;
+      const { text, grammar } = this.files[j];
+      this.parsedAhead.set(j, await fileBreakScores(text, splitLines(text), grammar));
+    }
     try {
       return await this.results[k]!;
     } catch {
@@ -111,6 +141,17 @@ export class SharedParse {
   close(): void {
     for (const worker of this.workers) worker.terminate();
     this.workers.length = 0;
+    this.parsedAhead.clear();
+  }
+
+  /** The last unclaimed file after `k`, now the main thread's, or -1 when the workers' front has reached the back. */
+  private claimFromBack(k: number): number {
+    if (this.back <= k + 1) return -1;
+    const j = --this.back;
+    if (Atomics.compareExchange(this.claims, j, 0, CLAIMED_BY_MAIN) === 0) return j;
+    // Workers claim in order, so every file before one they hold is claimed already.
+    this.back = 0;
+    return -1;
   }
 
   private pending(k: number): { resolve: (s: Int8Array) => void; reject: (e: unknown) => void } {
@@ -132,7 +173,8 @@ export class SharedParse {
     this.running--;
     if (this.running > 0 && !failed) return;
     for (let k = 0; k < this.settle.length; k++) {
-      if (Atomics.load(this.claims, k) !== CLAIMED_BY_WORKER) continue;
+      const claim = Atomics.load(this.claims, k);
+      if ((claim !== CLAIMED_BY_WORKER && claim !== SENT_BY_WORKER) || this.arrived[k]) continue;
       const entry = this.pending(k);
       entry.reject(new Error("parse worker stopped"));
     }

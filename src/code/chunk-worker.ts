@@ -1,10 +1,10 @@
 /**
- * A parsing worker: claims files from the back of the shared list (the main thread claims from the
- * front) and sends back each file's syntax break scores. See chunk-pool.ts. Given a redaction job
+ * A parsing worker: claims files in order from the front of the shared list, ahead of the main
+ * thread, and sends back each file's syntax break scores. See chunk-pool.ts. Given a redaction job
  * instead, redacts every file in order and sends each back (redact-ahead.ts).
  */
 import { fileBreakScores, splitLines } from "./chunk.ts";
-import { CLAIMED_BY_WORKER, type ParseJob, type ParseMessage } from "./chunk-pool.ts";
+import { CLAIMED_BY_WORKER, type ParseJob, type ParseMessage, SENT_BY_WORKER } from "./chunk-pool.ts";
 import { redactKeepingLines } from "./redact.ts";
 import type { RedactJob, RedactMessage } from "./redact-ahead.ts";
 
@@ -16,12 +16,14 @@ self.onmessage = async (event: MessageEvent<ParseJob | RedactJob>) => {
   const claims = new Int32Array(event.data.claims);
   const cursor = texts.length;
   for (;;) {
-    const k = Atomics.sub(claims, cursor, 1) - 1;
-    // The main thread claims in order from the front: once it holds a file, it holds all before it.
-    if (k < 0 || Atomics.compareExchange(claims, k, 0, CLAIMED_BY_WORKER) !== 0) break;
+    const k = Atomics.add(claims, cursor, 1);
+    if (k >= texts.length) break;
+    // The main thread took this one (it reached it first, or took it from the back).
+    if (Atomics.compareExchange(claims, k, 0, CLAIMED_BY_WORKER) !== 0) continue;
     const scores = await fileBreakScores(texts[k], splitLines(texts[k]), grammars[k]);
     const message: ParseMessage = { file: k, scores };
     self.postMessage(message, [scores.buffer as ArrayBuffer]);
+    Atomics.store(claims, k, SENT_BY_WORKER);
   }
   const done: ParseMessage = { done: true };
   self.postMessage(done);
