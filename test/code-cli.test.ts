@@ -320,7 +320,17 @@ describe("a folder inside a repository (compiled binary)", () => {
       "src/app/handler.py",
     ]);
     const none = await runBinary(["search", "#@!", "src/app"], { home: userHome, cwd: root });
-    expect(none.stderr).toBe("triforge search: nothing in 1 indexed files under src/app matches\n");
+    expect(none.stderr).toBe(
+      `triforge search: Repository ${root} (searched src/app/ only); paths are relative to the repository\n` +
+        "triforge search: nothing in 1 indexed files under src/app matches\n",
+    );
+    // Text for people says where the paths start, since it is not the folder they asked about.
+    const text = await runBinary(["search", "verify_session_token"], {
+      home: userHome,
+      cwd: join(root, "src/lib"),
+    });
+    expect(text.stderr).toContain(`(searched src/lib/ only); paths are relative to the repository`);
+    expect(text.stdout).toStartWith("src/lib/tokens.py:1-3");
   });
 
   test("find-related from a subfolder takes the file relative to it, to the cwd or to the root", async () => {

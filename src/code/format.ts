@@ -13,6 +13,16 @@ export function formatHits(hits: CodeHit[]): string {
     .join("\n\n");
 }
 
+/**
+ * Searched from a folder inside a repository, paths are relative to the repository's root, not to
+ * that folder: said once, so that the reader joins them to the right folder.
+ */
+export function describeScope(result: { repo: string; scope?: string }): string | undefined {
+  return result.scope
+    ? `Repository ${result.repo} (searched ${result.scope}/ only); paths are relative to the repository`
+    : undefined;
+}
+
 /** One line on what the index holds and what it left out, so no skip is silent. */
 export function describeReport(report: IndexReport): string {
   const { skipped } = report;

@@ -55,15 +55,8 @@ async function core<T>(run: (code: typeof import("./index.ts")) => Promise<T>): 
   }
 }
 
-/**
- * Searched from a folder inside a repository, the paths are relative to the repository's root, not
- * to that folder: say so once, so the agent joins them to the right folder.
- */
-function scopeLine(result: { repo: string; scope?: string }): string {
-  return result.scope
-    ? `Repository ${result.repo} (searched ${result.scope}/ only); paths are relative to the repository.\n\n`
-    : "";
-}
+/** The scope sentence, when there is one, as the first paragraph of a tool's text. */
+const scopeLine = (scope: string | undefined) => (scope ? `${scope}.\n\n` : "");
 
 export function registerCodeTools(server: McpServer, context: { defaultRepo: () => string }): void {
   const repoOf = (repo?: string) =>
@@ -97,7 +90,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
     },
     toolErrors("code_search", async ({ query, repo, top_k, max_snippet_lines, content }) => {
       const { result, text } = await core(async (code) => {
-        const { formatHits } = await import("./format.ts");
+        const { describeScope, formatHits } = await import("./format.ts");
         const result = await code.searchCode(repoOf(repo), query, {
           topK: top_k,
           maxSnippetLines: max_snippet_lines,
@@ -106,7 +99,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
         return {
           result,
           text: result.hits.length
-            ? scopeLine(result) + formatHits(result.hits)
+            ? scopeLine(describeScope(result)) + formatHits(result.hits)
             : `No code found: ${result.note ?? "nothing matched"}`,
         };
       });
@@ -150,7 +143,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
     },
     toolErrors("find_related", async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
       const { result, text } = await core(async (code) => {
-        const { formatHits } = await import("./format.ts");
+        const { describeScope, formatHits } = await import("./format.ts");
         const result = await code.findRelated(repoOf(repo), expandHome(file_path), line, {
           topK: top_k,
           maxSnippetLines: max_snippet_lines,
@@ -161,7 +154,7 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
         return {
           result,
           text: result.hits.length
-            ? scopeLine(result) + source + formatHits(result.hits)
+            ? scopeLine(describeScope(result)) + source + formatHits(result.hits)
             : "No similar code found",
         };
       });

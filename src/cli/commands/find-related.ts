@@ -26,7 +26,9 @@ export default defineCommand({
       );
       return 0;
     }
-    const { formatHits } = await import("../../code/format.ts");
+    const { describeScope, formatHits } = await import("../../code/format.ts");
+    const scope = describeScope(result);
+    if (scope) process.stderr.write(`triforge find-related: ${scope}\n`);
     if (result.source)
       process.stderr.write(
         `similar to ${result.source.file_path}:${result.source.start_line}-${result.source.end_line}\n`,

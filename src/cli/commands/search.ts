@@ -43,7 +43,9 @@ export default defineCommand({
       );
       return 0;
     }
-    const { formatHits } = await import("../../code/format.ts");
+    const { describeScope, formatHits } = await import("../../code/format.ts");
+    const scope = describeScope(result);
+    if (scope) process.stderr.write(`triforge search: ${scope}\n`);
     if (result.hits.length) process.stdout.write(`${formatHits(result.hits)}\n`);
     if (result.note) process.stderr.write(`triforge search: ${result.note}\n`);
     return 0;
