@@ -156,6 +156,7 @@ function swapOnce(
         if (text !== undefined) linkSync(temporary, path);
         return { done: true };
       } catch (error) {
+        if (noHardLinks(error)) return plainSwap(path, expected, text, temporary) ? { done: true } : failed();
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         return failed();
       }
@@ -163,6 +164,7 @@ function swapOnce(
     try {
       linkSync(path, held);
     } catch (error) {
+      if (noHardLinks(error)) return plainSwap(path, expected, text, temporary) ? { done: true } : failed();
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       return failed();
     }
@@ -180,6 +182,29 @@ function swapOnce(
     rmSync(temporary, { force: true });
     rmSync(held, { force: true });
   }
+}
+
+/** A file system without hard links (FAT, some network shares) answers link() with one of these. */
+function noHardLinks(error: unknown): boolean {
+  return ["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"].includes(
+    (error as NodeJS.ErrnoException).code ?? "",
+  );
+}
+
+/**
+ * Where hard links are refused: compare, then rename. The window in which another writer's change is
+ * lost is the time between the read and the rename (microseconds), not the whole edit.
+ */
+function plainSwap(
+  path: string,
+  expected: string | undefined,
+  text: string | undefined,
+  temporary: string,
+): boolean {
+  if (readText(path) !== expected) return false;
+  if (text === undefined) rmSync(path, { force: true });
+  else renameSync(temporary, path);
+  return true;
 }
 
 /** Creates `dir` and its missing parents; returns the ones it created, outermost first. */
