@@ -22,7 +22,7 @@ export interface Bm25Index {
 
 /**
  * New documents as flat (term, document, frequency) postings over a vocabulary of their own (term
- * ids from a TermInterner), appended one document at a time without a map per document.
+ * ids from a TermInterner), counted term by term one document at a time without a map per document.
  */
 export class Bm25Additions {
   term = new Int32Array(1 << 16);
@@ -32,20 +32,25 @@ export class Bm25Additions {
   readonly lengths: number[] = [];
   /** Per term id: its frequency in the document being added (zero between documents). */
   private frequency = new Int32Array(1 << 12);
+  /** Distinct terms of the document being added, and its length in terms. */
   private seen = new Int32Array(1 << 10);
+  private distinct = 0;
+  private length = 0;
 
-  /** Adds a document of `n` term ids (duplicates kept). */
-  add(ids: Int32Array, n: number): void {
-    const doc = this.lengths.length;
-    let distinct = 0;
-    for (let i = 0; i < n; i++) {
-      const id = ids[i];
-      if (id >= this.frequency.length) this.frequency = grow(this.frequency, id + 1);
-      if (this.frequency[id]++ === 0) {
-        if (distinct === this.seen.length) this.seen = grow(this.seen);
-        this.seen[distinct++] = id;
-      }
+  /** Counts one term of the document being added (duplicates count again). */
+  addTerm(id: number): void {
+    if (id >= this.frequency.length) this.frequency = grow(this.frequency, id + 1);
+    if (this.frequency[id]++ === 0) {
+      if (this.distinct === this.seen.length) this.seen = grow(this.seen);
+      this.seen[this.distinct++] = id;
     }
+    this.length++;
+  }
+
+  /** Ends the document being added: its postings follow the previous document's. */
+  endDocument(): void {
+    const doc = this.lengths.length;
+    const distinct = this.distinct;
     if (this.count + distinct > this.term.length) {
       const size = this.count + distinct;
       this.term = grow(this.term, size);
@@ -59,7 +64,9 @@ export class Bm25Additions {
       this.freq[this.count++] = Math.min(this.frequency[id], 65535);
       this.frequency[id] = 0;
     }
-    this.lengths.push(n);
+    this.lengths.push(this.length);
+    this.distinct = 0;
+    this.length = 0;
   }
 }
 

@@ -95,7 +95,9 @@ export class ChunkEncoder {
   private punctuation = new Int32Array(128).fill(-1);
   /** Runs of identifier characters, case kept. */
   private runs = new RangeTable();
-  private runTerms: Int32Array[] = [];
+  /** BM25 term ids of run k: runTermIds[runTermFrom[k], runTermFrom[k + 1]). */
+  private runTermIds = new IntList();
+  private runTermFrom = new IntList();
   private runWords: Int32Array[] = [];
   /** Tokens of each run, -1 until its sum is computed. */
   private runTokens = new IntList();
@@ -108,8 +110,6 @@ export class ChunkEncoder {
   private items = new IntList();
   /** End of each pending chunk's items. */
   private chunkEnds: number[] = [];
-  /** BM25 term ids of the chunk being added. */
-  private terms = new IntList();
   private lastPath: string | undefined;
   private pathTerms = new Int32Array(0);
   private pathItems = new Int32Array(0);
@@ -122,6 +122,7 @@ export class ChunkEncoder {
     this.wordSums = new VectorTable(model.dim);
     this.runSums = new VectorTable(model.dim);
     this.sum = new Float64Array(model.dim);
+    this.runTermFrom.push(0);
   }
 
   /** Chunks added since the last embed(). */
@@ -145,10 +146,9 @@ export class ChunkEncoder {
       items.grow(items.length + this.pathItems.length);
     items.data.set(this.pathItems, items.length);
     items.length += this.pathItems.length;
-    this.terms.length = 0;
     this.scan(text, true);
-    for (let k = 0; k < this.pathTerms.length; k++) this.terms.push(this.pathTerms[k]);
-    this.additions.add(this.terms.data, this.terms.length);
+    for (let k = 0; k < this.pathTerms.length; k++) this.additions.addTerm(this.pathTerms[k]);
+    this.additions.endDocument();
     this.chunkEnds.push(items.length);
   }
 
@@ -190,8 +190,9 @@ export class ChunkEncoder {
         if (k < 0) k = this.addRun(text.slice(from, i), hash);
         this.items.push(k);
         if (terms) {
-          const ids = this.runTerms[k];
-          for (let t = 0; t < ids.length; t++) this.terms.push(ids[t]);
+          const ids = this.runTermIds.data;
+          const to = this.runTermFrom.data[k + 1];
+          for (let t = this.runTermFrom.data[k]; t < to; t++) this.additions.addTerm(ids[t]);
         }
         continue;
       }
@@ -213,8 +214,11 @@ export class ChunkEncoder {
     const k = this.runs.add(run, hash);
     let identifier = 0;
     while (identifier < run.length && run.charCodeAt(identifier) <= 57) identifier++;
-    this.runTerms[k] =
-      identifier < run.length ? this.interner.idsOf(run.slice(identifier)) : new Int32Array(0);
+    if (identifier < run.length) {
+      const ids = this.interner.idsOf(run.slice(identifier));
+      for (let t = 0; t < ids.length; t++) this.runTermIds.push(ids[t]);
+    }
+    this.runTermFrom.push(this.runTermIds.length);
     const words: number[] = [];
     let i = 0;
     while (i < run.length) {
@@ -342,7 +346,8 @@ export class ChunkEncoder {
     this.wordTokens.length = 0;
     this.punctuation.fill(-1);
     this.runs = new RangeTable();
-    this.runTerms = [];
+    this.runTermIds.length = 0;
+    this.runTermFrom.length = 1;
     this.runWords = [];
     this.runTokens.length = 0;
     this.runSums = new VectorTable(this.model.dim);
