@@ -15,6 +15,7 @@ import {
   isWordSequence,
   looksRandom,
 } from "./text.ts";
+import { findTriggers } from "./triggers.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -24,10 +25,6 @@ import type { Finding } from "./types.ts";
  * operator and the value after it. Each identifier is read once and every look-ahead is bounded, so the
  * scan is linear in the input.
  */
-
-/** Where to start looking: any trigger word, anywhere (the identifier around it is then judged whole). */
-const HIT_RE =
-  /pass|pwd|pw|psw|secret|token|key|auth|cred|bearer|salt|nonce|cookie|login|phrase|otp|api|bundle/g;
 
 const MAX_NAME = 80;
 const MAX_VALUE = 1000;
@@ -639,20 +636,26 @@ function isCodeName(raw: string, quoted: boolean, op: Operator, list: boolean): 
 }
 
 /**
- * `lower` is `text` lower-cased (the same length): trigger words are searched there. `code`: the text is
+ * `lower` is `text` lower-cased (the same length): trigger words are searched there, unless `triggers`
+ * holds them already (positions and lengths, as `findTriggers` gives them). `code`: the text is
  * a repository file (see `isCodeName`).
  */
-export function findAssignments(text: string, lower: string, out: Finding[], code = false): void {
-  HIT_RE.lastIndex = 0;
-  let processedUntil = -1;
-  for (let m = HIT_RE.exec(lower); m; m = HIT_RE.exec(lower)) {
-    if (m.index < processedUntil) continue;
-    let s = m.index;
-    while (s > 0 && m.index - s < MAX_NAME && isNameChar(text.charCodeAt(s - 1))) s--;
-    let e = m.index + m[0].length;
-    while (e < text.length && e - m.index < MAX_NAME && isNameChar(text.charCodeAt(e))) e++;
-    processedUntil = Math.max(e, scanName(text, s, e, out, code));
-    HIT_RE.lastIndex = processedUntil;
+export function findAssignments(
+  text: string,
+  lower: string,
+  out: Finding[],
+  code = false,
+  triggers: number[] = findTriggers(lower),
+): void {
+  let resume = 0;
+  for (let k = 0; k < triggers.length; k += 2) {
+    const hit = triggers[k];
+    if (hit < resume) continue;
+    let s = hit;
+    while (s > 0 && hit - s < MAX_NAME && isNameChar(text.charCodeAt(s - 1))) s--;
+    let e = hit + triggers[k + 1];
+    while (e < text.length && e - hit < MAX_NAME && isNameChar(text.charCodeAt(e))) e++;
+    resume = Math.max(e, scanName(text, s, e, out, code));
   }
 }
 

@@ -112,9 +112,13 @@ export function redact(text: string, options: RedactOptions = {}): RedactResult 
   findUserRules(text, rules, found);
   findPersonalData(text, found, code);
   const lower = text.toLowerCase();
-  findProviderTokens(text, lower, found);
+  // A lower-cased text of another length (`İ` becomes two characters) is no map of the text's positions:
+  // trigger words are then searched in the text itself.
+  const sameLength = lower.length === text.length;
+  const triggers: number[] | undefined = sameLength ? [] : undefined;
+  findProviderTokens(text, lower, found, triggers);
   findStructuredSecrets(text, found);
-  findAssignments(text, lower.length === text.length ? lower : text, found, code);
+  findAssignments(text, sameLength ? lower : text, found, code, triggers);
   findRepeats(text, found, code);
   const merged = mergeFindings(found);
   const redacted = merged.length ? applyFindings(text, merged) : text;

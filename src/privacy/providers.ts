@@ -1,5 +1,6 @@
 import { type CandidateScan, matchFrom, type NextStart } from "./scan.ts";
 import { entropy, isPlaceholder, isRepeatedUnit, isWordLike } from "./text.ts";
+import { pushTrigger, triggerPairs } from "./triggers.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -586,9 +587,10 @@ function buildKeywordIndex(): KeywordIndex {
  * keyword's first two characters, one in a hundred its first three), and a bucket whose keywords were all
  * seen is skipped.
  */
-function presentKeywords(lower: string): Set<string> {
+function presentKeywords(lower: string, triggers?: number[]): Set<string> {
   keywordIndex ??= buildKeywordIndex();
   const { pairBucket, thirdChars, buckets, short, count } = keywordIndex;
+  const pairs = triggerPairs();
   const present = new Set<string>();
   for (const k of short) if (lower.includes(k)) present.add(k);
   const unseen = new Int16Array(buckets.length);
@@ -599,9 +601,12 @@ function presentKeywords(lower: string): Set<string> {
     const c0 = c1;
     c1 = c2;
     c2 = lower.charCodeAt(i + 2);
-    if ((c0 | c1 | c2) >= 128) continue;
-    const b = pairBucket[(c0 << 7) | c1];
-    if (b < 0 || (thirdChars[(b << 2) | (c2 >> 5)] & (1 << (c2 & 31))) === 0 || unseen[b] === 0) continue;
+    if ((c0 | c1) >= 128) continue;
+    const pair = (c0 << 7) | c1;
+    if (triggers && pairs[pair] >= 0) pushTrigger(lower, i, pairs[pair], triggers);
+    const b = pairBucket[pair];
+    if (b < 0 || c2 >= 128 || (thirdChars[(b << 2) | (c2 >> 5)] & (1 << (c2 & 31))) === 0 || unseen[b] === 0)
+      continue;
     // PERF: an indexed loop; `for…of` here cost as much as the whole scan.
     const bucket = buckets[b];
     for (let q = 0; q < bucket.length; q++) {
@@ -612,8 +617,14 @@ function presentKeywords(lower: string): Set<string> {
       if (j < k.length || k.charCodeAt(2) !== c2 || present.has(k)) continue;
       present.add(k);
       unseen[b]--;
-      if (present.size === count) return present;
+      if (present.size === count && !triggers) return present;
     }
+  }
+  // The last pair holds no keyword (those of two characters are searched on their own), but may hold `pw`.
+  const i = lower.length - 2;
+  if (triggers && i >= 0 && (lower.charCodeAt(i) | lower.charCodeAt(i + 1)) < 128) {
+    const w = pairs[(lower.charCodeAt(i) << 7) | lower.charCodeAt(i + 1)];
+    if (w >= 0) pushTrigger(lower, i, w, triggers);
   }
   return present;
 }
@@ -621,8 +632,12 @@ function presentKeywords(lower: string): Set<string> {
 /** Characters right after a match that say the token was cut short by a placeholder (`xoxp-123-####`). */
 const PLACEHOLDER_TAIL = /^[#*•…]/;
 
-export function findProviderTokens(text: string, lower: string, out: Finding[]): void {
-  const present = presentKeywords(lower);
+/**
+ * `lower` is `text` lower-cased. PERF: `triggers`, when given, receives the trigger words of named values
+ * (see triggers.ts) found in the same pass over `lower`.
+ */
+export function findProviderTokens(text: string, lower: string, out: Finding[], triggers?: number[]): void {
+  const present = presentKeywords(lower, triggers);
   for (const rule of RULES) {
     if (rule.keywords && !rule.keywords.some((k) => present.has(k))) continue;
     const re = pattern(rule);
