@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { projectDataDir } from "../src/cli/paths.ts";
+import { indexFile } from "../src/code/store.ts";
 import { storePath } from "../src/store/index.ts";
 import { compiledBinary, ROOT, runBinary, tempDir } from "./helpers.ts";
 
@@ -274,6 +275,31 @@ describe("triforge serve: tools and schemas", () => {
       expect(
         (await call(client, "rag_search", { query: "x", project_path: folder("healthy") })).isError,
       ).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a code tool that fails is logged to the errors.log of the repository it searched", async () => {
+    const root = activeFolder("broken-code-index");
+    writeFileSync(
+      join(root, "auth.ts"),
+      "export function verifyPassword(p: string) { return p.length > 8; }\n",
+    );
+    // A folder where the code index file should be: the index can be neither read nor written.
+    mkdirSync(
+      inDataHome(() => indexFile(root)),
+      { recursive: true },
+    );
+    const { client } = await connect({ cwd: folder("elsewhere") });
+    try {
+      const result = await call(client, "code_search", { query: "verifyPassword", repo: root });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toStartWith("code_search failed: ");
+      const projectLog = inDataHome(() => join(projectDataDir(root), "errors.log"));
+      expect(readFileSync(projectLog, "utf8")).toContain("[mcp code_search]");
+      const globalLog = join(dataHome, "errors.log");
+      expect(existsSync(globalLog) ? readFileSync(globalLog, "utf8") : "").not.toContain("[mcp code_search]");
     } finally {
       await client.close();
     }

@@ -61,6 +61,8 @@ const scopeLine = (scope: string | undefined) => (scope ? `${scope}.\n\n` : "");
 export function registerCodeTools(server: McpServer, context: { defaultRepo: () => string }): void {
   const repoOf = (repo?: string) =>
     repo ? resolve(context.defaultRepo(), expandHome(repo)) : context.defaultRepo();
+  // A failing call is logged to the errors.log of the project it searched, where `status` shows it.
+  const errorProject = ({ repo }: { repo?: string }) => repoOf(repo);
 
   server.registerTool(
     "code_search",
@@ -88,33 +90,37 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    toolErrors("code_search", async ({ query, repo, top_k, max_snippet_lines, content }) => {
-      const { result, text } = await core(async (code) => {
-        const { describeScope, formatHits } = await import("./format.ts");
-        const result = await code.searchCode(repoOf(repo), query, {
-          topK: top_k,
-          maxSnippetLines: max_snippet_lines,
-          content,
+    toolErrors(
+      "code_search",
+      async ({ query, repo, top_k, max_snippet_lines, content }) => {
+        const { result, text } = await core(async (code) => {
+          const { describeScope, formatHits } = await import("./format.ts");
+          const result = await code.searchCode(repoOf(repo), query, {
+            topK: top_k,
+            maxSnippetLines: max_snippet_lines,
+            content,
+          });
+          return {
+            result,
+            text: result.hits.length
+              ? scopeLine(describeScope(result)) + formatHits(result.hits)
+              : `No code found: ${result.note ?? "nothing matched"}`,
+          };
         });
         return {
-          result,
-          text: result.hits.length
-            ? scopeLine(describeScope(result)) + formatHits(result.hits)
-            : `No code found: ${result.note ?? "nothing matched"}`,
+          content: [
+            { type: "text", text: result.note && result.hits.length ? `${text}\n\n(${result.note})` : text },
+          ],
+          structuredContent: {
+            repo: result.repo,
+            ...(result.scope ? { scope: result.scope } : {}),
+            hits: result.hits,
+            ...(result.note ? { note: result.note } : {}),
+          },
         };
-      });
-      return {
-        content: [
-          { type: "text", text: result.note && result.hits.length ? `${text}\n\n(${result.note})` : text },
-        ],
-        structuredContent: {
-          repo: result.repo,
-          ...(result.scope ? { scope: result.scope } : {}),
-          hits: result.hits,
-          ...(result.note ? { note: result.note } : {}),
-        },
-      };
-    }),
+      },
+      errorProject,
+    ),
   );
 
   server.registerTool(
@@ -141,32 +147,36 @@ export function registerCodeTools(server: McpServer, context: { defaultRepo: () 
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    toolErrors("find_related", async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
-      const { result, text } = await core(async (code) => {
-        const { describeScope, formatHits } = await import("./format.ts");
-        const result = await code.findRelated(repoOf(repo), expandHome(file_path), line, {
-          topK: top_k,
-          maxSnippetLines: max_snippet_lines,
+    toolErrors(
+      "find_related",
+      async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
+        const { result, text } = await core(async (code) => {
+          const { describeScope, formatHits } = await import("./format.ts");
+          const result = await code.findRelated(repoOf(repo), expandHome(file_path), line, {
+            topK: top_k,
+            maxSnippetLines: max_snippet_lines,
+          });
+          const source = result.source
+            ? `Similar to ${result.source.file_path}:${result.source.start_line}-${result.source.end_line}:\n\n`
+            : "";
+          return {
+            result,
+            text: result.hits.length
+              ? scopeLine(describeScope(result)) + source + formatHits(result.hits)
+              : "No similar code found",
+          };
         });
-        const source = result.source
-          ? `Similar to ${result.source.file_path}:${result.source.start_line}-${result.source.end_line}:\n\n`
-          : "";
         return {
-          result,
-          text: result.hits.length
-            ? scopeLine(describeScope(result)) + source + formatHits(result.hits)
-            : "No similar code found",
+          content: [{ type: "text", text }],
+          structuredContent: {
+            repo: result.repo,
+            ...(result.scope ? { scope: result.scope } : {}),
+            ...(result.source ? { source: result.source } : {}),
+            hits: result.hits,
+          },
         };
-      });
-      return {
-        content: [{ type: "text", text }],
-        structuredContent: {
-          repo: result.repo,
-          ...(result.scope ? { scope: result.scope } : {}),
-          ...(result.source ? { source: result.source } : {}),
-          hits: result.hits,
-        },
-      };
-    }),
+      },
+      errorProject,
+    ),
   );
 }
