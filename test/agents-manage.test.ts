@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectKey } from "../src/cli/paths.ts";
 import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
@@ -214,10 +214,13 @@ describe("triforge doctor", () => {
     expect((await runBinary(["activate", "--project", project], { home, env })).code).toBe(0);
     mkdirSync(data, { recursive: true });
     const db = new Database(join(data, "memory.db"));
+    db.run("PRAGMA journal_mode = WAL"); // as the store keeps it
     db.run("CREATE TABLE t (x)");
     db.close();
 
     const healthy = await runBinary(["doctor", "--project", project], { home, env });
+    // Checking the store leaves no SQLite side files behind (a read-only handle cannot remove them).
+    expect(readdirSync(data).filter((name) => name.startsWith("memory.db"))).toEqual(["memory.db"]);
     expect(healthy.stdout).toContain("ok    Claude Code MCP server: ~/.claude.json → ");
     expect(healthy.stdout).toContain("ok    SessionStart hook: ");
     expect(healthy.stdout).toContain("ok    SessionEnd hook: ");

@@ -183,7 +183,8 @@ export function storeChecks(dir: string, root: string): Check[] {
     // Both are meant to be pasted into a shell: the paths are quoted, and not shortened to `~/…`.
     const fix = `move ${shellQuote(file)} away and run \`${triforgeCommand(["index", "--project", root])}\` to rebuild it from the captured chats`;
     try {
-      const db = new Database(file, { readonly: true });
+      // Not `readonly`: a read-only handle cannot remove the -wal and -shm files it makes on a WAL store.
+      const db = new Database(file, { readwrite: true, create: false });
       try {
         const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
         const ok = rows.length === 1 && rows[0].quick_check === "ok";
