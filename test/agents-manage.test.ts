@@ -279,6 +279,13 @@ describe("triforge doctor", () => {
     const typo = await configCheck();
     expect(typo.code).toBe(1);
     expect(typo.check?.detail).toContain('llm is "antropic", expected one of auto, none, anthropic');
+
+    // Every bad value is named, not only the LLM setting (the same check as `status`).
+    writeFileSync(config, '{"storage": "s3", "exclude": "secret"}');
+    const values = await configCheck();
+    expect(values.code).toBe(1);
+    expect(values.check?.detail).toContain('storage is "s3", expected one of local, postgres, insforge');
+    expect(values.check?.detail).toContain('exclude is "secret", expected a list of strings');
   });
 
   test("a data directory that is not a writable folder fails its check, with the fix", async () => {

@@ -6,7 +6,7 @@ import type { Check } from "../cli/commands/doctor.ts";
 import { projectDataDir } from "../cli/paths.ts";
 import { shellQuote, triforgeCommand } from "../cli/shell.ts";
 import { LLM_SETTINGS } from "../llm/resolve.ts";
-import { configPath, readProjectConfig } from "../project/config.ts";
+import { configPath, configProblems, readProjectConfig } from "../project/config.ts";
 import { HOOK_TIMEOUTS, type HookEvent } from "./activate.ts";
 import { claudePaths } from "./claude.ts";
 import { codexConfigDir } from "./codex.ts";
@@ -146,27 +146,22 @@ export function projectChecks(root: string): Check[] {
 }
 
 /**
- * The project's `.triforge/config.json` parses and names an LLM setting that exists. The hooks fail open
- * on a bad config (capture and index log it to errors.log and go on), so without this check nothing
- * the user looks at says that, e.g., `"llm": "antropic"` quietly turned LLM OpenIE off.
+ * The project's `.triforge/config.json` parses and holds valid values (`configProblems`, shared with
+ * `status`). The hooks fail open on a bad config (capture and index log it to errors.log and go on), so
+ * without this check nothing the user looks at says that, e.g., `"llm": "antropic"` quietly turned LLM
+ * OpenIE off.
  */
 function configCheck(root: string): Check {
   const file = configPath(root);
   const fix = `edit ${displayPath(file)}: a JSON object such as {"storage": "local", "llm": "auto", "exclude": []}`;
-  let llm: unknown;
+  let problems: string[];
   try {
-    llm = readProjectConfig(root).llm;
+    problems = configProblems(readProjectConfig(root), LLM_SETTINGS);
   } catch (error) {
     return { name: "project config", ok: false, detail: (error as Error).message, fix };
   }
-  if (!(LLM_SETTINGS as readonly unknown[]).includes(llm)) {
-    return {
-      name: "project config",
-      ok: false,
-      detail: `${displayPath(file)}: llm is ${JSON.stringify(llm)}, expected one of ${LLM_SETTINGS.join(", ")}`,
-      fix,
-    };
-  }
+  if (problems.length)
+    return { name: "project config", ok: false, detail: `${displayPath(file)}: ${problems.join("; ")}`, fix };
   return { name: "project config", ok: true, detail: displayPath(file) };
 }
 

@@ -14,6 +14,27 @@ export interface ProjectConfig {
 
 export const DEFAULT_CONFIG: ProjectConfig = { storage: "local", llm: "auto", exclude: [] };
 
+/** The storage backends a config may name; those this version lacks fall back to local (agents/storage.ts). */
+const STORAGE_SETTINGS: readonly string[] = ["local", "postgres", "insforge"];
+
+/**
+ * What is wrong with a config's values, one `key is X, expected Y` each. The hooks fail open on a bad
+ * value (logged to errors.log), so `status` and `doctor` say it, or a project would quietly run without,
+ * e.g., its LLM. `llmSettings` comes from the caller: src/llm is not loaded just to list its names.
+ */
+export function configProblems(config: ProjectConfig, llmSettings: readonly string[]): string[] {
+  const problems: string[] = [];
+  const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
+  const exclude: unknown = config.exclude;
+  if (!llmSettings.includes(config.llm))
+    problems.push(`llm is ${shown(config.llm)}, expected one of ${llmSettings.join(", ")}`);
+  if (!STORAGE_SETTINGS.includes(config.storage))
+    problems.push(`storage is ${shown(config.storage)}, expected one of ${STORAGE_SETTINGS.join(", ")}`);
+  if (!Array.isArray(exclude) || exclude.some((rule) => typeof rule !== "string"))
+    problems.push(`exclude is ${shown(exclude)}, expected a list of strings`);
+  return problems;
+}
+
 export function configPath(projectRoot: string): string {
   return join(projectRoot, ".triforge", "config.json");
 }
@@ -41,6 +62,7 @@ export function readProjectConfig(projectRoot: string): ProjectConfig {
   } catch (error) {
     throw new Error(`${file}: ${(error as Error).message}`);
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`${file}: expected a JSON object`);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new Error(`${file}: expected a JSON object`);
   return { ...DEFAULT_CONFIG, ...(raw as Partial<ProjectConfig>) };
 }

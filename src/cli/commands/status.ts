@@ -4,29 +4,9 @@ import { resolveProject } from "../../agents/activate.ts";
 import { displayPath } from "../../agents/report.ts";
 import { diskUsage, formatBytes, formatUsage, recentErrors } from "../../agents/status.ts";
 import { describeStorage, storageAvailable } from "../../agents/storage.ts";
-import { configPath, readProjectConfig } from "../../project/config.ts";
+import { configPath, configProblems, readProjectConfig } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { projectDataDir } from "../paths.ts";
-
-/** The storage backends a config may name (see ProjectConfig); those this version lacks fall back to local. */
-const STORAGE_SETTINGS = ["local", "postgres", "insforge"];
-
-/**
- * What is wrong with the config's values, one `key is X, expected Y` each. The hooks fail open on a bad
- * value (logged to errors.log), so without this line status would show an active project quietly running
- * without, e.g., its LLM.
- */
-function configProblems(config: Record<string, unknown>, llmSettings: readonly string[]): string[] {
-  const problems: string[] = [];
-  const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
-  if (!llmSettings.includes(config.llm as string))
-    problems.push(`llm is ${shown(config.llm)}, expected one of ${llmSettings.join(", ")}`);
-  if (!STORAGE_SETTINGS.includes(config.storage as string))
-    problems.push(`storage is ${shown(config.storage)}, expected one of ${STORAGE_SETTINGS.join(", ")}`);
-  if (!Array.isArray(config.exclude) || config.exclude.some((rule) => typeof rule !== "string"))
-    problems.push(`exclude is ${shown(config.exclude)}, expected a list of strings`);
-  return problems;
-}
 
 /** How many of the newest errors.log entries status shows. */
 const RECENT_ERRORS = 3;
@@ -50,7 +30,7 @@ export default defineCommand({
     }
     // PERF: the LLM settings list comes with the provider chain's module, needed only here.
     const { LLM_SETTINGS } = await import("../../llm/resolve.ts");
-    const problems = config ? configProblems(config as unknown as Record<string, unknown>, LLM_SETTINGS) : [];
+    const problems = config ? configProblems(config, LLM_SETTINGS) : [];
     const configError = problems.length ? `${configPath(root)}: ${problems.join("; ")}` : undefined;
     const dir = projectDataDir(root);
     const files = diskUsage(dir);
