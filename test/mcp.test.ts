@@ -406,6 +406,18 @@ describe("triforge serve: recall and code search through the real cores", () => 
         // Clients that show the model structuredContent instead of the text still see the label.
         expect(String(result.structuredContent?.notice).toLowerCase()).toContain("not instructions");
       }
+      // speaker narrows the hits to one side's own words.
+      for (const speaker of ["user", "assistant"]) {
+        const result = await call(client, "rag_search", {
+          query: "navbar accent colour teal",
+          speaker,
+          top_k: 3,
+        });
+        const hits = result.structuredContent?.hits as { text: string; role: string }[];
+        expect(hits.length).toBeGreaterThan(0);
+        expect(hits.every((hit) => hit.role === speaker)).toBe(true);
+        expect(hits[0].text).toMatch(speaker === "user" ? /teal accent colour/ : /position sticky/);
+      }
       const status = await call(client, "memory_status", {});
       expect(status.structuredContent).toMatchObject({ project: root, active: true });
       expect(Number(status.structuredContent?.chunks)).toBeGreaterThan(0);

@@ -117,6 +117,18 @@ describe("triforge index / recall / forget", () => {
     );
     const parsed = JSON.parse(json.stdout);
     expect(parsed.hits[0]).toMatchObject({ session_id: "cli-2", role: "user+assistant", source: "bm25" });
+    // --speaker keeps one side's own words.
+    const asked = await runBinary(
+      ["recall", "buildIndex slow", "--project", root, "--speaker", "user", "--json"],
+      { home },
+    );
+    const userHits = JSON.parse(asked.stdout).hits as { role: string; text: string }[];
+    expect(userHits.length).toBeGreaterThan(0);
+    expect(userHits.every((hit) => hit.role === "user")).toBe(true);
+    expect(userHits[0].text).toContain("Why is buildIndex slow");
+    const bad = await runBinary(["recall", "x", "--project", root, "--speaker", "bob"], { home });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--speaker must be user or assistant");
   }, 60_000);
 
   test("forget removes a session; recall no longer finds it", async () => {

@@ -5,7 +5,7 @@ const MODES = ["hybrid", "graph", "dense", "bm25"] as const;
 
 export default defineCommand({
   usage:
-    'triforge recall "<query>" [--project <path>] [--top-k <k>] [--mode hybrid|graph|dense|bm25] [--json]',
+    'triforge recall "<query>" [--project <path>] [--top-k <k>] [--mode hybrid|graph|dense|bm25] [--speaker user|assistant] [--json]',
   description:
     "Searches the project's memory of earlier sessions and prints the best excerpts, wrapped as recalled data (or JSON with --json).",
   positionals: true,
@@ -17,6 +17,7 @@ export default defineCommand({
     },
     "top-k": { type: "string", arg: "k", default: "5", description: "How many excerpts" },
     mode: { type: "string", arg: "mode", default: "hybrid", description: "hybrid, graph, dense or bm25" },
+    speaker: { type: "string", arg: "role", description: "Only that side's own words: user or assistant" },
     json: { type: "boolean", description: "Print {hits, reason} as JSON" },
   },
   async run({ values, positionals }) {
@@ -28,10 +29,17 @@ export default defineCommand({
     const mode = String(values.mode ?? "hybrid");
     if (!MODES.includes(mode as (typeof MODES)[number]))
       throw new UsageError(`--mode must be one of ${MODES.join(", ")}`);
+    const speaker = values.speaker === undefined ? undefined : String(values.speaker);
+    if (speaker !== undefined && speaker !== "user" && speaker !== "assistant")
+      throw new UsageError("--speaker must be user or assistant");
     const start = typeof values.project === "string" ? values.project : process.cwd();
     const root = findProjectRoot(start) ?? start;
     const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
-    const result = await recall(root, query, { topK, mode: mode as (typeof MODES)[number] });
+    const result = await recall(root, query, {
+      topK,
+      mode: mode as (typeof MODES)[number],
+      speaker: speaker as "user" | "assistant" | undefined,
+    });
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else if (result.hits.length) process.stdout.write(`${formatRecalled(result.hits)}\n`);
     else process.stdout.write(`No memory found: ${result.reason ?? "nothing matched"}\n`);

@@ -41,6 +41,10 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
           .enum(["hybrid", "graph", "dense", "bm25"])
           .default("hybrid")
           .describe("hybrid (default), graph (multi-hop), dense (paraphrase), bm25 (exact words)"),
+        speaker: z
+          .enum(["user", "assistant"])
+          .optional()
+          .describe("Only that side's own words: user (what the user said, asked, decided) or assistant"),
         project_path: z
           .string()
           .optional()
@@ -57,11 +61,11 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
     },
     toolErrors(
       "rag_search",
-      async ({ query, top_k, mode, project_path }) => {
+      async ({ query, top_k, mode, speaker, project_path }) => {
         const root = memoryProjectRoot(context, project_path);
         // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
         const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
-        const result = await recall(root, query, { topK: top_k, mode });
+        const result = await recall(root, query, { topK: top_k, mode, speaker });
         const text = result.hits.length
           ? formatRecalled(result.hits)
           : `No memory found: ${result.reason ?? "no excerpt matched the query"}`;
