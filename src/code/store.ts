@@ -4,7 +4,16 @@
  * Layout: magic, a JSON header (files, vocabulary, report), then 4-byte-aligned typed-array sections
  * that load as views without parsing.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { dataDir, projectKey } from "../cli/paths.ts";
 import { averageOf, type Bm25Index, termIdsOf } from "./bm25.ts";
@@ -124,23 +133,31 @@ export function saveIndex(index: CodeIndex): void {
     index.bm25.freqs,
     textBlob,
   ];
-  const prefix = 8 + 4;
-  let size = align4(prefix + headerBytes.length);
-  for (const section of sections) size = align4(size + section.byteLength);
-  const out = new Uint8Array(size);
-  out.set(new TextEncoder().encode(MAGIC), 0);
-  new DataView(out.buffer).setUint32(8, headerBytes.length, true);
-  out.set(headerBytes, prefix);
-  let at = align4(prefix + headerBytes.length);
-  for (const section of sections) {
-    out.set(new Uint8Array(section.buffer, section.byteOffset, section.byteLength), at);
-    at = align4(at + section.byteLength);
-  }
+  const prefix = new Uint8Array(12);
+  prefix.set(new TextEncoder().encode(MAGIC), 0);
+  new DataView(prefix.buffer).setUint32(8, headerBytes.length, true);
   const dir = indexDir(index.root);
   mkdirSync(dir, { recursive: true });
   const file = indexFile(index.root);
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temporary, out);
+  // Each part is written from where it lies, with zeros up to the next 4-byte boundary: no copy of
+  // the whole index (hundreds of MB on a large repository) is assembled first.
+  const fd = openSync(temporary, "w");
+  try {
+    let at = 0;
+    const zeros = new Uint8Array(3);
+    for (const part of [prefix, headerBytes, ...sections]) {
+      const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
+      for (let written = 0; written < bytes.length; )
+        written += writeSync(fd, bytes, written, bytes.length - written);
+      at += bytes.length;
+      const padding = align4(at) - at;
+      if (padding) writeSync(fd, zeros, 0, padding);
+      at += padding;
+    }
+  } finally {
+    closeSync(fd);
+  }
   renameSync(temporary, file);
 }
 
