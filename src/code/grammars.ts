@@ -46,7 +46,11 @@ export function parserFor(grammar: GrammarName): Promise<Parser | undefined> {
   let parser = parsers.get(grammar);
   if (!parser) {
     parser = (async () => {
-      runtime ??= Parser.init({ wasmBinary: await Bun.file(runtimeWasm).bytes() });
+      // Assigned before any await: two grammars loading at once must share one runtime (a second
+      // init swaps the module under the first grammar, whose parser then returns wrong trees).
+      runtime ??= Bun.file(runtimeWasm)
+        .bytes()
+        .then((wasmBinary) => Parser.init({ wasmBinary }));
       await runtime;
       const language = await Language.load(await Bun.file(GRAMMAR_FILES[grammar]).bytes());
       const instance = new Parser();
