@@ -35,6 +35,25 @@ const pythonFunction = (name: string, body: number) =>
   `def ${name}(value):\n    """Docstring of ${name}."""\n${Array.from({ length: body }, (_, i) => `    value = value + ${i}  # step ${i} of ${name}`).join("\n")}\n    return value\n`;
 
 describe("chunking at syntax boundaries", () => {
+  test("grammars loaded at the same time each parse their own language", async () => {
+    const typescript = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `/** Sums order ${i}. */\nexport function orderTotal${i}(items: number[]): number {\n  let sum = ${i};\n  for (const item of items) sum += item;\n  return sum;\n}\n`,
+    ).join("\n");
+    const python = Array.from({ length: 12 }, (_, i) => pythonFunction(`total_${i}`, 3)).join("\n");
+    const texts: [string, GrammarName][] = [
+      [typescript, "typescript"],
+      [python, "python"],
+      [typescript, "javascript"],
+      [python, "ruby"],
+    ];
+    const together = await Promise.all(texts.map(([text, grammar]) => chunkFile(text, grammar)));
+    for (let i = 0; i < texts.length; i++) expect(together[i]).toEqual(await chunkFile(...texts[i]));
+    // A doc comment stays with its function, so every TypeScript chunk starts at one.
+    for (const chunk of together[0]) expect(chunk.text.startsWith("/** Sums order")).toBe(true);
+  });
+
   test("Python: functions of a few hundred characters each start their own chunk at their def line", async () => {
     const text = [
       "import os",
@@ -91,6 +110,16 @@ describe("chunking at syntax boundaries", () => {
     const main = chunks.find((c) => c.text.includes("fn main"));
     expect(main && main.startLine <= 4 && main.endLine >= 6).toBe(true);
     expect(chunks[0].startLine).toBe(1);
+  });
+
+  test("a file within the target size is one chunk of its non-blank lines, however many definitions it holds", async () => {
+    const text = `\n// helpers\n${pythonFunction("small", 2).replace(/^/gm, "")}\n\nclass Tiny:\n    pass\n\n\n`;
+    expect(text.length).toBeLessThanOrEqual(TARGET_CHUNK_CHARS);
+    const lines = text.split("\n");
+    const last = lines.findLastIndex((l) => l.trim() !== "");
+    expect(await chunkFile(text, "python")).toEqual([
+      { startLine: 2, endLine: last + 1, text: lines.slice(1, last + 1).join("\n") },
+    ]);
   });
 
   test("a file that does not parse still chunks (tree-sitter recovers or the line chunker takes over)", async () => {

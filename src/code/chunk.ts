@@ -4,7 +4,7 @@
  * built-in grammar, from indentation and blank lines otherwise. One greedy pass then cuts the file
  * into chunks near TARGET_CHUNK_CHARS, preferring the best-scored breaks.
  */
-import type { Node, Parser } from "web-tree-sitter";
+import type { Language, Node, Parser } from "web-tree-sitter";
 import type { GrammarName } from "./languages.ts";
 
 export interface Chunk {
@@ -57,39 +57,83 @@ export function lineBreakScores(lines: string[]): Int8Array {
   return scores;
 }
 
+/** Per language, by node type id: 1 for comments, decorators and attributes (LEADING_NODE). */
+const leadingTypes = new WeakMap<Language, Uint8Array>();
+
+function leadingTypesOf(language: Language): Uint8Array {
+  let leading = leadingTypes.get(language);
+  if (!leading) {
+    leading = new Uint8Array(language.types.length);
+    // Node.type reads an unknown id as "ERROR".
+    for (let id = 0; id < leading.length; id++)
+      leading[id] = LEADING_NODE.test(language.types[id] || "ERROR") ? 1 : 0;
+    leadingTypes.set(language, leading);
+  }
+  return leading;
+}
+
+/** Whether the characters of `text` in [from, to) are all white space (as String.trim sees it). */
+function blank(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    if (c < 160) return false;
+    if (c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029) continue;
+    if (c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff) continue;
+    return false;
+  }
+  return true;
+}
+
 /**
  * Adds syntax-tree scores: the start line of each node scores by its depth, counted in lines of
  * nesting (a class body opening on the class's own line adds no level), with leading comments
- * attached to the node they describe.
+ * attached to the node they describe. Each property read of a node is a call into WASM, so a node's
+ * type is looked up by id and its end read only where it is used.
  */
-function treeBreakScores(root: Node, lineStarts: number[], text: string, scores: Int8Array): void {
-  const firstOnLine = (index: number, row: number) => text.slice(lineStarts[row], index).trim() === "";
+function treeBreakScores(root: Node, lineStarts: Int32Array, text: string, scores: Int8Array): void {
+  const leading = leadingTypesOf(root.tree.language);
   const visit = (node: Node, depth: number, isRoot: boolean) => {
     const children = node.namedChildren;
+    const nodeRow = node.startPosition.row;
     let unitStart: Node | undefined;
     for (let i = 0; i < children.length; i++) {
       const child = children[i];
       if (!child) continue;
-      const childDepth = isRoot || child.startPosition.row === node.startPosition.row ? depth : depth + 1;
+      const childRow = child.startPosition.row;
+      const childDepth = isRoot || childRow === nodeRow ? depth : depth + 1;
       const next = children[i + 1];
       // A comment directly above a definition starts that definition's unit.
-      if (LEADING_NODE.test(child.type) && next && next.startPosition.row <= child.endPosition.row + 1) {
+      if (next && leading[child.typeId] && next.startPosition.row <= child.endPosition.row + 1) {
         unitStart ??= child;
         continue;
       }
       const start = unitStart ?? child;
       unitStart = undefined;
       const row = start.startPosition.row;
-      if (firstOnLine(start.startIndex, row))
+      if (blank(text, lineStarts[row], start.startIndex))
         scores[row] = Math.max(scores[row], BREAK_TOP_LEVEL - childDepth);
       // The definition's own line under its comment is inside the unit: no break there.
-      for (let r = row + 1; r <= child.startPosition.row; r++) scores[r] = Math.min(scores[r], 0);
+      for (let r = row + 1; r <= childRow; r++) scores[r] = Math.min(scores[r], 0);
       if (childDepth < MAX_TREE_DEPTH && child.endIndex - child.startIndex > DESCEND_ABOVE_CHARS) {
         visit(child, childDepth, false);
       }
     }
   };
   visit(root, 0, true);
+}
+
+/**
+ * A file of at most the target size is one chunk whatever its scores: in cutAtBreaks every earlier
+ * end is smaller, so further from the target, and scores no better than the end of the file.
+ */
+function fitsOneChunk(lines: string[]): boolean {
+  let size = 0;
+  for (const line of lines) {
+    size += line.length + 1;
+    if (size > TARGET_CHUNK_CHARS) return false;
+  }
+  return true;
 }
 
 /** Cuts lines into chunks near the target size, at the best-scored breaks. */
@@ -153,7 +197,8 @@ export function splitLines(text: string): string[] {
  */
 export function breakScores(text: string, lines: string[], parser: Parser | undefined): Int8Array {
   const scores = lineBreakScores(lines);
-  if (!parser) return scores;
+  // A small file needs no parse (a quarter of the files of a typical repository).
+  if (!parser || fitsOneChunk(lines)) return scores;
   const tree = (() => {
     try {
       return parser.parse(text);
@@ -165,8 +210,8 @@ export function breakScores(text: string, lines: string[], parser: Parser | unde
   try {
     // Syntax decides; indentation keeps only its blank-line hints inside large nodes.
     for (let i = 0; i < scores.length; i++) scores[i] = Math.min(scores[i], 1);
-    const lineStarts = [0];
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+    const lineStarts = new Int32Array(scores.length + 1);
+    for (let i = 0, row = 1; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts[row++] = i + 1;
     treeBreakScores(tree.rootNode, lineStarts, text, scores);
   } finally {
     tree.delete();
