@@ -9,6 +9,7 @@
  * binary gains; a target is hit by the first top-10 chunk whose repository path ends with the target
  * path (and overlaps its lines when it has a span); relevant and secondary targets count equally;
  * IDCG = min(10, targets); averaged per repository, then over repositories.
+ * `--json` also writes each query's scores, so two runs can be compared query by query.
  * Indexes go to a scratch TRIFORGE_HOME (kept between runs unless --force) so user data is untouched.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -89,6 +90,7 @@ if (import.meta.main) {
     pinned: boolean;
     ndcg: Record<string, number>;
     byCategory: Record<string, Scores>;
+    queries: { query: string; category: string; hybrid: number; bm25: number }[];
   }[] = [];
   for (const repo of readBenchRepos()) {
     if (values.repos && !values.repos.split(",").includes(repo.name)) continue;
@@ -100,13 +102,16 @@ if (import.meta.main) {
     const index = await openIndex(root, { refresh: "now", force: values.force });
     const scores: Scores = { hybrid: [], bm25: [] };
     const byCategory: Record<string, Scores> = {};
+    const queries: (typeof perRepo)[number]["queries"] = [];
     for (const query of readAnnotations(repo.name)) {
       byCategory[query.category] ??= { hybrid: [], bm25: [] };
+      const scored = { query: query.query, category: query.category, hybrid: 0, bm25: 0 };
       for (const mode of modes) {
         const { hits: results } = await searchLoaded(index, query.query, { topK: K, mode });
         const score = ndcgAt10(results, query, prefix);
         scores[mode].push(score);
         byCategory[query.category][mode].push(score);
+        scored[mode] = score;
         if (values.verbose && mode === "hybrid" && score < 1) {
           console.log(`  ${score.toFixed(2)} [${query.category}] ${query.query}`);
           console.log(
@@ -115,6 +120,7 @@ if (import.meta.main) {
           console.log(`      got  ${results.map((h) => `${h.file_path}:${h.start_line}`).join(", ")}`);
         }
       }
+      queries.push(scored);
     }
     const ndcg = { hybrid: mean(scores.hybrid), bm25: mean(scores.bm25) };
     perRepo.push({
@@ -123,6 +129,7 @@ if (import.meta.main) {
       pinned: checkout[repo.name]?.pinned ?? true,
       ndcg,
       byCategory,
+      queries,
     });
     console.log(
       `${repo.name.padEnd(14)} ${repo.language.padEnd(11)} hybrid ${ndcg.hybrid.toFixed(3)}  bm25 ${ndcg.bm25.toFixed(3)}  (${index.files.length} files, ${index.texts.length} chunks)`,

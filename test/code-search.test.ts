@@ -41,6 +41,25 @@ describe("ranking", () => {
     expect(hits[0].content).toContain("export function parseConfig");
   });
 
+  test("a symbol's own file (Widget.cs) beats the partial-class files named after it (Widget.Async.cs)", async () => {
+    const part = (name: string) =>
+      `namespace Shop {\n    public static partial class Widget {\n        public static int ${name}Count(int widgets) => widgets + 1;\n    }\n}\n`;
+    const root = repo({
+      "Shop/Widget.Async.cs": part("Async"),
+      "Shop/Widget.Batch.cs": part("Batch"),
+      "Shop/Widget.Cache.cs": part("Cache"),
+      "Shop/Widget.cs": part("Main"),
+    });
+    const { hits } = await searchCode(root, "Widget", { topK: 4 });
+    expect(hits[0].file_path).toBe("Shop/Widget.cs");
+    expect(hits.map((h) => h.file_path).sort()).toEqual([
+      "Shop/Widget.Async.cs",
+      "Shop/Widget.Batch.cs",
+      "Shop/Widget.Cache.cs",
+      "Shop/Widget.cs",
+    ]);
+  });
+
   test("a test file ranks below the implementation it tests", async () => {
     const body =
       "export function computeInvoiceTotal(lines: { price: number; qty: number }[]): number {\n  return lines.reduce((sum, l) => sum + l.price * l.qty, 0);\n}\n";

@@ -102,18 +102,32 @@ function isZero(vector: Float32Array | undefined): boolean {
   return true;
 }
 
-const fileStem = (path: string) => {
-  const name = path.slice(path.lastIndexOf("/") + 1);
-  const dot = name.indexOf(".", 1);
-  return dot > 0 ? name.slice(0, dot) : name;
-};
+/**
+ * A file's name up to its first dot (`stem`: `SqlMapper` for `SqlMapper.Async.cs`) and up to its
+ * last (`base`: `SqlMapper.Async`). They differ for a part of something larger — a C# partial
+ * class file, `user.test.ts` — which the stem finds but only the whole name (`SqlMapper.cs`) owns.
+ */
+interface FileNames {
+  stems: string[];
+  bases: string[];
+}
 
-/** File stems of an index, computed once per loaded index (every symbol query scans them). */
-const stemCache = new WeakMap<CodeIndex, string[]>();
-function fileStems(index: CodeIndex): string[] {
-  let stems = stemCache.get(index);
-  if (!stems) stemCache.set(index, (stems = index.files.map((f) => fileStem(f.path))));
-  return stems;
+/** File names of an index, computed once per loaded index (every symbol query scans them). */
+const namesCache = new WeakMap<CodeIndex, FileNames>();
+function fileNames(index: CodeIndex): FileNames {
+  let names = namesCache.get(index);
+  if (!names) {
+    names = { stems: [], bases: [] };
+    for (const file of index.files) {
+      const name = file.path.slice(file.path.lastIndexOf("/") + 1);
+      const first = name.indexOf(".", 1);
+      const last = name.lastIndexOf(".");
+      names.stems.push(first > 0 ? name.slice(0, first) : name);
+      names.bases.push(last > 0 ? name.slice(0, last) : name);
+    }
+    namesCache.set(index, names);
+  }
+  return names;
 }
 
 /**
@@ -218,12 +232,12 @@ function boostDefinitions(
 ): void {
   const unit = maxOf(scores) * DEFINITION_BOOST * factor;
   if (unit === 0) return;
-  const stems = fileStems(index);
+  const { stems, bases } = fileNames(index);
   const tier = (chunk: number): number => {
     const text = index.texts[chunk];
     if (!names.some((name) => definesSymbol(text, name))) return 0;
-    const stem = stems[index.chunkFile[chunk]];
-    return names.some((name) => stemNamesSymbol(stem, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
+    const base = bases[index.chunkFile[chunk]];
+    return names.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
   };
   for (const [chunk, score] of scores) {
     const gain = tier(chunk);
