@@ -60,6 +60,21 @@ describe("ranking", () => {
     ]);
   });
 
+  test("a C header ranks below the .c file it declares; a C++ header beside its .cc does not", async () => {
+    const header =
+      "/* Progress meter: report transfer progress to the user. */\nvoid progress_report(struct transfer *t);\nvoid progress_reset(struct transfer *t);\n";
+    const source = (include: string) =>
+      `#include "${include}"\n\nvoid progress_report(struct transfer *t)\n{\n  fprintf(stderr, "%ld bytes\\n", t->bytes);\n}\n`;
+    const files = async (root: string) =>
+      (await searchCode(root, "report transfer progress to the user", { topK: 2 })).hits.map(
+        (h) => h.file_path,
+      );
+    const c = repo({ "progress.h": header, "progress.c": source("progress.h") });
+    expect(await files(c)).toEqual(["progress.c", "progress.h"]);
+    const cpp = repo({ "progress.h": header, "progress.cc": source("progress.h") });
+    expect(await files(cpp)).toEqual(["progress.h", "progress.cc"]);
+  });
+
   test("a test file ranks below the implementation it tests", async () => {
     const body =
       "export function computeInvoiceTotal(lines: { price: number; qty: number }[]): number {\n  return lines.reduce((sum, l) => sum + l.price * l.qty, 0);\n}\n";

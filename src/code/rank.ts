@@ -40,6 +40,12 @@ export const STRONG_PATH_PENALTY = 0.3;
 export const MODERATE_PATH_PENALTY = 0.5;
 /** Type declaration stubs (`.d.ts`) still carry useful signatures. */
 export const MILD_PATH_PENALTY = 0.7;
+/**
+ * A C header beside the `.c` file of the same name (`transfer.h` next to `transfer.c`) declares
+ * what that file defines: the behaviour a question asks about is in the `.c`. Only C pairs: a C++
+ * header (`str_cat.h` beside `str_cat.cc`) holds templates, inline code and the API's comments.
+ */
+export const C_DECLARATION_PENALTY = 0.5;
 
 /** Hits from one file before later ones are decayed: the next results should show other files. */
 export const FILE_SATURATION_THRESHOLD = 1;
@@ -56,8 +62,11 @@ const GENERATED_FILE = /(\.pb\.(go|cc|h)|_pb2\.py|\.generated\.\w+|\.g\.dart|\.m
 const REEXPORT_FILE = /(^|\/)(__init__\.py|package-info\.java)$/;
 const TYPE_STUB = /\.d\.[cm]?ts$/;
 
-/** Multiplier for a file's chunks by what its path says it is. */
-export function pathPenalty(path: string): number {
+/**
+ * Multiplier for a file's chunks by what its path says it is; `hasFile` tells whether another path
+ * is in the index (a C header's `.c` file).
+ */
+export function pathPenalty(path: string, hasFile?: (path: string) => boolean): number {
   let factor = 1;
   if (TEST_FILE.test(path) || TEST_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
   if (EXAMPLE_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
@@ -65,6 +74,7 @@ export function pathPenalty(path: string): number {
   if (VENDOR_DIR.test(path) || GENERATED_FILE.test(path)) factor *= STRONG_PATH_PENALTY;
   if (REEXPORT_FILE.test(path)) factor *= MODERATE_PATH_PENALTY;
   if (TYPE_STUB.test(path)) factor *= MILD_PATH_PENALTY;
+  if (path.endsWith(".h") && hasFile?.(`${path.slice(0, -2)}.c`)) factor *= C_DECLARATION_PENALTY;
   return factor;
 }
 
@@ -279,13 +289,14 @@ export function selectTop(
   scores: Map<number, number>,
   fileOf: (id: number) => string,
   k: number,
+  hasFile?: (path: string) => boolean,
 ): { id: number; score: number }[] {
   const penalty = new Map<string, number>();
   const penalised: { id: number; score: number; file: string }[] = [];
   for (const [id, score] of scores) {
     const file = fileOf(id);
     let factor = penalty.get(file);
-    if (factor === undefined) penalty.set(file, (factor = pathPenalty(file)));
+    if (factor === undefined) penalty.set(file, (factor = pathPenalty(file, hasFile)));
     penalised.push({ id, score: score * factor, file });
   }
   penalised.sort((a, b) => b.score - a.score || a.id - b.id);

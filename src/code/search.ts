@@ -130,6 +130,14 @@ function fileNames(index: CodeIndex): FileNames {
   return names;
 }
 
+/** The set of an index's file paths, computed once per loaded index. */
+const pathsCache = new WeakMap<CodeIndex, Set<string>>();
+function filePaths(index: CodeIndex): Set<string> {
+  let paths = pathsCache.get(index);
+  if (!paths) pathsCache.set(index, (paths = new Set(index.files.map((f) => f.path))));
+  return paths;
+}
+
 /**
  * Ranked chunks for a query. `queryVector` is the query's embedding (undefined or all zeros when the
  * query has no known token: lexical ranking alone then).
@@ -182,7 +190,9 @@ export function searchIndex(
     const embedded = embeddedSymbols(text);
     if (embedded.length) boostDefinitions(index, scores, embedded, EMBEDDED_SYMBOL_FACTOR, isAllowed);
   }
-  return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK).map(
+  const paths = filePaths(index);
+  const hasFile = (path: string) => paths.has(path);
+  return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK, hasFile).map(
     ({ id, score }) => ({
       chunk: id,
       score,
