@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
- * Syntax chunking, the chunker in the working tree against the one at a git revision, on every file
- * with a grammar (up to the indexer's 64k characters) of the given repositories:
+ * Chunking, the chunker in the working tree against the one at a git revision, on every file of the
+ * given repositories (with its grammar up to the indexer's 64k characters, by lines otherwise):
  *   - equality: every file's chunk boundaries from both (any difference is listed, exit 1);
  *   - speed: MB/s per language of each, timed in turns in this one process (median of the rounds),
  *     and the ratio — both run on each file in turn, and the box is shared, so only the ratio is
@@ -56,14 +56,14 @@ const baselinePath = join(mkdtempSync(join(tmpdir(), "triforge-chunk-baseline-")
 writeFileSync(baselinePath, baselineSource);
 const baseline: { chunkSource: typeof chunkSource } = await import(baselinePath);
 
-const byGrammar = new Map<GrammarName, { path: string; text: string }[]>();
+/** Files the indexer chunks by lines: no grammar, or too long to parse. */
+const LINES = "(by lines)";
+const byGrammar = new Map<GrammarName | typeof LINES, { path: string; text: string }[]>();
 for (const repo of repos) {
   const root = isAbsolute(repo) ? repo : join(reposDir, repo);
   for (const file of walkRepository(root).files) {
-    const grammar = file.language.grammar;
-    if (!grammar) continue;
     const text = readFileSync(join(root, file.path), "utf8");
-    if (text.length > PARSED_MAX_CHARS) continue;
+    const grammar = file.language.grammar && text.length <= PARSED_MAX_CHARS ? file.language.grammar : LINES;
     const list = byGrammar.get(grammar) ?? [];
     list.push({ path: `${repo}/${file.path}`, text });
     byGrammar.set(grammar, list);
@@ -80,7 +80,7 @@ const totals = { before: 0, after: 0 };
 console.log(`chunker at ${values.against} -> working tree, ${values.rounds} rounds in turns`);
 console.log("language       files      MB   before MB/s   after MB/s   ratio  same chunks");
 for (const [grammar, files] of [...byGrammar].sort((a, b) => a[0].localeCompare(b[0]))) {
-  const parser = await parserFor(grammar);
+  const parser = grammar === LINES ? undefined : await parserFor(grammar);
   let same = 0;
   for (const { path, text } of files) {
     const before = boundaries(baseline.chunkSource(text, parser));

@@ -4,6 +4,7 @@ import {
   chunkByLines,
   chunkFile,
   fileBreakScores,
+  lineBreakScores,
   splitLines,
   TARGET_CHUNK_CHARS,
 } from "../src/code/chunk.ts";
@@ -139,6 +140,55 @@ describe("the line chunker (languages without a grammar)", () => {
     expectFaithful(text, chunks);
     expectComplete(text, chunks);
     for (const chunk of chunks.slice(1)) expect(chunk.text).toMatch(/^fun /);
+  });
+
+  test("line scores are the indentation rules' (blank, indented, closing lines, any white space)", () => {
+    // The rules as regular expressions, the way they read: lineBreakScores scans character codes.
+    const reference = (lines: string[]) => {
+      let previousBlank = true;
+      return Int8Array.from(lines, (line) => {
+        const blank = line.trim() === "";
+        let score = 0;
+        if (!blank && !/^\s*([}\])]|end\b|fi\b|done\b|esac\b)/.test(line))
+          score = /^\s/.test(line) ? (previousBlank ? 2 : 0) : previousBlank ? 4 : 3;
+        previousBlank = blank;
+        return score;
+      });
+    };
+    const pieces = [
+      " ",
+      "\t",
+      "\u00a0",
+      "\u3000",
+      "\ufeff",
+      "\u2028",
+      "}",
+      "]",
+      ")",
+      "end",
+      "fi",
+      "done",
+      "esac",
+      "endif",
+      "fine",
+      "done_",
+      "esac2",
+      "(",
+      "x",
+      "é",
+      ";",
+      "end;",
+      "fi\u00a0",
+    ];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const lines = Array.from({ length: 5000 }, () =>
+      Array.from({ length: random(5) }, () => pieces[random(pieces.length)]).join(""),
+    );
+    expect(lineBreakScores(lines)).toEqual(reference(lines));
   });
 
   test("a minified single line becomes one chunk, and blank-only text none", () => {

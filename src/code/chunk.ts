@@ -37,19 +37,55 @@ const DESCEND_ABOVE_CHARS = MIN_CHUNK_CHARS;
 /** Comments, decorators and attributes belong with the definition that follows them. */
 const LEADING_NODE = /comment|decorator|attribute|annotation/;
 
-/** Lines that close a block start no chunk: cut after them instead. */
-const CLOSING_LINE = /^\s*([}\])]|end\b|fi\b|done\b|esac\b)/;
+/** Lines that close a block start no chunk: cut after them instead (also `}`, `]` and `)`). */
+const CLOSING_WORDS = ["end", "fi", "done", "esac"];
 
-/** Scores from indentation alone, for languages without a grammar (and blank-line hints for all). */
+/** White space as String.trim and a regular expression's \s see it. */
+function isSpace(c: number): boolean {
+  if (c === 32 || (c >= 9 && c <= 13)) return true;
+  if (c < 160) return false;
+  return (
+    c === 160 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** [A-Za-z0-9_], what a regular expression's \b sees as a word character. */
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** Whether the line's first non-blank character, at `at`, closes a block. */
+function closesBlock(line: string, at: number): boolean {
+  const c = line.charCodeAt(at);
+  if (c === 125 || c === 93 || c === 41) return true;
+  for (const word of CLOSING_WORDS) {
+    if (line.startsWith(word, at) && !isWordChar(line.charCodeAt(at + word.length))) return true;
+  }
+  return false;
+}
+
+/**
+ * Scores from indentation alone, for languages without a grammar (and blank-line hints for all).
+ * Character codes rather than regular expressions: every line of every file passes here.
+ */
 export function lineBreakScores(lines: string[]): Int8Array {
   const scores = new Int8Array(lines.length);
   let previousBlank = true;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    const blank = line.trim() === "";
-    if (!blank && !CLOSING_LINE.test(line)) {
-      const indented = /^\s/.test(line);
-      if (!indented) scores[i] = previousBlank ? BREAK_TOP_LEVEL : BREAK_TOP_LEVEL - 1;
+    let first = 0;
+    while (first < line.length && isSpace(line.charCodeAt(first))) first++;
+    const blank = first === line.length;
+    if (!blank && !closesBlock(line, first)) {
+      if (first === 0) scores[i] = previousBlank ? BREAK_TOP_LEVEL : BREAK_TOP_LEVEL - 1;
       else scores[i] = previousBlank ? 2 : 0;
     }
     previousBlank = blank;
@@ -72,16 +108,9 @@ function leadingTypesOf(language: Language): Uint8Array {
   return leading;
 }
 
-/** Whether the characters of `text` in [from, to) are all white space (as String.trim sees it). */
+/** Whether the characters of `text` in [from, to) are all white space. */
 function blank(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || (c >= 9 && c <= 13)) continue;
-    if (c < 160) return false;
-    if (c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029) continue;
-    if (c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff) continue;
-    return false;
-  }
+  for (let i = from; i < to; i++) if (!isSpace(text.charCodeAt(i))) return false;
   return true;
 }
 
