@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import { findRelated, indexRepository, locateRepository, openIndex, searchCode } from "../src/code/index.ts";
 import { refreshIndex } from "../src/code/indexer.ts";
+import { definesType } from "../src/code/rank.ts";
 import { indexFile, loadIndex } from "../src/code/store.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -73,6 +74,38 @@ describe("ranking", () => {
     expect(await files(c)).toEqual(["progress.c", "progress.h"]);
     const cpp = repo({ "progress.h": header, "progress.cc": source("progress.h") });
     expect(await files(cpp)).toEqual(["progress.h", "progress.cc"]);
+  });
+
+  test("a capitalised word of a sentence finds the type of that name; a namespace of that name does not count", async () => {
+    const root = repo({
+      "core/Column.kt":
+        "package shop.core\n\nclass Column<T>(val table: Table, val name: String) {\n    fun nullable(): Column<T?> = Column(table, name)\n}\n",
+      "core/ColumnType.kt":
+        "package shop.core\n\n/** Column types: the definition of each column type and how a column of that type reads a value. */\nabstract class ColumnType<T> {\n    abstract fun readColumn(value: Any): T\n}\n",
+      "core/ColumnTypes.kt":
+        "package shop.core\n\n/** More column types: column type definitions for text columns. */\nclass TextColumnType : ColumnType<String>() {\n    override fun readColumn(value: Any) = value.toString()\n}\n",
+    });
+    const { hits } = await searchCode(root, "Column definition and column types", { topK: 3 });
+    expect(hits[0].file_path).toBe("core/Column.kt");
+
+    const csharp = repo({
+      "Store/Orders.cs":
+        "namespace Store\n{\n    // Orders placed in the shop: an order list per customer of the shop.\n    public class Orders { }\n}\n",
+      "Shop/Cart.cs":
+        "namespace Shop\n{\n    // Items a customer keeps for an order.\n    public class Cart { }\n}\n",
+    });
+    const orders = await searchCode(csharp, "Shop orders per customer", { topK: 2 });
+    expect(orders.hits[0].file_path).toBe("Store/Orders.cs");
+  });
+
+  test("definesType: type definitions and C++ aliases count; namespaces, imports and functions do not", () => {
+    expect(definesType("sealed class Op<T> : Expression<T>()", "Op")).toBe(true);
+    expect(definesType("pub struct Router<S = ()> {", "Router")).toBe(true);
+    expect(definesType("template <typename T>\nusing Hash = absl::hash_internal::Hash<T>;", "Hash")).toBe(
+      true,
+    );
+    expect(definesType("using Shop;\nnamespace Shop { }", "Shop")).toBe(false);
+    expect(definesType("fun Column(name: String) = 1\nval Column = 2", "Column")).toBe(false);
   });
 
   test("a test file ranks below the implementation it tests", async () => {

@@ -24,7 +24,10 @@ export const ALPHA_NATURAL = 0.4;
 export const DEFINITION_BOOST = 3;
 /** A definition in a file named after the symbol (`router.go` for `Router`) is the canonical one. */
 export const DEFINITION_STEM_FACTOR = 1.5;
-/** A camelCase symbol inside a sentence may be incidental, so its definition counts half. */
+/**
+ * A camelCase symbol inside a sentence may be incidental, so its definition counts half; so does
+ * the type definition named by a capitalised word of a sentence (`Column definition and types`).
+ */
 export const EMBEDDED_SYMBOL_FACTOR = 0.5;
 /** Natural-language queries: up to this times the best score for files named like the query words. */
 export const PATH_MATCH_BOOST = 1;
@@ -99,6 +102,20 @@ export function symbolName(query: string): string {
   return parts[parts.length - 1];
 }
 
+/**
+ * Capitalised words (`Column`, `Session`, `Monad`), the first one included: in a question about
+ * code they often name a type. Only a type definition of that exact name counts for them
+ * (definesType), which an English word rarely matches by chance.
+ */
+const CAPITALISED_WORD = /\b[A-Z][a-z][a-z0-9]*\b/g;
+
+export function capitalisedWords(query: string): string[] {
+  const words = new Set<string>();
+  for (const [word] of query.matchAll(CAPITALISED_WORD))
+    if (!QUERY_STOPWORDS.has(word.toLowerCase())) words.add(word);
+  return [...words];
+}
+
 export function embeddedSymbols(query: string): string[] {
   return [...new Set(query.match(EMBEDDED_SYMBOL) ?? [])];
 }
@@ -169,6 +186,52 @@ const NOT_A_TYPE = new Set([
   "and",
   "or",
 ]);
+
+/** Keywords that introduce a type, for words that name one (`Session`, `Column`) rather than a function. */
+const TYPE_KEYWORDS = [
+  "class",
+  "abstract class",
+  "data class",
+  "case class",
+  "sealed class",
+  "enum class",
+  "interface",
+  "struct",
+  "union",
+  "enum",
+  "trait",
+  "type",
+  "typealias",
+  "newtype",
+  "data",
+  "object",
+  "protocol",
+  "record",
+  "defmodule",
+  "defprotocol",
+];
+const TYPE_KEYWORD_ALTERNATION = TYPE_KEYWORDS.join("|");
+
+const typePatterns = new Map<string, RegExp>();
+
+/**
+ * Whether `text` defines a type called `name`: `class Name`, `sealed class Name<T>`, `struct Name {`,
+ * or a C++ alias `using Name = …` (not `using Name;`, a C# namespace import).
+ */
+export function definesType(text: string, name: string): boolean {
+  if (!name || !text.includes(name)) return false;
+  let pattern = typePatterns.get(name);
+  if (!pattern) {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    pattern = new RegExp(
+      `(?:^|[\\s(])(?:(?:${TYPE_KEYWORD_ALTERNATION})\\s+(?:[A-Za-z_$][\\w$]*(?:\\.|::))*${escaped}(?=\\s|[<({:\\[;=,]|$)|using\\s+${escaped}\\s*=)`,
+      "m",
+    );
+    if (typePatterns.size > 1000) typePatterns.clear();
+    typePatterns.set(name, pattern);
+  }
+  return pattern.test(text);
+}
 
 const definitionPatterns = new Map<string, RegExp[]>();
 

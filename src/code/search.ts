@@ -10,6 +10,8 @@ import {
   DEFINITION_BOOST,
   DEFINITION_STEM_FACTOR,
   definesSymbol,
+  definesType,
+  capitalisedWords,
   EMBEDDED_SYMBOL_FACTOR,
   embeddedSymbols,
   FILE_COHERENCE_SHARE,
@@ -188,7 +190,11 @@ export function searchIndex(
   else {
     boostPathMatches(index, scores, text);
     const embedded = embeddedSymbols(text);
-    if (embedded.length) boostDefinitions(index, scores, embedded, EMBEDDED_SYMBOL_FACTOR, isAllowed);
+    const capitalised = capitalisedWords(text).filter((w) => !embedded.includes(w));
+    const best = maxOf(scores);
+    if (embedded.length) boostDefinitions(index, scores, embedded, EMBEDDED_SYMBOL_FACTOR, isAllowed, best);
+    if (capitalised.length)
+      boostDefinitions(index, scores, capitalised, EMBEDDED_SYMBOL_FACTOR, isAllowed, best, definesType);
   }
   const paths = filePaths(index);
   const hasFile = (path: string) => paths.has(path);
@@ -229,8 +235,8 @@ function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void
 }
 
 /**
- * Chunks that define one of `names` gain DEFINITION_BOOST × the best score (× DEFINITION_STEM_FACTOR
- * in a file named after the symbol). Files named after the symbol are scanned even when none of
+ * Chunks that define one of `names` (by `defines`) gain DEFINITION_BOOST × `best` × `factor`
+ * (× DEFINITION_STEM_FACTOR in a file named after the symbol). Files named after the symbol are scanned even when none of
  * their chunks was a candidate: the definition of a rare symbol may use none of the query's words.
  */
 function boostDefinitions(
@@ -239,13 +245,15 @@ function boostDefinitions(
   names: string[],
   factor: number,
   isAllowed: (chunk: number) => boolean,
+  best = maxOf(scores),
+  defines: (text: string, name: string) => boolean = definesSymbol,
 ): void {
-  const unit = maxOf(scores) * DEFINITION_BOOST * factor;
+  const unit = best * DEFINITION_BOOST * factor;
   if (unit === 0) return;
   const { stems, bases } = fileNames(index);
   const tier = (chunk: number): number => {
     const text = index.texts[chunk];
-    if (!names.some((name) => definesSymbol(text, name))) return 0;
+    if (!names.some((name) => defines(text, name))) return 0;
     const base = bases[index.chunkFile[chunk]];
     return names.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
   };
