@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import { findRelated, indexRepository, locateRepository, openIndex, searchCode } from "../src/code/index.ts";
 import { refreshIndex } from "../src/code/indexer.ts";
-import { definesType } from "../src/code/rank.ts";
+import { definesSymbol, definesType } from "../src/code/rank.ts";
 import { indexFile, loadIndex } from "../src/code/store.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -96,6 +96,35 @@ describe("ranking", () => {
     });
     const orders = await searchCode(csharp, "Shop orders per customer", { topK: 2 });
     expect(orders.hits[0].file_path).toBe("Store/Orders.cs");
+  });
+
+  test("definesSymbol: receivers and type parameters allowed; re-export specifiers and trait impls are not definitions", () => {
+    const cases: [string, string, boolean][] = [
+      ["fun <T : Comparable<T>> Expression<T>.greater(other: T): Op<Boolean> = x", "greater", true],
+      ["val <T> Column<T>.nullable get() = 1", "nullable", true],
+      ["func (mx *Mux) Route(pattern string, fn func(r Router)) Router {", "Route", true],
+      ["pub trait FromRequest<S>: Sized {", "FromRequest", true],
+      ["impl Form {", "Form", true],
+      ["export {\n  type MiddlewareBuilder as TRPCMiddlewareBuilder,\n}", "MiddlewareBuilder", false],
+      ["import { type Foo } from './x'", "Foo", false],
+      ["impl<S> FromRequest<S> for Form {", "FromRequest", false],
+    ];
+    for (const [text, name, defines] of cases)
+      expect([text, definesSymbol(text, name)]).toEqual([text, defines]);
+  });
+
+  test("a re-export barrel does not outrank the file that defines the symbol", async () => {
+    const reexports = Array.from(
+      { length: 12 },
+      (_, i) => `  type Widget${i}Builder as PublicWidget${i}Builder,`,
+    );
+    const root = repo({
+      "src/index.ts": `export {\n${reexports.join("\n")}\n  type WidgetBuilder as PublicWidgetBuilder,\n  type WidgetBuilderOptions,\n} from "./shapes";\n// WidgetBuilder: the public WidgetBuilder\n`,
+      "src/shapes.ts": `${filler("shape", 4)}\nexport interface WidgetBuilder {\n  build(): string;\n}\n`,
+    });
+    const { hits } = await searchCode(root, "WidgetBuilder", { topK: 2 });
+    expect(hits[0].file_path).toBe("src/shapes.ts");
+    expect(hits[0].content).toContain("export interface WidgetBuilder");
   });
 
   test("definesType: type definitions and C++ aliases count; namespaces, imports and functions do not", () => {

@@ -233,10 +233,19 @@ export function definesType(text: string, name: string): boolean {
   return pattern.test(text);
 }
 
+/** Type parameters, one level of nesting: `<T>`, `<T : Comparable<T>>`. */
+const GENERICS = "<(?:[^<>\\n]|<[^<>\\n]*>)*>";
+/**
+ * What follows a name that a keyword introduces without defining it: `type Foo as Bar`, `type Foo,`
+ * and `{ type Foo }` are TypeScript import/export specifiers; `impl Foo for Bar` implements Foo.
+ */
+const NOT_A_DEFINITION_AFTER = `(?![ \\t]*(?:${GENERICS})?[ \\t]+(?:as|for)\\b)(?![ \\t]*[,}])`;
+
 const definitionPatterns = new Map<string, RegExp[]>();
 
 /**
- * Whether `text` defines `name`: after a definition keyword (with modifiers and a namespace prefix
+ * Whether `text` defines `name`: after a definition keyword (with modifiers, type parameters, a Go
+ * receiver `func (m *Mux) Name`, a namespace or a Kotlin/Swift receiver `fun <T> Column<T>.name`
  * allowed), as a C-family function definition (`Type Name(` on a line not ending in `;`), as a
  * Haskell signature (`name ::`) or an assignment of a function or class (`Name = function`,
  * `M.name = function`).
@@ -246,10 +255,10 @@ export function definesSymbol(text: string, name: string): boolean {
   let patterns = definitionPatterns.get(name);
   if (!patterns) {
     const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const qualified = `(?:[A-Za-z_$][\\w$]*(?:\\.|::|#))*${escaped}`;
+    const qualified = `(?:[A-Za-z_$][\\w$]*(?:${GENERICS})?\\??(?:\\.|::|#))*${escaped}`;
     patterns = [
       new RegExp(
-        `(?:^|[\\s(])(?:${KEYWORD_ALTERNATION})\\s+(?:[*&]\\s*)?${qualified}(?=\\s|[<({:\\[;=,!?]|$)`,
+        `(?:^|[\\s(])(?:${KEYWORD_ALTERNATION})\\s+(?:${GENERICS}\\s*)?(?:[*&]\\s*)?(?:\\([^()\\n]*\\)\\s*)?${qualified}(?=\\s|[<({:\\[;=,!?]|$)${NOT_A_DEFINITION_AFTER}`,
         "m",
       ),
       new RegExp(
