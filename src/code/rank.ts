@@ -187,50 +187,38 @@ const NOT_A_TYPE = new Set([
   "or",
 ]);
 
-/** Keywords that introduce a type, for words that name one (`Session`, `Column`) rather than a function. */
-const TYPE_KEYWORDS = [
-  "class",
-  "abstract class",
-  "data class",
-  "case class",
-  "sealed class",
-  "enum class",
-  "interface",
-  "struct",
-  "union",
-  "enum",
-  "trait",
-  "type",
-  "typealias",
-  "newtype",
-  "data",
-  "object",
-  "protocol",
-  "record",
-  "defmodule",
-  "defprotocol",
-];
-const TYPE_KEYWORD_ALTERNATION = TYPE_KEYWORDS.join("|");
-
-const typePatterns = new Map<string, RegExp>();
+/**
+ * Keywords that introduce a type, for words that name one (`Session`, `Column`) rather than a
+ * function; the last word is enough for `data class`, `sealed class`, `enum class`, `case class`.
+ */
+const TYPE_KEYWORDS = new Set(
+  "class interface struct union enum trait type typealias newtype data object protocol record defmodule defprotocol".split(
+    " ",
+  ),
+);
+/** The start of a line up to a defined name: a keyword, then qualifiers (`class ns::Name`, `object Outer.Name`). */
+const KEYWORD_BEFORE_NAME = /(?:^|[\s(])([a-z]+)\s+(?:[A-Za-z_$][\w$]*(?:\.|::))*$/;
+const USING_BEFORE_NAME = /(?:^|[\s(])using\s+$/;
+const IDENTIFIER_CHAR = /[\w$]/;
+const AFTER_TYPE_NAME = /[\s<({:[;=,]/;
 
 /**
  * Whether `text` defines a type called `name`: `class Name`, `sealed class Name<T>`, `struct Name {`,
- * or a C++ alias `using Name = …` (not `using Name;`, a C# namespace import).
+ * or a C++ alias `using Name = …` (not `using Name;`, a C# namespace import). It looks only at the
+ * line before each occurrence of the name: a capitalised word is in most chunks of its repository.
  */
 export function definesType(text: string, name: string): boolean {
-  if (!name || !text.includes(name)) return false;
-  let pattern = typePatterns.get(name);
-  if (!pattern) {
-    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    pattern = new RegExp(
-      `(?:^|[\\s(])(?:(?:${TYPE_KEYWORD_ALTERNATION})\\s+(?:[A-Za-z_$][\\w$]*(?:\\.|::))*${escaped}(?=\\s|[<({:\\[;=,]|$)|using\\s+${escaped}\\s*=)`,
-      "m",
-    );
-    if (typePatterns.size > 1000) typePatterns.clear();
-    typePatterns.set(name, pattern);
+  if (!name) return false;
+  for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + name.length)) {
+    const end = at + name.length;
+    if (end < text.length && !AFTER_TYPE_NAME.test(text[end])) continue;
+    if (at > 0 && IDENTIFIER_CHAR.test(text[at - 1])) continue;
+    const before = text.slice(text.lastIndexOf("\n", at - 1) + 1, at);
+    const keyword = KEYWORD_BEFORE_NAME.exec(before);
+    if (keyword && TYPE_KEYWORDS.has(keyword[1])) return true;
+    if (USING_BEFORE_NAME.test(before) && /^\s*=/.test(text.slice(end, end + 16))) return true;
   }
-  return pattern.test(text);
+  return false;
 }
 
 /** Type parameters, one level of nesting: `<T>`, `<T : Comparable<T>>`. */
