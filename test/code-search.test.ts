@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import { findRelated, indexRepository, locateRepository, openIndex, searchCode } from "../src/code/index.ts";
 import { refreshIndex } from "../src/code/indexer.ts";
-import { definesSymbol, definesType } from "../src/code/rank.ts";
+import { definesSymbol, definesType, pathPenalty, STRONG_PATH_PENALTY } from "../src/code/rank.ts";
 import { indexFile, loadIndex } from "../src/code/store.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -146,6 +146,30 @@ describe("ranking", () => {
     });
     const { hits } = await searchCode(root, "compute the invoice total from its lines", { topK: 2 });
     expect(hits.map((h) => h.file_path)).toEqual(["src/invoice.ts", "test/invoice.test.ts"]);
+  });
+
+  test("benchmarks, C++ test headers and Rust benches/ rank like tests, below the code they exercise", async () => {
+    const code = "int JoinStrings(const char* a, const char* b) {\n  return concat_join(a, b);\n}\n";
+    const exercise = (name: string) =>
+      `// ${name}: join strings, concat join of strings\nvoid ${name}() {\n  JoinStrings("a", "b"); JoinStrings("c", "d");\n}\n`;
+    const root = repo({
+      "strings/join.cc": code,
+      "strings/join_benchmark.cc": exercise("BM_JoinStrings"),
+      "strings/join_test.h": exercise("JoinStringsTestHelper"),
+      "benches/join.rs": exercise("bench_join_strings"),
+      "FooBenchmark.java": exercise("joinStringsBenchmark"),
+    });
+    const { hits } = await searchCode(root, "join strings concat", { topK: 5 });
+    expect(hits[0].file_path).toBe("strings/join.cc");
+    for (const path of [
+      "strings/join_benchmark.cc",
+      "strings/join_test.h",
+      "benches/join.rs",
+      "FooBenchmark.java",
+    ])
+      expect([path, pathPenalty(path)]).toEqual([path, STRONG_PATH_PENALTY]);
+    for (const path of ["src/benchmark.rs", "bench.go", "strings/join.h"])
+      expect([path, pathPenalty(path)]).toEqual([path, 1]);
   });
 
   test("results carry file, lines and the exact content of those lines; snippets are cut to max lines", async () => {

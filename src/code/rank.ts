@@ -56,8 +56,9 @@ export const FILE_SATURATION_THRESHOLD = 1;
 export const FILE_SATURATION_DECAY = 0.5;
 
 const TEST_FILE =
-  /(^|\/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|c|cc|cpp|lua|dart|exs?)|[^/]*_spec\.(rb|lua)|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|swift|cs|php|scala)|[^/]*(Spec|Suite)\.(kt|swift|scala)|test_[^/]*\.(c|cc|cpp|lua|dart)|test_helpers?[^/]*|conftest\.py)$/;
-const TEST_DIR = /(^|\/)(tests?|__tests__|spec|specs|testing|testdata|test-data|fixtures|benchmarks?)\//;
+  /(^|\/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|c|cc|cpp|h|hpp|lua|dart|exs?)|[^/]*_spec\.(rb|lua)|[^/]*\.(test|spec|bench)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|swift|cs|php|scala)|[^/]*(Spec|Suite)\.(kt|swift|scala)|[^/]*Benchmarks?\.(java|kt|cs|scala|swift)|[^/]*_(benchmark|bench)\.(c|cc|cpp|go|rs|py|zig)|test_[^/]*\.(c|cc|cpp|lua|dart)|test_helpers?[^/]*|conftest\.py)$/;
+const TEST_DIR =
+  /(^|\/)(tests?|__tests__|spec|specs|testing|testdata|test-data|test_helpers?|test_utils?|testutils?|fixtures|benchmarks?|benches)\//;
 const EXAMPLE_DIR = /(^|\/)(_?examples?|samples?|demos?|docs?_src)\//;
 const COMPAT_DIR = /(^|\/)(compat|_compat|legacy)\//;
 const VENDOR_DIR = /(^|\/)(vendor|vendored|third_party|thirdparty|3rdparty|external|extern|single_include)\//;
