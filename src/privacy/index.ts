@@ -110,14 +110,14 @@ export function redact(text: string, options: RedactOptions = {}): RedactResult 
   const code = options.mode === "code";
   const found: Finding[] = [];
   findUserRules(text, rules, found);
-  findPersonalData(text, found, code);
   const lower = text.toLowerCase();
+  findPersonalData(text, found, code, lower);
   // A lower-cased text of another length (`İ` becomes two characters) is no map of the text's positions:
   // trigger words are then searched in the text itself.
   const sameLength = lower.length === text.length;
   const triggers: number[] | undefined = sameLength ? [] : undefined;
   findProviderTokens(text, lower, found, triggers);
-  findStructuredSecrets(text, found);
+  findStructuredSecrets(text, found, lower);
   findAssignments(text, sameLength ? lower : text, found, code, triggers);
   findRepeats(text, found, code);
   const merged = mergeFindings(found);

@@ -2,6 +2,10 @@ import { homedir, userInfo } from "node:os";
 import { type CandidateScan, isDigitCode, isHexCode, matchFrom, type NextStart, sticky } from "./scan.ts";
 import type { Finding } from "./types.ts";
 
+/** `\w` of a regex without the `u` flag. */
+const isWordCode = (c: number) =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+
 /**
  * Personal data: e-mail addresses, home directories and the user's name, IP addresses, bank and card
  * numbers, phone numbers, US social security numbers. Number formats are validated (IBAN mod-97, Luhn,
@@ -74,8 +78,8 @@ const HOME_RE =
  */
 const DASHED_HOME_RE = /(?<![\w-])-(?:Users|home)-(?!Shared-)[A-Za-z0-9_]+/g;
 
-function findHomePaths(text: string, out: Finding[]): void {
-  if (!/users|home/i.test(text)) return;
+function findHomePaths(text: string, lower: string, out: Finding[]): void {
+  if (!lower.includes("users") && !lower.includes("home")) return;
   for (const re of [HOME_RE, DASHED_HOME_RE]) {
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text))
@@ -215,12 +219,16 @@ const IPV6_CANDIDATE_RE =
 
 const IPV6_CANDIDATE_AT = sticky(IPV6_CANDIDATE_RE);
 
+/** `[\w:.%]`: what may not come before an IPv6 candidate. */
+const isIpv6Neighbour = (c: number) => isWordCode(c) || c === 58 || c === 46 || c === 37;
+
 /** PERF (see scan.ts): a candidate starts the run of 0–4 hex digits before a `:`. */
 const ipv6Start: NextStart = (text, from) => {
   for (let colon = text.indexOf(":", from); colon >= 0; colon = text.indexOf(":", colon + 1)) {
     let s = colon;
     while (s > 0 && colon - s <= 4 && isHexCode(text.charCodeAt(s - 1))) s--;
-    if (s >= from && colon - s <= 4) return s;
+    // The lookbehind, tested here: `fe80:fe80:…` offers a candidate at every colon.
+    if (s >= from && colon - s <= 4 && !isIpv6Neighbour(text.charCodeAt(s - 1))) return s;
   }
   return -1;
 };
@@ -488,8 +496,6 @@ const PHONE_CONTEXT_RE =
 
 const PHONE_CONTEXT_AT = sticky(PHONE_CONTEXT_RE);
 const TEN_DIGITS_RE = /\d{10}/g;
-const isWordCode = (c: number) =>
-  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 /**
  * PERF (see scan.ts): the number starts a run of 10+ digits, and its word (3–8 letters) starts 3–28
@@ -542,10 +548,18 @@ export const personalScans: Record<string, CandidateScan> = {
   phoneContext: { pattern: PHONE_CONTEXT_RE, nextStart: phoneContextStart },
 };
 
-/** `code`: the text is a repository file (see `RedactOptions.mode`). */
-export function findPersonalData(text: string, out: Finding[], code = false): void {
+/**
+ * `code`: the text is a repository file (see `RedactOptions.mode`). `lower`: the text lower-cased, for
+ * the keyword tests (PERF: a substring search instead of a case-insensitive regex each).
+ */
+export function findPersonalData(
+  text: string,
+  out: Finding[],
+  code = false,
+  lower = text.toLowerCase(),
+): void {
   findMachineIdentity(text, out);
-  findHomePaths(text, out);
+  findHomePaths(text, lower, out);
   findEmails(text, out);
   findIps(text, out, code);
   if (/\d{4}/.test(text)) {

@@ -34,12 +34,17 @@ const E = `(?![A-Za-z0-9_-])`;
 const isTokenCode = (c: number) =>
   (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 45;
 
+/** Whether a token may start after character `c`: the boundary `B`, less its colour-sequence test. */
+const mayFollow = (c: number) =>
+  c !== 43 && (c === 109 || !((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57)));
+
 /** A Discord bot token starts 23–28 token characters before a `.`, all of them in one run. */
 const discordStart: NextStart = (text, from) => {
   for (let dot = text.indexOf(".", from + 23); dot >= 0; dot = text.indexOf(".", dot + 1)) {
     let s = dot;
     while (s > 0 && dot - s < 28 && isTokenCode(text.charCodeAt(s - 1))) s--;
-    if (dot - s >= 23) return Math.max(s, from);
+    // The left boundary, tested here: after a letter or digit only the `m` of a colour sequence may start.
+    for (let t = Math.max(s, from); t <= dot - 23; t++) if (mayFollow(text.charCodeAt(t - 1))) return t;
   }
   return -1;
 };
@@ -60,6 +65,13 @@ const gateAt =
     const m = gate.exec(text);
     return m ? m.index : -1;
   };
+
+/** A Mailgun key has its dashes 32 and 41 characters after its start. */
+const mailgunStart: NextStart = (text, from) => {
+  for (let dash = text.indexOf("-", from + 32); dash >= 0; dash = text.indexOf("-", dash + 1))
+    if (text.charCodeAt(dash + 9) === 45) return dash - 32;
+  return -1;
+};
 
 const mixed = (s: string) => !isWordLike(s) && entropy(s) >= 3;
 
@@ -270,7 +282,7 @@ const RULES: ProviderRule[] = [
   {
     kind: "mailgun",
     pattern: `${B}[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}(?![A-Za-z0-9])`,
-    nextStart: literalAt("-", 32),
+    nextStart: mailgunStart,
   },
   {
     kind: "mailchimp",

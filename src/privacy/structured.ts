@@ -205,8 +205,8 @@ function findCurlCredentials(text: string, out: Finding[]): void {
 const SQL_PASSWORD_RE =
   /\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+(?:PASSWORD\s+)?(?:(['"])([^'"\n]{1,128})\1|([^\s'";)]{1,128}))/gi;
 
-function findSqlPasswords(text: string, out: Finding[]): void {
-  if (!/identified/i.test(text)) return;
+function findSqlPasswords(text: string, lower: string, out: Finding[]): void {
+  if (!lower.includes("identified")) return;
   SQL_PASSWORD_RE.lastIndex = 0;
   for (let m = SQL_PASSWORD_RE.exec(text); m; m = SQL_PASSWORD_RE.exec(text)) {
     const value = m[2] ?? m[3];
@@ -220,8 +220,8 @@ function findSqlPasswords(text: string, out: Finding[]): void {
 // that is not a flag is a password in clear.
 const SECURE_STRING_RE = /ConvertTo-SecureString((?:\s+-\w+)*)\s+(\\*["'])?([^\s"'\\]{4,200})\2?/gi;
 
-function findSecureStringArguments(text: string, out: Finding[]): void {
-  if (!/convertto-securestring/i.test(text)) return;
+function findSecureStringArguments(text: string, lower: string, out: Finding[]): void {
+  if (!lower.includes("convertto-securestring")) return;
   SECURE_STRING_RE.lastIndex = 0;
   for (let m = SECURE_STRING_RE.exec(text); m; m = SECURE_STRING_RE.exec(text)) {
     const value = m[3];
@@ -421,12 +421,13 @@ export const structuredScans: Record<string, CandidateScan> = {
   keyBodyLine: { pattern: KEY_BODY_LINE_RE, nextStart: longLineStart },
 };
 
-export function findStructuredSecrets(text: string, out: Finding[]): void {
+/** `lower`: the text lower-cased, for the keyword tests (a substring search, not a case-insensitive regex). */
+export function findStructuredSecrets(text: string, out: Finding[], lower = text.toLowerCase()): void {
   findPemKeys(text, out);
   findUrlCredentials(text, out);
   findCurlCredentials(text, out);
-  findSqlPasswords(text, out);
-  findSecureStringArguments(text, out);
+  findSqlPasswords(text, lower, out);
+  findSecureStringArguments(text, lower, out);
   findEncodedKeyMaterial(text, out);
   findJwkMembers(text, out);
   findKeyBodyLines(text, out);
