@@ -1,6 +1,6 @@
 import { type CandidateScan, matchFrom, type NextStart } from "./scan.ts";
 import { entropy, isPlaceholder, isRepeatedUnit, isWordLike } from "./text.ts";
-import { pushTrigger, triggerPairs } from "./triggers.ts";
+import { mayStartTrigger, pushTrigger, triggerPairs } from "./triggers.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -41,6 +41,8 @@ const mayFollow = (c: number) =>
 /** A Discord bot token starts 23–28 token characters before a `.`, all of them in one run. */
 const discordStart: NextStart = (text, from) => {
   for (let dot = text.indexOf(".", from + 23); dot >= 0; dot = text.indexOf(".", dot + 1)) {
+    // PERF: most dots follow a short name; the 23rd character back tells without reading the run.
+    if (!isTokenCode(text.charCodeAt(dot - 23))) continue;
     let s = dot;
     while (s > 0 && dot - s < 28 && isTokenCode(text.charCodeAt(s - 1))) s--;
     // The left boundary, tested here: after a letter or digit only the `m` of a colour sequence may start.
@@ -615,7 +617,8 @@ function presentKeywords(lower: string, triggers?: number[]): Set<string> {
     c2 = lower.charCodeAt(i + 2);
     if ((c0 | c1) >= 128) continue;
     const pair = (c0 << 7) | c1;
-    if (triggers && pairs[pair] >= 0) pushTrigger(lower, i, pairs[pair], triggers);
+    if (triggers && pairs[pair] >= 0 && mayStartTrigger(pairs[pair], c2))
+      pushTrigger(lower, i, pairs[pair], triggers);
     const b = pairBucket[pair];
     if (b < 0 || c2 >= 128 || (thirdChars[(b << 2) | (c2 >> 5)] & (1 << (c2 & 31))) === 0 || unseen[b] === 0)
       continue;

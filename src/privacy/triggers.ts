@@ -25,6 +25,11 @@ const TRIGGER_WORDS = [
   "bundle",
 ];
 const PW = TRIGGER_WORDS.indexOf("pw");
+/** Each word's third character (`pw` has none: 0). */
+const THIRD = Int32Array.from(TRIGGER_WORDS, (w) => w.charCodeAt(2) || 0);
+
+/** PERF: whether word `w` may start where `c2` comes third, before a call compares the rest. */
+export const mayStartTrigger = (w: number, c2: number) => w === PW || THIRD[w] === c2;
 
 let byPair: Int8Array | undefined;
 
