@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
 import { chunkSource } from "../src/code/chunk.ts";
 import { parseWorkerCount, WORKER_MIN_CHARS } from "../src/code/chunk-pool.ts";
-import { ChunkEncoder } from "../src/code/embedder.ts";
+import { ChunkEncoder, WordPieceSplitter } from "../src/code/embedder.ts";
 import { parserFor } from "../src/code/grammars.ts";
 import { refreshIndex, resolveRepository } from "../src/code/indexer.ts";
 import { runBinary, tempDir } from "./helpers.ts";
@@ -146,5 +146,34 @@ describe("chunk encoder", () => {
       expect(actual.length).toBe(expected.length);
       for (let i = 0; i < expected.length; i++) expect(Math.abs(actual[i] - expected[i])).toBeLessThan(1e-5);
     }
+  });
+
+  test("ASCII words split by the vocabulary exactly as the model's tokenizer splits them", async () => {
+    const model = await loadModel();
+    const vocabulary = model.wordPieceVocabulary();
+    expect(vocabulary).toBeDefined();
+    // Every word of this repository's own source, plus the edges: the length limit, pieces outside
+    // the vocabulary, every ASCII punctuation mark and control character.
+    const source = readdirSync(join(import.meta.dir, "../src"), { recursive: true })
+      .filter((f) => String(f).endsWith(".ts"))
+      .map((f) => readFileSync(join(import.meta.dir, "../src", String(f)), "utf8"))
+      .join("\n");
+    const words = new Set(source.toLowerCase().match(/[a-z0-9]+|[^\sa-z0-9]/g));
+    for (let c = 0; c < 128; c++) words.add(String.fromCharCode(c).toLowerCase());
+    for (const edge of [
+      "a".repeat(100),
+      "a".repeat(101),
+      "zqxvkfjw",
+      "x1f",
+      "0x1f",
+      "unbelievableness",
+      "9999999999",
+    ])
+      words.add(edge);
+    const ascii = [...words].filter((w) => !/[^\x00-\x7f]/.test(w) && !/^\s$/.test(w));
+    expect(ascii.length).toBeGreaterThan(1000);
+    const expected = await model.tokenize(ascii);
+    const splitter = new WordPieceSplitter(vocabulary!);
+    expect(ascii.map((w) => splitter.ids(w))).toEqual(expected);
   });
 });

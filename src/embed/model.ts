@@ -26,6 +26,17 @@ interface Tokenizer {
 
 export class ModelError extends Error {}
 
+/** A WordPiece vocabulary and the rules its tokenizer applies to one word (see wordPieceVocabulary). */
+export interface WordPieceVocabulary {
+  ids: Map<string, number>;
+  /** Marks a piece that continues a word (`##`). */
+  continuation: string;
+  /** Longer words are unknown as a whole. */
+  maxChars: number;
+  /** Characters of the longest vocabulary entry: no longer piece needs looking up. */
+  longestPiece: number;
+}
+
 /** A model2vec static embedding model: token rows, mean-pooled, optionally L2-normalised. */
 export class StaticModel {
   readonly id: string;
@@ -35,6 +46,8 @@ export class StaticModel {
   private readonly scale: Float32Array | Float64Array | undefined;
   private readonly rows: Tensor;
   private readonly unkId: number;
+  private readonly tokenizerJson: string;
+  private wordPiece: WordPieceVocabulary | null | undefined;
 
   private constructor(files: ModelFiles, private readonly tokenizer: Tokenizer, tensors: Map<string, Tensor>, normalize: boolean) {
     this.id = files.id;
@@ -70,6 +83,7 @@ export class StaticModel {
       this.scale = weights.data;
     }
     this.unkId = tokenizer.tokenToId("[UNK]") ?? tokenizer.tokenToId("<unk>") ?? -1;
+    this.tokenizerJson = files.tokenizer;
   }
 
   static async load(files: ModelFiles): Promise<StaticModel> {
@@ -108,6 +122,44 @@ export class StaticModel {
       const ids = e.getIds().filter((id) => id !== this.unkId);
       return ids.length > MAX_TOKENS ? ids.slice(0, MAX_TOKENS) : ids;
     });
+  }
+
+  /**
+   * The vocabulary of a lower-casing BERT WordPiece tokenizer (the potion models'), with which a
+   * caller may split a lower-cased ASCII word or punctuation mark itself exactly as the tokenizer
+   * would (the code indexer meets tens of thousands of new words). Undefined for any other
+   * tokenizer, or when an added token could match a whole word.
+   */
+  wordPieceVocabulary(): WordPieceVocabulary | undefined {
+    if (this.wordPiece === undefined) {
+      type Config = {
+        model?: { type?: string; vocab?: Record<string, number>; continuing_subword_prefix?: string; max_input_chars_per_word?: number };
+        normalizer?: { type?: string; lowercase?: boolean; clean_text?: boolean } | null;
+        pre_tokenizer?: { type?: string } | null;
+        added_tokens?: { content: string }[];
+      };
+      const config = JSON.parse(this.tokenizerJson) as Config;
+      const { model, normalizer } = config;
+      const bert =
+        model?.type === "WordPiece" &&
+        model.vocab !== undefined &&
+        typeof model.continuing_subword_prefix === "string" &&
+        typeof model.max_input_chars_per_word === "number" &&
+        normalizer?.type === "BertNormalizer" &&
+        normalizer.lowercase === true &&
+        normalizer.clean_text === true &&
+        config.pre_tokenizer?.type === "BertPreTokenizer" &&
+        (config.added_tokens ?? []).every((t) => t.content.length > 1 && /[^a-z0-9]/.test(t.content));
+      this.wordPiece = bert
+        ? {
+            ids: new Map(Object.entries(model.vocab!)),
+            continuation: model.continuing_subword_prefix!,
+            maxChars: model.max_input_chars_per_word!,
+            longestPiece: Math.max(...Object.keys(model.vocab!).map((piece) => piece.length)),
+          }
+        : null;
+    }
+    return this.wordPiece ?? undefined;
   }
 
   /** Embeds many texts into one row-major Float32Array of `texts.length × dim`. */
