@@ -559,12 +559,14 @@ function nextMatch(rule: ProviderRule, re: RegExp, text: string, from: number): 
 }
 
 /**
- * The keywords of three characters or more indexed by their first two (ASCII, so `c0 << 7 | c1`):
- * `pairBucket` holds the bucket's number or -1, `thirdChars` a 128-bit set per bucket of the characters
- * that come third, `buckets` the keywords. Shorter keywords are searched on their own.
+ * The keywords of three characters or more indexed by their first two (ASCII, so `c0 << 7 | c1`), with
+ * the trigger words of named values (triggers.ts) in the same table: `pairCode` holds, for each pair,
+ * `(bucket + 1) << 5 | (trigger word + 1)`, 0 when neither starts there (PERF: one lookup a position).
+ * `thirdChars` is a 128-bit set per bucket of the characters that come third, `buckets` the keywords.
+ * Shorter keywords are searched on their own.
  */
 interface KeywordIndex {
-  pairBucket: Int16Array;
+  pairCode: Int16Array;
   thirdChars: Int32Array;
   buckets: string[][];
   short: string[];
@@ -586,11 +588,15 @@ function buildKeywordIndex(): KeywordIndex {
     if (pairBucket[pair] < 0) pairBucket[pair] = buckets.push([]) - 1;
     buckets[pairBucket[pair]].push(k);
   }
+  const triggers = triggerPairs();
+  const pairCode = new Int16Array(128 * 128);
+  for (let pair = 0; pair < pairCode.length; pair++)
+    pairCode[pair] = ((pairBucket[pair] + 1) << 5) | (triggers[pair] + 1);
   // PERF: Int32, not Uint32: a Uint32 element over 2^31 is read as a double, and the loop slows 2x.
   const thirdChars = new Int32Array(buckets.length * 4);
   for (let b = 0; b < buckets.length; b++)
     for (const k of buckets[b]) thirdChars[(b << 2) | (k.charCodeAt(2) >> 5)] |= 1 << (k.charCodeAt(2) & 31);
-  return { pairBucket, thirdChars, buckets, short, count: all.length };
+  return { pairCode, thirdChars, buckets, short, count: all.length };
 }
 
 /**
@@ -599,12 +605,11 @@ function buildKeywordIndex(): KeywordIndex {
  * keyword already seen (`eyJ` 260k times in 1 MB: 16 ms); here each position costs a table lookup, the
  * third character is tested before any keyword is compared (in code one position in ten starts a
  * keyword's first two characters, one in a hundred its first three), and a bucket whose keywords were all
- * seen is skipped.
+ * seen is skipped. `triggers`, when given, receives the trigger words of named values in the same pass.
  */
 function presentKeywords(lower: string, triggers?: number[]): Set<string> {
   keywordIndex ??= buildKeywordIndex();
-  const { pairBucket, thirdChars, buckets, short, count } = keywordIndex;
-  const pairs = triggerPairs();
+  const { pairCode, thirdChars, buckets, short, count } = keywordIndex;
   const present = new Set<string>();
   for (const k of short) if (lower.includes(k)) present.add(k);
   const unseen = new Int16Array(buckets.length);
@@ -616,10 +621,11 @@ function presentKeywords(lower: string, triggers?: number[]): Set<string> {
     c1 = c2;
     c2 = lower.charCodeAt(i + 2);
     if ((c0 | c1) >= 128) continue;
-    const pair = (c0 << 7) | c1;
-    if (triggers && pairs[pair] >= 0 && mayStartTrigger(pairs[pair], c2))
-      pushTrigger(lower, i, pairs[pair], triggers);
-    const b = pairBucket[pair];
+    const code = pairCode[(c0 << 7) | c1];
+    if (code === 0) continue;
+    const w = (code & 31) - 1;
+    if (w >= 0 && triggers && mayStartTrigger(w, c2)) pushTrigger(lower, i, w, triggers);
+    const b = (code >> 5) - 1;
     if (b < 0 || c2 >= 128 || (thirdChars[(b << 2) | (c2 >> 5)] & (1 << (c2 & 31))) === 0 || unseen[b] === 0)
       continue;
     // PERF: an indexed loop; `for…of` here cost as much as the whole scan.
@@ -638,7 +644,7 @@ function presentKeywords(lower: string, triggers?: number[]): Set<string> {
   // The last pair holds no keyword (those of two characters are searched on their own), but may hold `pw`.
   const i = lower.length - 2;
   if (triggers && i >= 0 && (lower.charCodeAt(i) | lower.charCodeAt(i + 1)) < 128) {
-    const w = pairs[(lower.charCodeAt(i) << 7) | lower.charCodeAt(i + 1)];
+    const w = triggerPairs()[(lower.charCodeAt(i) << 7) | lower.charCodeAt(i + 1)];
     if (w >= 0) pushTrigger(lower, i, w, triggers);
   }
   return present;
