@@ -263,14 +263,15 @@ export async function fileBreakScores(
   lines: string[],
   grammar: GrammarName | undefined,
 ): Promise<Int8Array> {
-  if (!grammar) return lineBreakScores(lines);
+  // A small file needs no parse, so no grammar either (a first search in a small repository then
+  // never loads tree-sitter).
+  if (!grammar || fitsOneChunk(lines)) return lineBreakScores(lines);
   const { parserFor } = await import("./grammars.ts");
   return breakScores(text, lines, await parserFor(grammar));
 }
 
 /** Chunks a file, loading its grammar on first use. */
 export async function chunkFile(text: string, grammar: GrammarName | undefined): Promise<Chunk[]> {
-  if (!grammar) return chunkByLines(text);
-  const { parserFor } = await import("./grammars.ts");
-  return chunkSource(text, await parserFor(grammar));
+  const lines = splitLines(text);
+  return cutAtBreaks(lines, await fileBreakScores(text, lines, grammar));
 }
