@@ -4,12 +4,17 @@
  *
  *   bun run benchmark/privacy.ts [--misses]
  *
+ * With TRIFORGE_BENCH_REPOS set (the code-search benchmark repositories), it also reads every file code
+ * search indexes there in code mode, as the indexer does, and prints the throughput next to a plain scan.
+ *
  * Corpus: ../shared/eval/privacy/{dev,test}.jsonl, `{text, secret, kind, secrets: [...]}` a line.
  * A positive counts as found when every listed secret substring is gone from the output; a negative
  * counts as a false positive when the output differs from the input at all.
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { redactKeepingLines } from "../src/code/redact.ts";
+import { walkRepository } from "../src/code/walk.ts";
 import { redact } from "../src/privacy/index.ts";
 
 const CORPUS = resolve(import.meta.dir, "../../shared/eval/privacy");
@@ -218,6 +223,67 @@ function timing(): void {
   console.log(`   worst ${dense.toFixed(1)} ms`);
 }
 
+// --- code mode throughput ------------------------------------------------------------------------------
+
+/** Median CPU milliseconds (user + system) of `runs` calls: other processes on a shared box do not count. */
+function medianCpuMs(fn: () => void, runs = 3): number {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = process.cpuUsage();
+    fn();
+    const used = process.cpuUsage(start);
+    times.push((used.user + used.system) / 1000);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
+}
+
+/** Every file code search indexes in the benchmark repositories, as text. */
+function benchmarkFiles(reposDir: string): string[] {
+  const texts: string[] = [];
+  for (const repo of readdirSync(reposDir)) {
+    const root = join(reposDir, repo);
+    if (!statSync(root).isDirectory()) continue;
+    for (const file of walkRepository(root).files) {
+      try {
+        texts.push(readFileSync(join(root, file.path), "utf8"));
+      } catch {
+        // A file that vanished or cannot be read is not part of the figure.
+      }
+    }
+  }
+  return texts;
+}
+
+function codeThroughput(): void {
+  const reposDir = process.env.TRIFORGE_BENCH_REPOS;
+  if (!reposDir || !existsSync(reposDir)) {
+    console.log(
+      "\n== code mode: set TRIFORGE_BENCH_REPOS for the throughput over the benchmark repositories",
+    );
+    return;
+  }
+  const texts = benchmarkFiles(reposDir);
+  const mb = texts.reduce((sum, t) => sum + t.length, 0) / 1e6;
+  let sink = 0;
+  const scan = medianCpuMs(() => {
+    for (const t of texts) for (let i = 0; i < t.length; i++) sink += t.charCodeAt(i);
+  });
+  const code = medianCpuMs(() => {
+    for (const t of texts) sink += redactKeepingLines(t).redactions;
+  });
+  const conversation = medianCpuMs(() => {
+    for (const t of texts) sink += redact(t).findings.length;
+  });
+  const line = (name: string, ms: number) =>
+    console.log(
+      `   ${name.padEnd(34)} ${ms.toFixed(0).padStart(6)} ms  ${(mb / (ms / 1000)).toFixed(1).padStart(6)} MB/s  ${(ms / scan).toFixed(0).padStart(3)}x a plain scan${sink < 0 ? "!" : ""}`,
+    );
+  console.log(`\n== ${texts.length} benchmark-repository files, ${mb.toFixed(1)} MB: CPU time, median of 3`);
+  line("code mode (redactKeepingLines)", code);
+  line("conversation mode (redact)", conversation);
+  line("plain text.length scan", scan);
+}
+
 for (const file of FILES) {
   const rows = readFileSync(resolve(CORPUS, file), "utf8")
     .split("\n")
@@ -226,3 +292,4 @@ for (const file of FILES) {
   report(file, rows);
 }
 timing();
+codeThroughput();
