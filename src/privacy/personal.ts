@@ -1,5 +1,14 @@
 import { homedir, userInfo } from "node:os";
-import { type CandidateScan, isDigitCode, isHexCode, matchFrom, type NextStart, sticky } from "./scan.ts";
+import {
+  type CandidateScan,
+  gateAt,
+  isDigitCode,
+  isHexCode,
+  literalsAt,
+  matchFrom,
+  type NextStart,
+  sticky,
+} from "./scan.ts";
 import type { Finding } from "./types.ts";
 
 /** `\w` of a regex without the `u` flag. */
@@ -78,13 +87,21 @@ const HOME_RE =
  */
 const DASHED_HOME_RE = /(?<![\w-])-(?:Users|home)-(?!Shared-)[A-Za-z0-9_]+/g;
 
+const DASHED_HOME_AT = sticky(DASHED_HOME_RE);
+/** PERF (see scan.ts): a dashed project folder starts at its `-Users-` or `-home-`. */
+const dashedHomeStart = literalsAt(["-Users-", "-home-"]);
+
 function findHomePaths(text: string, lower: string, out: Finding[]): void {
   if (!lower.includes("users") && !lower.includes("home")) return;
-  for (const re of [HOME_RE, DASHED_HOME_RE]) {
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text))
-      out.push({ start: m.index, end: m.index + m[0].length, kind: "home" });
-  }
+  HOME_RE.lastIndex = 0;
+  for (let m = HOME_RE.exec(text); m; m = HOME_RE.exec(text))
+    out.push({ start: m.index, end: m.index + m[0].length, kind: "home" });
+  for (
+    let m = matchFrom(text, DASHED_HOME_AT, dashedHomeStart, 0);
+    m;
+    m = matchFrom(text, DASHED_HOME_AT, dashedHomeStart, m.index + m[0].length)
+  )
+    out.push({ start: m.index, end: m.index + m[0].length, kind: "home" });
 }
 
 /** Account names that say nothing about a person; redacting them would only damage the text. */
@@ -416,9 +433,17 @@ function ibanChecksumOk(iban: string): boolean {
   return remainder === 1;
 }
 
+const IBAN_AT = sticky(IBAN_RE);
+/** PERF (see scan.ts): where a country code and two check digits are, without the left boundary. */
+const ibanStart = gateAt(/[A-Z]{2}\d{2}/g);
+
 function findIbans(text: string, out: Finding[]): void {
-  IBAN_RE.lastIndex = 0;
-  for (let m = IBAN_RE.exec(text); m; m = IBAN_RE.exec(text)) {
+  for (
+    let from = 0, m = matchFrom(text, IBAN_AT, ibanStart, 0);
+    m;
+    m = matchFrom(text, IBAN_AT, ibanStart, from)
+  ) {
+    from = m.index + m[0].length;
     const length = IBAN_LENGTH[m[0].slice(0, 2)];
     if (!length) continue;
     // The candidate may run on into following capitals; keep exactly the country's length.
@@ -432,7 +457,7 @@ function findIbans(text: string, out: Finding[]): void {
     if (compact.length !== length || !ibanChecksumOk(compact)) continue;
     if (/[A-Z0-9]/.test(text[end] ?? "") && text[end - 1] !== " " && text[end] !== " ") continue;
     out.push({ start: m.index, end, kind: "iban" });
-    IBAN_RE.lastIndex = end;
+    from = end;
   }
 }
 
@@ -546,6 +571,8 @@ export const personalScans: Record<string, CandidateScan> = {
   ipv4: { pattern: IPV4_RE, nextStart: ipv4Start },
   ipv6: { pattern: IPV6_CANDIDATE_RE, nextStart: ipv6Start },
   phoneContext: { pattern: PHONE_CONTEXT_RE, nextStart: phoneContextStart },
+  dashedHome: { pattern: DASHED_HOME_RE, nextStart: dashedHomeStart },
+  iban: { pattern: IBAN_RE, nextStart: ibanStart },
 };
 
 /**

@@ -1,4 +1,4 @@
-import { type CandidateScan, matchFrom, type NextStart } from "./scan.ts";
+import { type CandidateScan, literalsAt, matchFrom, type NextStart } from "./scan.ts";
 import { entropy, isPlaceholder, isRepeatedUnit, isWordLike } from "./text.ts";
 import { mayStartTrigger, pushTrigger, triggerPairs } from "./triggers.ts";
 import type { Finding } from "./types.ts";
@@ -57,15 +57,6 @@ const literalAt =
   (text, from) => {
     const p = text.indexOf(literal, from + offset);
     return p < 0 ? -1 : p - offset;
-  };
-
-/** Where a cheap pattern (the rule's pattern without its left boundary) matches. */
-const gateAt =
-  (gate: RegExp): NextStart =>
-  (text, from) => {
-    gate.lastIndex = from;
-    const m = gate.exec(text);
-    return m ? m.index : -1;
   };
 
 /** A Mailgun key has its dashes 32 and 41 characters after its start. */
@@ -269,7 +260,11 @@ const RULES: ProviderRule[] = [
     keywords: ["webhook.office.com"],
     pattern: String.raw`[a-z0-9-]{1,60}\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{60,300}`,
   },
-  { kind: "twilio", pattern: `${B}(?:SK|AC)[0-9a-fA-F]{32}(?![A-Za-z0-9])`, nextStart: gateAt(/SK|AC/g) },
+  {
+    kind: "twilio",
+    pattern: `${B}(?:SK|AC)[0-9a-fA-F]{32}(?![A-Za-z0-9])`,
+    nextStart: literalsAt(["SK", "AC"]),
+  },
   {
     kind: "sendgrid",
     keywords: ["sg."],

@@ -38,5 +38,35 @@ export function sticky(pattern: RegExp): RegExp {
   return new RegExp(pattern.source, pattern.flags.replace("g", "") + "y");
 }
 
+/** Where a cheap pattern matches: the pattern without its left boundary, or the fixed part a match starts with. */
+export const gateAt =
+  (gate: RegExp): NextStart =>
+  (text, from) => {
+    gate.lastIndex = from;
+    const m = gate.exec(text);
+    return m ? m.index : -1;
+  };
+
+/**
+ * Where the first of `literals` occurs. Each literal's next occurrence is remembered for the text last
+ * searched, so a literal that is rare is not searched for again at every call (that would be quadratic).
+ */
+export function literalsAt(literals: string[]): NextStart {
+  let searched = "";
+  const next = literals.map(() => -2);
+  return (text, from) => {
+    if (text !== searched) {
+      searched = text;
+      next.fill(-2);
+    }
+    let first = -1;
+    for (let k = 0; k < literals.length; k++) {
+      if (next[k] !== -1 && next[k] < from) next[k] = text.indexOf(literals[k], from);
+      if (next[k] >= 0 && (first < 0 || next[k] < first)) first = next[k];
+    }
+    return first;
+  };
+}
+
 export const isDigitCode = (c: number) => c >= 48 && c <= 57;
 export const isHexCode = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);

@@ -305,9 +305,9 @@ const longLineStart: NextStart = (text, from) => {
   let s = from;
   if (s > 0 && text.charCodeAt(s - 1) !== 10) s = text.indexOf("\n", s) + 1;
   while (s > 0 || from === 0) {
-    const newline = text.indexOf("\n", s);
-    if ((newline < 0 ? text.length : newline) - s >= MIN_KEY_BODY_LINE) return s;
-    if (newline < 0) return -1;
+    // PERF: the last newline within reach ends every line that starts before it, all of them short.
+    const newline = text.lastIndexOf("\n", s + MIN_KEY_BODY_LINE - 1);
+    if (newline < s) return text.length - s >= MIN_KEY_BODY_LINE ? s : -1;
     s = newline + 1;
   }
   return -1;
