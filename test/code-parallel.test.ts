@@ -137,14 +137,18 @@ describe("chunk encoder", () => {
       ["gen/long.c", Array.from({ length: 400 }, (_, i) => `alpha_beta${i % 7}(gamma);`).join("\n")],
     ];
     const expected = await model.embedBatch(chunks.map(([path, text]) => `${path}\n${text}`));
-    const encoder = new ChunkEncoder(model);
-    // Twice: the second pass answers from the word and run tables.
-    for (let round = 0; round < 2; round++) {
-      for (const [path, text] of chunks) encoder.add(path, text);
-      const actual = await encoder.embed();
-      // Sums are taken per run, not per token: equal up to float rounding.
-      expect(actual.length).toBe(expected.length);
-      for (let i = 0; i < expected.length; i++) expect(Math.abs(actual[i] - expected[i])).toBeLessThan(1e-5);
+    // New words split by the tokenizer, and by the vocabulary in JavaScript; the second pass of each
+    // answers from the word and run tables.
+    for (const splitWords of [false, true]) {
+      const encoder = new ChunkEncoder(model, splitWords);
+      for (let round = 0; round < 2; round++) {
+        for (const [path, text] of chunks) encoder.add(path, text);
+        const actual = await encoder.embed();
+        // Sums are taken per run, not per token: equal up to float rounding.
+        expect(actual.length).toBe(expected.length);
+        for (let i = 0; i < expected.length; i++)
+          expect(Math.abs(actual[i] - expected[i])).toBeLessThan(1e-5);
+      }
     }
   });
 

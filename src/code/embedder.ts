@@ -99,6 +99,9 @@ export class WordPieceSplitter {
   }
 }
 
+/** One splitter per vocabulary, kept by a long-lived process (building one takes milliseconds). */
+const splitters = new WeakMap<WordPieceVocabulary, WordPieceSplitter>();
+
 /** A growable Int32Array. */
 class IntList {
   data = new Int32Array(1024);
@@ -176,7 +179,14 @@ export class ChunkEncoder {
   private itemCounts = new Int32Array(0);
   private distinct = new IntList();
 
-  constructor(private readonly model: StaticModel) {
+  /**
+   * `splitWords`: split new ASCII words with the model's WordPiece vocabulary here (WordPieceSplitter)
+   * rather than in the tokenizer; pays on large jobs only (see the indexer).
+   */
+  constructor(
+    private readonly model: StaticModel,
+    private readonly splitWords = false,
+  ) {
     this.wordSums = new VectorTable(model.dim);
     this.runSums = new VectorTable(model.dim);
     this.sum = new Float64Array(model.dim);
@@ -414,14 +424,17 @@ export class ChunkEncoder {
   }
 
   /**
-   * Token ids of new words. With a BERT WordPiece vocabulary, ASCII words are split here (the
-   * tokenizer costs 5–10 µs a word through its bindings: 0.7 s for the 72 k words of the generated
-   * 10,000-file repository); other words go to the tokenizer, a group of words per call, split
-   * again at the separator's id.
+   * Token ids of new words. With `splitWords` and a BERT WordPiece vocabulary, ASCII words are split
+   * here (the tokenizer costs 5–10 µs a word through its bindings: 0.7 s for the 72 k words of the
+   * generated 10,000-file repository); other words go to the tokenizer, a group of words per call,
+   * split again at the separator's id.
    */
   private async learn(numbers: number[]): Promise<void> {
-    const vocabulary = this.model.wordPieceVocabulary();
-    if (vocabulary) this.splitter ??= new WordPieceSplitter(vocabulary);
+    const vocabulary = this.splitWords ? this.model.wordPieceVocabulary() : undefined;
+    if (vocabulary && !this.splitter) {
+      this.splitter = splitters.get(vocabulary) ?? new WordPieceSplitter(vocabulary);
+      splitters.set(vocabulary, this.splitter);
+    }
     const rest: number[] = [];
     for (const k of numbers) {
       const word = this.words.keys[k];

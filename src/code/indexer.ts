@@ -31,6 +31,13 @@ const BINARY_PROBE_BYTES = 8000;
  * development set syntax chunking is worth +0.006 NDCG@10 over lines alone (docs/code-search.md).
  */
 const TREE_SITTER_MAX_CHARS = 64_000;
+/**
+ * From this many characters to index, new ASCII words are split by the WordPiece vocabulary in
+ * JavaScript (embedder.ts): reading the vocabulary and building its tables costs about 65 ms once
+ * per process, the tokenizer 5–10 µs a word (curl's 5 MB hold 11 k distinct words, abseil-cpp's
+ * 10 MB 35 k), so a re-index of a few files keeps the tokenizer.
+ */
+const SPLIT_WORDS_MIN_CHARS = 4_000_000;
 /** Chunks embedded per call: large enough to amortise the tokenizer call, small enough for progress. */
 const EMBED_BATCH = 512;
 
@@ -245,7 +252,7 @@ export async function refreshIndex(
       )
     : undefined;
   // Each chunk's BM25 document and the words of its vector come from one scan (embedder.ts).
-  const encoder = new ChunkEncoder(model);
+  const encoder = new ChunkEncoder(model, freshChars >= SPLIT_WORDS_MIN_CHARS);
   const added: Chunk[] = [];
   const addedFile: number[] = [];
   const addedVectors: Float32Array[] = [];
