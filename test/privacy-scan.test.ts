@@ -68,6 +68,18 @@ const ALPHABETS: Record<string, string[]> = {
     "13912345678",
     "x".repeat(18),
   ],
+  home: [
+    ...chars("/\\¥:Cc _.-\nab"),
+    "/Users/",
+    "/home/",
+    "Users",
+    "home",
+    "C:\\\\Users\\",
+    "jdoe",
+    "John Doe",
+    "Shared",
+    "\\n",
+  ],
   dashedHome: [...chars("-_aZ9 /\n"), "-Users-", "-home-", "Shared-", "jdoe", "-home-jdoe-app"],
   iban: [
     ...chars("ABZ09 az\n"),

@@ -1,7 +1,6 @@
 import { homedir, userInfo } from "node:os";
 import {
   type CandidateScan,
-  gateAt,
   isDigitCode,
   isHexCode,
   literalsAt,
@@ -87,14 +86,24 @@ const HOME_RE =
  */
 const DASHED_HOME_RE = /(?<![\w-])-(?:Users|home)-(?!Shared-)[A-Za-z0-9_]+/g;
 
+const HOME_AT = sticky(HOME_RE);
+const usersOrHome = literalsAt(["Users", "home"]);
+/** PERF (see scan.ts): a home path starts 1–6 characters before its `Users` or `home` (`C:\\\\Users`). */
+const homeStart: NextStart = (text, from) => {
+  const word = usersOrHome(text, from + 1);
+  return word < 0 ? -1 : Math.max(from, word - 6);
+};
 const DASHED_HOME_AT = sticky(DASHED_HOME_RE);
 /** PERF (see scan.ts): a dashed project folder starts at its `-Users-` or `-home-`. */
 const dashedHomeStart = literalsAt(["-Users-", "-home-"]);
 
 function findHomePaths(text: string, lower: string, out: Finding[]): void {
   if (!lower.includes("users") && !lower.includes("home")) return;
-  HOME_RE.lastIndex = 0;
-  for (let m = HOME_RE.exec(text); m; m = HOME_RE.exec(text))
+  for (
+    let m = matchFrom(text, HOME_AT, homeStart, 0);
+    m;
+    m = matchFrom(text, HOME_AT, homeStart, m.index + m[0].length)
+  )
     out.push({ start: m.index, end: m.index + m[0].length, kind: "home" });
   for (
     let m = matchFrom(text, DASHED_HOME_AT, dashedHomeStart, 0);
@@ -434,8 +443,18 @@ function ibanChecksumOk(iban: string): boolean {
 }
 
 const IBAN_AT = sticky(IBAN_RE);
-/** PERF (see scan.ts): where a country code and two check digits are, without the left boundary. */
-const ibanStart = gateAt(/[A-Z]{2}\d{2}/g);
+const DIGIT_PAIR_RE = /\d\d/g;
+const isUpperCode = (c: number) => c >= 65 && c <= 90;
+/** PERF (see scan.ts): an IBAN starts two capitals before a pair of digits (its check digits). */
+const ibanStart: NextStart = (text, from) => {
+  DIGIT_PAIR_RE.lastIndex = from + 2;
+  for (let g = DIGIT_PAIR_RE.exec(text); g; g = DIGIT_PAIR_RE.exec(text)) {
+    if (isUpperCode(text.charCodeAt(g.index - 1)) && isUpperCode(text.charCodeAt(g.index - 2)))
+      return g.index - 2;
+    DIGIT_PAIR_RE.lastIndex = g.index + 1;
+  }
+  return -1;
+};
 
 function findIbans(text: string, out: Finding[]): void {
   for (
@@ -571,6 +590,7 @@ export const personalScans: Record<string, CandidateScan> = {
   ipv4: { pattern: IPV4_RE, nextStart: ipv4Start },
   ipv6: { pattern: IPV6_CANDIDATE_RE, nextStart: ipv6Start },
   phoneContext: { pattern: PHONE_CONTEXT_RE, nextStart: phoneContextStart },
+  home: { pattern: HOME_RE, nextStart: homeStart },
   dashedHome: { pattern: DASHED_HOME_RE, nextStart: dashedHomeStart },
   iban: { pattern: IBAN_RE, nextStart: ibanStart },
 };

@@ -38,15 +38,6 @@ export function sticky(pattern: RegExp): RegExp {
   return new RegExp(pattern.source, pattern.flags.replace("g", "") + "y");
 }
 
-/** Where a cheap pattern matches: the pattern without its left boundary, or the fixed part a match starts with. */
-export const gateAt =
-  (gate: RegExp): NextStart =>
-  (text, from) => {
-    gate.lastIndex = from;
-    const m = gate.exec(text);
-    return m ? m.index : -1;
-  };
-
 /**
  * Where the first of `literals` occurs. Each literal's next occurrence is remembered for the text last
  * searched, so a literal that is rare is not searched for again at every call (that would be quadratic).
