@@ -173,7 +173,7 @@ export class StaticModel {
 
   /**
    * Embeds token-id lists as `tokenize` returns them. For callers that tokenize each distinct word
-   * once and reuse its ids (the code indexer: identifiers repeat across a repository).
+   * once and reuse its ids (the memory indexer: a fact reuses its subject's, predicate's and object's).
    */
   embedIds(ids: number[][]): Float32Array {
     const out = new Float32Array(ids.length * this.dim);
