@@ -113,6 +113,18 @@ describe("ranking", () => {
       expect([text, definesSymbol(text, name)]).toEqual([text, defines]);
   });
 
+  test("a C function defined with its return type on the line above (GNU/BSD style) is found as the definition", async () => {
+    const calls = Array.from({ length: 6 }, (_, i) => `  parse_header (&bufs[${i}]);`).join("\n");
+    const root = repo({
+      "src/reader.c": `#include "buf.h"\n\n/* parse_header is called for every buffer */\nvoid read_all (struct buf *bufs)\n{\n${calls}\n}\n`,
+      "src/proto.c": `#include "buf.h"\n\nstatic int\nparse_header (struct buf *b)\n{\n  return b->len > 4 ? b->data[0] : -1;\n}\n`,
+    });
+    const { hits } = await searchCode(root, "parse_header", { topK: 2 });
+    expect(hits[0].file_path).toBe("src/proto.c");
+    expect(definesSymbol("extern int\nparse_header (struct buf *b);", "parse_header")).toBe(false);
+    expect(definesSymbol("  return\nparse_header (b);", "parse_header")).toBe(false);
+  });
+
   test("a re-export barrel does not outrank the file that defines the symbol", async () => {
     const reexports = Array.from(
       { length: 12 },

@@ -235,7 +235,8 @@ const definitionPatterns = new Map<string, RegExp[]>();
 /**
  * Whether `text` defines `name`: after a definition keyword (with modifiers, type parameters, a Go
  * receiver `func (m *Mux) Name`, a namespace or a Kotlin/Swift receiver `fun <T> Column<T>.name`
- * allowed), as a C-family function definition (`Type Name(` on a line not ending in `;`), as a
+ * allowed), as a C-family function definition (`Type Name(` on a line not ending in `;`, or the
+ * GNU/BSD style with the return type on the line above: `static int\nname (void)`), as a
  * Haskell signature (`name ::`) or an assignment of a function or class (`Name = function`,
  * `M.name = function`).
  */
@@ -260,17 +261,22 @@ export function definesSymbol(text: string, name: string): boolean {
         "m",
       ),
       new RegExp(`^[ \\t]*${escaped}[ \\t]*\\(\\)[ \\t]*\\{`, "m"),
+      new RegExp(
+        `^[ \\t]*((?:[\\w:<>*&\\[\\],.]+[ \\t]+)*[\\w:<>*&\\[\\],.]+)[ \\t]*\\n[*&]*(?:[A-Za-z_][\\w]*::)*${escaped}[ \\t]*\\([^;{]*(?:\\{|$)`,
+        "gm",
+      ),
     ];
     if (definitionPatterns.size > 1000) definitionPatterns.clear();
     definitionPatterns.set(name, patterns);
   }
   if (patterns[0].test(text) || patterns[2].test(text) || patterns[3].test(text) || patterns[4].test(text))
     return true;
-  const cFamily = patterns[1];
-  cFamily.lastIndex = 0;
-  for (let match = cFamily.exec(text); match; match = cFamily.exec(text)) {
-    const firstWord = match[1].trim().split(/\s+/)[0];
-    if (!NOT_A_TYPE.has(firstWord)) return true;
+  for (const cFamily of [patterns[1], patterns[5]]) {
+    cFamily.lastIndex = 0;
+    for (let match = cFamily.exec(text); match; match = cFamily.exec(text)) {
+      const firstWord = match[1].trim().split(/\s+/)[0];
+      if (!NOT_A_TYPE.has(firstWord)) return true;
+    }
   }
   return false;
 }
