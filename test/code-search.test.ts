@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import { findRelated, indexRepository, locateRepository, openIndex, searchCode } from "../src/code/index.ts";
 import { refreshIndex } from "../src/code/indexer.ts";
-import { definesSymbol, definesType, pathPenalty, STRONG_PATH_PENALTY } from "../src/code/rank.ts";
+import {
+  definesSymbol,
+  definesType,
+  pathPenalty,
+  STRONG_PATH_PENALTY,
+  stemCovered,
+} from "../src/code/rank.ts";
 import { indexFile, loadIndex } from "../src/code/store.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -147,6 +153,19 @@ describe("ranking", () => {
     );
     expect(definesType("using Shop;\nnamespace Shop { }", "Shop")).toBe(false);
     expect(definesType("fun Column(name: String) = 1\nval Column = 2", "Column")).toBe(false);
+  });
+
+  test("a file named only by the query's words (transfer.c) beats one whose name merely contains one", async () => {
+    const root = repo({
+      "lib/transfer.c":
+        '#include "transfer.h"\n\nint send_buffer(struct conn *c)\n{\n  /* data sent on the connection */\n  return conn_write(c, c->buf, c->len);\n}\n',
+      "lib/transfer_trace.c":
+        '#include "trace.h"\n\n/* Trace: log how much data was sent and received during a transfer. */\nvoid trace_data_sent(struct conn *c, long sent)\n{\n  infof(c, "data sent %ld", sent);\n}\n',
+    });
+    const { hits } = await searchCode(root, "how data is sent during a transfer", { topK: 2 });
+    expect(hits.map((h) => h.file_path)).toEqual(["lib/transfer.c", "lib/transfer_trace.c"]);
+    expect(stemCovered(new Set(["data", "sent", "transfer"]), "lib/transfer.c")).toBe(true);
+    expect(stemCovered(new Set(["data", "sent", "transfer"]), "lib/transfer_trace.c")).toBe(false);
   });
 
   test("a test file ranks below the implementation it tests", async () => {

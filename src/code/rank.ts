@@ -29,8 +29,14 @@ export const DEFINITION_STEM_FACTOR = 1.5;
  * the type definition named by a capitalised word of a sentence (`Column definition and types`).
  */
 export const EMBEDDED_SYMBOL_FACTOR = 0.5;
-/** Natural-language queries: up to this times the best score for files named like the query words. */
+/** Natural-language queries: this times the best score, times the share of query words a path matches. */
 export const PATH_MATCH_BOOST = 1;
+/**
+ * A file whose stem is made only of query words (`Expression.kt`, `transfer.c`) is named for the
+ * query's topic; one that merely contains one (`SQLExpressionBuilder.kt`, `curl_trc.h`) is about
+ * something more specific. The first counts as one more matched query word.
+ */
+export const STEM_COVERED_BONUS = 1;
 /** The best chunk of each file gains this share of the best score, scaled by the file's total. */
 export const FILE_COHERENCE_SHARE = 0.2;
 
@@ -319,6 +325,15 @@ export function pathWords(path: string): Set<string> {
     }
   }
   return words;
+}
+
+/** Whether every word of a file's stem matches a query keyword: the file is named for the query's topic. */
+export function stemCovered(keywords: Set<string>, path: string): boolean {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  const dot = name.indexOf(".", 1);
+  const parts = identifierParts((dot > 0 ? name.slice(0, dot) : name).replaceAll("-", "_"));
+  if (!parts.length) return false;
+  return parts.every((part) => keywordOverlap(keywords, new Set([part, ...stems(part)])) > 0);
 }
 
 /** How many query keywords a path's words match, a shared prefix of 3+ letters counting as a match. */

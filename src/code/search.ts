@@ -23,6 +23,8 @@ import {
   queryKeywords,
   rrfScores,
   selectTop,
+  STEM_COVERED_BONUS,
+  stemCovered,
   stemNamesSymbol,
   symbolName,
 } from "./rank.ts";
@@ -272,17 +274,27 @@ function boostDefinitions(
   }
 }
 
-/** Natural-language queries: files whose name or folder shares the query's words move up. */
+/**
+ * Natural-language queries: files whose name or folder shares the query's words move up, and a file
+ * named entirely by them (`transfer.c` for "data sent during a transfer") by one match more.
+ */
 function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: string): void {
   const keywords = queryKeywords(query);
   if (!keywords.size) return;
   const boost = maxOf(scores) * PATH_MATCH_BOOST;
   const words = new Map<number, Set<string>>();
+  const coveredFiles = new Map<number, boolean>();
   for (const [chunk, score] of scores) {
     const file = index.chunkFile[chunk];
     let fileWords = words.get(file);
     if (!fileWords) words.set(file, (fileWords = pathWords(index.files[file].path)));
-    const matches = keywordOverlap(keywords, fileWords);
+    let matches = keywordOverlap(keywords, fileWords);
+    if (matches) {
+      let covered = coveredFiles.get(file);
+      if (covered === undefined)
+        coveredFiles.set(file, (covered = stemCovered(keywords, index.files[file].path)));
+      if (covered) matches += STEM_COVERED_BONUS;
+    }
     if (matches) scores.set(chunk, score + (boost * matches) / keywords.size);
   }
 }
