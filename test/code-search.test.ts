@@ -168,6 +168,26 @@ describe("ranking", () => {
     expect(stemCovered(new Set(["data", "sent", "transfer"]), "lib/transfer_trace.c")).toBe(false);
   });
 
+  test("a package's root file (mod.rs, index.ts, __init__.py, init.lua) is named by its folder", async () => {
+    const root = repo({
+      "src/middleware/mod.rs":
+        "//! Utilities for writing middleware: layers wrap the router's services.\n\nmod from_fn;\nmod map_request;\n\npub use self::from_fn::from_fn;\npub use self::map_request::map_request;\n",
+      "src/middleware/map_request.rs":
+        "//! Middleware layers that map the request before the router: a middleware layer wraps the router.\n\npub fn map_request<F>(f: F) -> MapRequestLayer<F> {\n    MapRequestLayer { f }\n}\n",
+    });
+    const { hits } = await searchCode(root, "how middleware layers wrap the router", { topK: 2 });
+    expect(hits[0].file_path).toBe("src/middleware/mod.rs");
+    const keywords = new Set(["middleware", "layers"]);
+    for (const path of [
+      "src/middleware/mod.rs",
+      "web/middleware/index.ts",
+      "pkg/middleware/__init__.py",
+      "lua/middleware/init.lua",
+    ])
+      expect([path, stemCovered(keywords, path)]).toEqual([path, true]);
+    expect(stemCovered(keywords, "mod.rs")).toBe(false);
+  });
+
   test("a test file ranks below the implementation it tests", async () => {
     const body =
       "export function computeInvoiceTotal(lines: { price: number; qty: number }[]): number {\n  return lines.reduce((sum, l) => sum + l.price * l.qty, 0);\n}\n";

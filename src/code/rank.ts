@@ -327,9 +327,17 @@ export function pathWords(path: string): Set<string> {
   return words;
 }
 
-/** Whether every word of a file's stem matches a query keyword: the file is named for the query's topic. */
+/**
+ * Whether every word of a file's stem matches a query keyword: the file is named for the query's
+ * topic. A package's root file (`mod.rs`, `index.ts`, `__init__.py`, `init.lua`) is named by its folder.
+ */
+/** A package's root file, named by its folder: `middleware/mod.rs` is the `middleware` module. */
+const MODULE_ROOT = /^(mod\.rs|index\.[cm]?[jt]sx?|__init__\.py|init\.lua)$/;
+
 export function stemCovered(keywords: Set<string>, path: string): boolean {
-  const name = path.slice(path.lastIndexOf("/") + 1);
+  const slash = path.lastIndexOf("/");
+  let name = path.slice(slash + 1);
+  if (slash > 0 && MODULE_ROOT.test(name)) name = path.slice(path.lastIndexOf("/", slash - 1) + 1, slash);
   const dot = name.indexOf(".", 1);
   const parts = identifierParts((dot > 0 ? name.slice(0, dot) : name).replaceAll("-", "_"));
   if (!parts.length) return false;
