@@ -6,7 +6,7 @@
  * later line; snippets must keep their exact line numbers, so the newlines a redaction removed are put
  * back after its marker.
  */
-import { redact } from "../privacy/index.ts";
+import { applyFindings, findSecrets } from "../privacy/index.ts";
 
 const MARKERS = /((?:\[REDACTED:[a-z0-9_]+\])+)/;
 
@@ -21,14 +21,23 @@ const countNewlines = (text: string) => {
  * `rules` are the project's own (privacy's loadProjectRules), loaded once per indexing pass.
  */
 export function redactKeepingLines(text: string, rules: string[] = []): { text: string; redactions: number } {
-  // The review flag is for the capture hook's LLM cleaner; repository files are never sent to one.
-  const result = redact(text, { extraRules: rules, mode: "code", review: false });
-  const redactions = result.findings.length;
+  // The spans, not redact(): its review flag is for the capture hook's LLM cleaner, and repository files
+  // are never sent to one.
+  const spans = findSecrets(text, { extraRules: rules, mode: "code" });
+  const redactions = spans.length;
   if (!redactions) return { text, redactions };
-  // A marker holds no newline, so the same count means no redacted span crossed a line end.
-  if (countNewlines(result.text) === countNewlines(text)) return { text: result.text, redactions };
-  return { text: restoreNewlines(text, result.text), redactions };
+  const redacted = applyFindings(text, spans);
+  // A marker holds no newline, so the lines are kept unless a redacted span held one. PERF: the spans
+  // are read, not the whole text twice.
+  if (!spans.some((span) => holdsNewline(text, span.start, span.end))) return { text: redacted, redactions };
+  return { text: restoreNewlines(text, redacted), redactions };
 }
+
+/** Whether text[start, end) holds a newline; spans do not overlap, so all of them are read once at most. */
+const holdsNewline = (text: string, start: number, end: number) => {
+  for (let i = start; i < end; i++) if (text.charCodeAt(i) === 10) return true;
+  return false;
+};
 
 /**
  * Walks the redacted text's pieces (kept text, runs of markers) against the original: kept text is a

@@ -28,11 +28,6 @@ export interface RedactOptions {
    * as secrets or addresses. The default reads conversation text.
    */
   mode?: "conversation" | "code";
-  /**
-   * `false` skips the review scan, and `review` is then false: for a caller that never reads it (the code
-   * indexer), it is a pass over the text saved.
-   */
-  review?: boolean;
 }
 
 export interface RedactResult {
@@ -101,8 +96,12 @@ export function applyFindings(text: string, findings: Finding[]): string {
   return out + text.slice(p);
 }
 
-export function redact(text: string, options: RedactOptions = {}): RedactResult {
-  if (!text) return { text, review: false, findings: [] };
+/**
+ * The spans `redact()` replaces: every rule family's findings, merged and in order. For a caller that
+ * needs the spans themselves (code search keeps line numbers) and not the review scan.
+ */
+export function findSecrets(text: string, options: RedactOptions = {}): Finding[] {
+  if (!text) return [];
   const rules = [
     ...(options.projectRoot ? loadProjectRules(options.projectRoot) : []),
     ...(options.extraRules ?? []),
@@ -120,10 +119,14 @@ export function redact(text: string, options: RedactOptions = {}): RedactResult 
   findStructuredSecrets(text, found, lower);
   findAssignments(text, sameLength ? lower : text, found, code, triggers);
   findRepeats(text, found, code);
-  const merged = mergeFindings(found);
+  return mergeFindings(found);
+}
+
+export function redact(text: string, options: RedactOptions = {}): RedactResult {
+  if (!text) return { text, review: false, findings: [] };
+  const merged = findSecrets(text, options);
   const redacted = merged.length ? applyFindings(text, merged) : text;
-  const review = options.review !== false && needsReview(redacted);
-  return { text: redacted, review, findings: merged.map((f) => ({ kind: f.kind })) };
+  return { text: redacted, review: needsReview(redacted), findings: merged.map((f) => ({ kind: f.kind })) };
 }
 
 /**
