@@ -6,6 +6,7 @@ import { refreshIndex } from "../src/code/indexer.ts";
 import {
   definesSymbol,
   definesType,
+  linesAround,
   pathPenalty,
   STRONG_PATH_PENALTY,
   stemCovered,
@@ -129,6 +130,12 @@ describe("ranking", () => {
     expect(hits[0].file_path).toBe("src/proto.c");
     expect(definesSymbol("extern int\nparse_header (struct buf *b);", "parse_header")).toBe(false);
     expect(definesSymbol("  return\nparse_header (b);", "parse_header")).toBe(false);
+  });
+
+  test("linesAround keeps each line holding the name with the line above it, separate runs apart", () => {
+    const text = "a\nb foo\nc\nd\ne\nfoo f\nfoo g\nh\ni\nj foo";
+    expect(linesAround(text, "foo")).toBe("a\nb foo\n\ne\nfoo f\nfoo g\n\ni\nj foo");
+    expect(linesAround("foo first\nx", "foo")).toBe("foo first");
   });
 
   test("a re-export barrel does not outrank the file that defines the symbol", async () => {

@@ -239,6 +239,32 @@ const NOT_A_DEFINITION_AFTER = `(?![ \\t]*(?:${GENERICS})?[ \\t]+(?:as|for)\\b)(
 const definitionPatterns = new Map<string, RegExp[]>();
 
 /**
+ * The lines of `text` that hold `name`, each with the line above it (a C return type or a keyword
+ * may sit there); separate runs joined by a blank line. Every definition pattern needs no more, and
+ * a name is on a few lines of a chunk, so the patterns run over a fraction of it.
+ */
+export function linesAround(text: string, name: string): string {
+  const runs: string[] = [];
+  let runStart = -1;
+  let runEnd = -1;
+  for (let at = text.indexOf(name); at >= 0; ) {
+    const lineStart = text.lastIndexOf("\n", at - 1) + 1;
+    const previousStart = lineStart > 0 ? text.lastIndexOf("\n", lineStart - 2) + 1 : 0;
+    let lineEnd = text.indexOf("\n", at + name.length);
+    if (lineEnd < 0) lineEnd = text.length;
+    if (runStart >= 0 && previousStart <= runEnd + 1) runEnd = lineEnd;
+    else {
+      if (runStart >= 0) runs.push(text.slice(runStart, runEnd));
+      runStart = previousStart;
+      runEnd = lineEnd;
+    }
+    at = lineEnd < text.length ? text.indexOf(name, lineEnd) : -1;
+  }
+  if (runStart >= 0) runs.push(text.slice(runStart, runEnd));
+  return runs.join("\n\n");
+}
+
+/**
  * Whether `text` defines `name`: after a definition keyword (with modifiers, type parameters, a Go
  * receiver `func (m *Mux) Name`, a namespace or a Kotlin/Swift receiver `fun <T> Column<T>.name`
  * allowed), as a C-family function definition (`Type Name(` on a line not ending in `;`, or the
@@ -246,8 +272,9 @@ const definitionPatterns = new Map<string, RegExp[]>();
  * Haskell signature (`name ::`) or an assignment of a function or class (`Name = function`,
  * `M.name = function`).
  */
-export function definesSymbol(text: string, name: string): boolean {
-  if (!name || !text.includes(name)) return false;
+export function definesSymbol(chunk: string, name: string): boolean {
+  if (!name || !chunk.includes(name)) return false;
+  const text = linesAround(chunk, name);
   let patterns = definitionPatterns.get(name);
   if (!patterns) {
     const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -335,13 +362,36 @@ export function pathWords(path: string): Set<string> {
 const MODULE_ROOT = /^(mod\.rs|index\.[cm]?[jt]sx?|__init__\.py|init\.lua)$/;
 
 export function stemCovered(keywords: Set<string>, path: string): boolean {
+  return coveredBy(keywords, stemWordForms(path));
+}
+
+/** Each word of a file's stem (its folder's for a package root) with its light stems. */
+export function stemWordForms(path: string): string[][] {
   const slash = path.lastIndexOf("/");
   let name = path.slice(slash + 1);
   if (slash > 0 && MODULE_ROOT.test(name)) name = path.slice(path.lastIndexOf("/", slash - 1) + 1, slash);
   const dot = name.indexOf(".", 1);
-  const parts = identifierParts((dot > 0 ? name.slice(0, dot) : name).replaceAll("-", "_"));
-  if (!parts.length) return false;
-  return parts.every((part) => keywordOverlap(keywords, new Set([part, ...stems(part)])) > 0);
+  return identifierParts((dot > 0 ? name.slice(0, dot) : name).replaceAll("-", "_")).map((part) => [
+    part,
+    ...stems(part),
+  ]);
+}
+
+/** Whether every stem word (one of its forms) matches a query keyword. */
+export function coveredBy(keywords: Set<string>, forms: string[][]): boolean {
+  if (!forms.length) return false;
+  return forms.every((wordForms) =>
+    wordForms.some((form) => {
+      if (keywords.has(form)) return true;
+      for (const keyword of keywords) if (sharesPrefix(keyword, form)) return true;
+      return false;
+    }),
+  );
+}
+
+/** Whether the shorter of two words (3+ letters) starts the longer. */
+function sharesPrefix(a: string, b: string): boolean {
+  return a.length <= b.length ? a.length >= 3 && b.startsWith(a) : b.length >= 3 && a.startsWith(b);
 }
 
 /** How many query keywords a path's words match, a shared prefix of 3+ letters counting as a match. */
@@ -353,8 +403,7 @@ export function keywordOverlap(keywords: Set<string>, words: Set<string>): numbe
       continue;
     }
     for (const word of words) {
-      const [shorter, longer] = keyword.length <= word.length ? [keyword, word] : [word, keyword];
-      if (shorter.length >= 3 && longer.startsWith(shorter)) {
+      if (sharesPrefix(keyword, word)) {
         matches++;
         break;
       }

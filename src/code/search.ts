@@ -7,11 +7,12 @@ import {
   ALPHA_NATURAL,
   ALPHA_SYMBOL,
   CANDIDATES_PER_RESULT,
+  capitalisedWords,
+  coveredBy,
   DEFINITION_BOOST,
   DEFINITION_STEM_FACTOR,
   definesSymbol,
   definesType,
-  capitalisedWords,
   EMBEDDED_SYMBOL_FACTOR,
   embeddedSymbols,
   FILE_COHERENCE_SHARE,
@@ -22,10 +23,10 @@ import {
   pathWords,
   queryKeywords,
   rrfScores,
-  selectTop,
   STEM_COVERED_BONUS,
-  stemCovered,
+  selectTop,
   stemNamesSymbol,
+  stemWordForms,
   symbolName,
 } from "./rank.ts";
 import type { CodeIndex } from "./store.ts";
@@ -132,6 +133,15 @@ function fileNames(index: CodeIndex): FileNames {
     namesCache.set(index, names);
   }
   return names;
+}
+
+/** Stem word forms of each file (stemWordForms), computed on first use per loaded index. */
+const formsCache = new WeakMap<CodeIndex, (string[][] | undefined)[]>();
+function stemForms(index: CodeIndex): (file: number) => string[][] {
+  let forms = formsCache.get(index);
+  if (!forms) formsCache.set(index, (forms = new Array(index.files.length)));
+  const cached = forms;
+  return (file) => (cached[file] ??= stemWordForms(index.files[file].path));
 }
 
 /** The set of an index's file paths, computed once per loaded index. */
@@ -284,6 +294,7 @@ function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: 
   const boost = maxOf(scores) * PATH_MATCH_BOOST;
   const words = new Map<number, Set<string>>();
   const coveredFiles = new Map<number, boolean>();
+  const forms = stemForms(index);
   for (const [chunk, score] of scores) {
     const file = index.chunkFile[chunk];
     let fileWords = words.get(file);
@@ -291,8 +302,7 @@ function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: 
     let matches = keywordOverlap(keywords, fileWords);
     if (matches) {
       let covered = coveredFiles.get(file);
-      if (covered === undefined)
-        coveredFiles.set(file, (covered = stemCovered(keywords, index.files[file].path)));
+      if (covered === undefined) coveredFiles.set(file, (covered = coveredBy(keywords, forms(file))));
       if (covered) matches += STEM_COVERED_BONUS;
     }
     if (matches) scores.set(chunk, score + (boost * matches) / keywords.size);
