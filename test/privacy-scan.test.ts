@@ -81,16 +81,6 @@ const ALPHABETS: Record<string, string[]> = {
     "\\n",
   ],
   dashedHome: [...chars("-_aZ9 /\n"), "-Users-", "-home-", "Shared-", "jdoe", "-home-jdoe-app"],
-  iban: [
-    ...chars("ABZ09 az\n"),
-    "DE",
-    "GB",
-    "89",
-    "3704",
-    "0044 0532 0130 00",
-    "DE89370400440532013000",
-    "GB82WEST12345698765432",
-  ],
   urlCredentials: [...chars("ab+.-9:/@ \n#"), "://", "https", "user", ":pw@", "x".repeat(30), "h.io"],
   keyBodyLine: [...chars("Ab9+/=  \t\n"), "QmFzZTY0aXNoK2RhdGEvd2l0aG91dCBlbmQ", "\n", "x".repeat(40)],
   twilio: [

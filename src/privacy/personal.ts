@@ -442,27 +442,9 @@ function ibanChecksumOk(iban: string): boolean {
   return remainder === 1;
 }
 
-const IBAN_AT = sticky(IBAN_RE);
-const DIGIT_PAIR_RE = /\d\d/g;
-const isUpperCode = (c: number) => c >= 65 && c <= 90;
-/** PERF (see scan.ts): an IBAN starts two capitals before a pair of digits (its check digits). */
-const ibanStart: NextStart = (text, from) => {
-  DIGIT_PAIR_RE.lastIndex = from + 2;
-  for (let g = DIGIT_PAIR_RE.exec(text); g; g = DIGIT_PAIR_RE.exec(text)) {
-    if (isUpperCode(text.charCodeAt(g.index - 1)) && isUpperCode(text.charCodeAt(g.index - 2)))
-      return g.index - 2;
-    DIGIT_PAIR_RE.lastIndex = g.index + 1;
-  }
-  return -1;
-};
-
 function findIbans(text: string, out: Finding[]): void {
-  for (
-    let from = 0, m = matchFrom(text, IBAN_AT, ibanStart, 0);
-    m;
-    m = matchFrom(text, IBAN_AT, ibanStart, from)
-  ) {
-    from = m.index + m[0].length;
+  IBAN_RE.lastIndex = 0;
+  for (let m = IBAN_RE.exec(text); m; m = IBAN_RE.exec(text)) {
     const length = IBAN_LENGTH[m[0].slice(0, 2)];
     if (!length) continue;
     // The candidate may run on into following capitals; keep exactly the country's length.
@@ -476,7 +458,7 @@ function findIbans(text: string, out: Finding[]): void {
     if (compact.length !== length || !ibanChecksumOk(compact)) continue;
     if (/[A-Z0-9]/.test(text[end] ?? "") && text[end - 1] !== " " && text[end] !== " ") continue;
     out.push({ start: m.index, end, kind: "iban" });
-    from = end;
+    IBAN_RE.lastIndex = end;
   }
 }
 
@@ -592,7 +574,6 @@ export const personalScans: Record<string, CandidateScan> = {
   phoneContext: { pattern: PHONE_CONTEXT_RE, nextStart: phoneContextStart },
   home: { pattern: HOME_RE, nextStart: homeStart },
   dashedHome: { pattern: DASHED_HOME_RE, nextStart: dashedHomeStart },
-  iban: { pattern: IBAN_RE, nextStart: ibanStart },
 };
 
 /**

@@ -41,8 +41,14 @@ const mayFollow = (c: number) =>
 /** A Discord bot token starts 23–28 token characters before a `.`, all of them in one run. */
 const discordStart: NextStart = (text, from) => {
   for (let dot = text.indexOf(".", from + 23); dot >= 0; dot = text.indexOf(".", dot + 1)) {
-    // PERF: most dots follow a short name; the 23rd character back tells without reading the run.
-    if (!isTokenCode(text.charCodeAt(dot - 23))) continue;
+    // PERF: most dots follow a short name (or a dotted chain: `a.b.c.…`); three characters of the run
+    // tell without reading it.
+    if (
+      !isTokenCode(text.charCodeAt(dot - 23)) ||
+      !isTokenCode(text.charCodeAt(dot - 12)) ||
+      !isTokenCode(text.charCodeAt(dot - 1))
+    )
+      continue;
     let s = dot;
     while (s > 0 && dot - s < 28 && isTokenCode(text.charCodeAt(s - 1))) s--;
     // The left boundary, tested here: after a letter or digit only the `m` of a colour sequence may start.
