@@ -136,7 +136,8 @@ describe("triforge serve: tools and schemas", () => {
         string,
         { enum?: string[]; default?: unknown; type?: string }
       >;
-      expect(Object.keys(props).sort()).toEqual(["mode", "project_path", "query", "top_k"]);
+      expect(Object.keys(props).sort()).toEqual(["mode", "project_path", "query", "speaker", "top_k"]);
+      expect(props.speaker.enum).toEqual(["user", "assistant"]);
       expect(props.mode.enum).toEqual(["hybrid", "graph", "dense", "bm25"]);
       expect(props.mode.default).toBe("hybrid");
       expect(props.top_k.default).toBe(5);
