@@ -118,6 +118,61 @@ describe("parallel parsing", () => {
   }, 120_000);
 });
 
+describe("syntax budget", () => {
+  test("past the budget, source files are parsed first and the rest chunked by indentation, and the report says how many", async () => {
+    const root = tempDir("triforge-budget-");
+    const functions = (name: string) =>
+      Array.from(
+        { length: 12 },
+        (_, i) =>
+          // Flush left and without blank lines: only the syntax tree sees where a function starts.
+          `export function ${name}${i}(items: number[]): number {\nlet sum = ${i};\nfor (const item of items) {\nsum += item * ${i};\n}\nreturn sum;\n}\n`,
+      ).join("");
+    const files = {
+      "src/ledger.ts": functions("ledgerTotal"),
+      "src/tax.ts": functions("taxTotal"),
+      // Sorts first by path, yet a test ranks lowest: it is the one left to the indentation chunker.
+      "a_tests/ledger.test.ts": functions("ledgerCase"),
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    const parser = await parserFor("typescript");
+    const chunksOf = (index: Awaited<ReturnType<typeof refreshIndex>>, path: string) => {
+      const file = index.files.find((f) => f.path === path)!;
+      return index.texts.slice(file.firstChunk, file.firstChunk + file.chunkCount);
+    };
+    const saved = process.env.TRIFORGE_CODE_SYNTAX_BUDGET;
+    try {
+      const size = files["src/ledger.ts"].length;
+      process.env.TRIFORGE_CODE_SYNTAX_BUDGET = String(2 * size + 10);
+      const budgeted = await refreshIndex(resolveRepository(root), { force: true });
+      expect(budgeted.report.overSyntaxBudget).toBe(1);
+      for (const path of ["src/ledger.ts", "src/tax.ts"])
+        expect(chunksOf(budgeted, path)).toEqual(
+          chunkSource(files[path as keyof typeof files], parser).map((c) => c.text),
+        );
+      const test = files["a_tests/ledger.test.ts"];
+      expect(chunksOf(budgeted, "a_tests/ledger.test.ts")).toEqual(
+        chunkSource(test, undefined).map((c) => c.text),
+      );
+      // The two chunkers differ on this text, so the assertions above tell which one ran.
+      expect(chunkSource(test, undefined).map((c) => c.text)).not.toEqual(
+        chunkSource(test, parser).map((c) => c.text),
+      );
+
+      delete process.env.TRIFORGE_CODE_SYNTAX_BUDGET;
+      const whole = await refreshIndex(resolveRepository(root), { force: true });
+      expect(whole.report.overSyntaxBudget).toBe(0);
+      expect(chunksOf(whole, "a_tests/ledger.test.ts")).toEqual(chunkSource(test, parser).map((c) => c.text));
+    } finally {
+      if (saved === undefined) delete process.env.TRIFORGE_CODE_SYNTAX_BUDGET;
+      else process.env.TRIFORGE_CODE_SYNTAX_BUDGET = saved;
+    }
+  });
+});
+
 describe("chunk encoder", () => {
   test("vectors match embedding `path\ntext` whole (float rounding aside)", async () => {
     const model = await loadModel();

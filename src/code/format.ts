@@ -39,5 +39,8 @@ export function describeReport(report: IndexReport): string {
     ? `; ${report.invalidUtf8} not valid UTF-8 (indexed with replacement characters)`
     : "";
   const redacted = report.redactedFiles ? `; secrets redacted in ${report.redactedFiles} files` : "";
-  return `${report.files} files, ${report.chunks} chunks (${report.changed} re-indexed, ${report.removed} removed in ${report.durationMs} ms)${left.length ? `; skipped: ${left.join(", ")}` : ""}${utf8}${redacted}`;
+  const lines = report.overSyntaxBudget
+    ? `; ${report.overSyntaxBudget} files chunked by indentation (past the syntax budget: TRIFORGE_CODE_SYNTAX_BUDGET)`
+    : "";
+  return `${report.files} files, ${report.chunks} chunks (${report.changed} re-indexed, ${report.removed} removed in ${report.durationMs} ms)${left.length ? `; skipped: ${left.join(", ")}` : ""}${utf8}${redacted}${lines}`;
 }

@@ -48,6 +48,8 @@ export interface IndexReport {
   removed: number;
   /** Files of the last pass whose syntax was parsed by a worker thread (chunk-pool.ts). */
   parsedInWorkers: number;
+  /** Files of the last pass chunked by indentation because the syntax budget was spent (indexer.ts). */
+  overSyntaxBudget?: number;
   skipped: SkipCounts & { binary: number };
   /** Files that were not valid UTF-8: indexed with replacement characters. */
   invalidUtf8: number;
