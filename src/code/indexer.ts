@@ -66,15 +66,15 @@ function projectRules(root: string): string[] {
 }
 
 /**
- * Characters parsed with tree-sitter in one pass. Parsing (5–24 MB/s a thread in WASM) is most of a cold
- * index of a large repository, and syntax chunking is worth +0.006 NDCG@10 over the indentation chunker
- * on the development set. So a repository up to this size (every development repository: abseil-cpp
- * parses 8 M) is parsed whole, and past it files are parsed in order of importance (source before tests,
+ * Characters parsed with tree-sitter in one pass. Parsing (3–24 MB/s a thread in WASM, slower while each
+ * grammar's code warms up) is most of a cold index of a large repository, and syntax chunking is worth
+ * +0.006 NDCG@10 over the indentation chunker on the development set. So a repository up to this size
+ * (every development repository: the largest, abseil-cpp, parses 8.0 M) is parsed whole, and past it files are parsed in order of importance (source before tests,
  * examples and vendored code) until the budget is spent; the rest are chunked by indentation. A later
  * refresh parses its changed files within a budget of its own.
  * PERF: TRIFORGE_CODE_SYNTAX_BUDGET overrides it (characters; 0 chunks everything by indentation).
  */
-const SYNTAX_BUDGET_CHARS = 8_000_000;
+const SYNTAX_BUDGET_CHARS = 10_000_000;
 
 function syntaxBudget(): number {
   const configured = Number(process.env.TRIFORGE_CODE_SYNTAX_BUDGET);
