@@ -9,6 +9,9 @@
  *
  *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/chunk-speed.ts [--against HEAD~1] [--rounds 5] [repo ...]
  *
+ * `--against lines` compares each grammar with the line chunker instead (what a language costs, and
+ * how many files it chunks differently, when it gains a grammar); differences are then expected.
+ *
  * Repositories are names under TRIFORGE_BENCH_REPOS or paths; without any, a spread of languages.
  */
 import { execFileSync } from "node:child_process";
@@ -46,15 +49,20 @@ const { values, positionals } = parseArgs({
 const repos = positionals.length ? positionals : DEFAULT_REPOS;
 const reposDir = repos.every(isAbsolute) ? "" : benchReposDir();
 
-// The baseline chunker: chunk.ts as it was at the revision (its imports are type-only or lazy).
-const repoRoot = join(import.meta.dir, "..");
-const baselineSource = execFileSync("git", ["show", `${values.against}:src/code/chunk.ts`], {
-  cwd: repoRoot,
-  encoding: "utf8",
-});
-const baselinePath = join(mkdtempSync(join(tmpdir(), "triforge-chunk-baseline-")), "chunk.ts");
-writeFileSync(baselinePath, baselineSource);
-const baseline: { chunkSource: typeof chunkSource } = await import(baselinePath);
+const againstLines = values.against === "lines";
+/** The baseline chunker: chunk.ts as it was at the revision (its imports are type-only or lazy). */
+async function baselineAt(revision: string): Promise<{ chunkSource: typeof chunkSource }> {
+  const source = execFileSync("git", ["show", `${revision}:src/code/chunk.ts`], {
+    cwd: join(import.meta.dir, ".."),
+    encoding: "utf8",
+  });
+  const path = join(mkdtempSync(join(tmpdir(), "triforge-chunk-baseline-")), "chunk.ts");
+  writeFileSync(path, source);
+  return import(path);
+}
+const baseline: { chunkSource: typeof chunkSource } = againstLines
+  ? { chunkSource: (text) => chunkSource(text, undefined) }
+  : await baselineAt(values.against);
 
 /** Files the indexer chunks by lines: no grammar, or too long to parse. */
 const LINES = "(by lines)";
@@ -86,7 +94,8 @@ for (const [grammar, files] of [...byGrammar].sort((a, b) => a[0].localeCompare(
     const before = boundaries(baseline.chunkSource(text, parser));
     const after = boundaries(chunkSource(text, parser));
     if (before === after) same++;
-    else if (differing++ < 20) console.log(`  differs: ${path}\n    before ${before}\n    after  ${after}`);
+    else if (!againstLines && differing++ < 20)
+      console.log(`  differs: ${path}\n    before ${before}\n    after  ${after}`);
   }
   const chars = files.reduce((sum, f) => sum + f.text.length, 0);
   // Both on each file in turn (alternating which goes first), so the box's load falls on both alike.
@@ -118,6 +127,6 @@ for (const [grammar, files] of [...byGrammar].sort((a, b) => a[0].localeCompare(
   );
 }
 console.log(
-  `all          ${(totalChars / 1e6).toFixed(2).padStart(15)} ${(totalChars / 1e3 / totals.before).toFixed(2).padStart(11)} ${(totalChars / 1e3 / totals.after).toFixed(2).padStart(11)}  ${(totals.before / totals.after).toFixed(2).padStart(5)}×  ${differing ? `${differing} files differ` : "all the same"}`,
+  `all          ${(totalChars / 1e6).toFixed(2).padStart(15)} ${(totalChars / 1e3 / totals.before).toFixed(2).padStart(11)} ${(totalChars / 1e3 / totals.after).toFixed(2).padStart(11)}  ${(totals.before / totals.after).toFixed(2).padStart(5)}×  ${againstLines ? "(against lines)" : differing ? `${differing} files differ` : "all the same"}`,
 );
 process.exit(differing ? 1 : 0);

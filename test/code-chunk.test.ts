@@ -9,7 +9,8 @@ import {
   TARGET_CHUNK_CHARS,
 } from "../src/code/chunk.ts";
 import { SharedParse } from "../src/code/chunk-pool.ts";
-import type { GrammarName } from "../src/code/languages.ts";
+import { parserFor } from "../src/code/grammars.ts";
+import { type GrammarName, languageOf } from "../src/code/languages.ts";
 
 /** Every chunk's text is exactly its lines of the file, and chunks come in order without overlap. */
 function expectFaithful(text: string, chunks: Chunk[]): void {
@@ -227,4 +228,64 @@ describe("parsing shared with a worker", () => {
       shared.close();
     }
   }, 30_000);
+});
+
+/**
+ * One generated file per grammar that the VS Code package does not ship: definitions nested in a
+ * type or module where the language has one, each under its doc comment (and attribute), with a
+ * blank line inside each body, where indentation alone would see as good a break as the definition.
+ */
+const NESTED_DEFINITIONS: {
+  grammar: GrammarName;
+  extension: string;
+  doc: string;
+  file: (defs: string[]) => string;
+  definition: (i: number) => string;
+}[] = [
+  {
+    grammar: "scala",
+    extension: "scala",
+    doc: "/** Sums order",
+    file: (defs) => `package demo\n\nobject Orders {\n${defs.join("\n")}\n}\n`,
+    definition: (i) =>
+      `  /** Sums order ${i}. */\n  @inline\n  def total${i}(items: List[Int]): Int = {\n    var sum = ${i}\n    for (item <- items) sum += item * ${i}\n\n    val scaled = sum * 2 + items.size\n    scaled + ${i}\n  }\n`,
+  },
+  {
+    grammar: "elixir",
+    extension: "ex",
+    doc: '@doc "Sums order',
+    // No blank lines between definitions: only the grammar knows `@spec` belongs to the `def` below.
+    file: (defs) => `defmodule Orders do\n${defs.join("")}end\n`,
+    definition: (i) =>
+      `  @doc "Sums order ${i}."\n  @spec total${i}([integer]) :: integer\n  def total${i}(items) do\n    sum = Enum.sum(Enum.map(items, &(&1 * ${i})))\n${"    sum = sum + 1\n".repeat(i % 4)}\n    scaled = sum * 2 + length(items)\n    scaled + ${i}\n  end\n`,
+  },
+  {
+    grammar: "c",
+    extension: "c",
+    doc: "/* Sums order",
+    file: (defs) => `#include <stddef.h>\n\n${defs.join("\n")}`,
+    // `new` is a name in C and a keyword in C++: only the C grammar reads this without an error.
+    definition: (i) =>
+      `/* Sums order ${i}. */\nstatic int total${i}(const int *items, size_t n)\n{\n    int new = ${i};\n    for (size_t k = 0; k < n; k++) new += items[k] * ${i};\n\n    int scaled = new * 2 + (int)n;\n    return scaled + ${i};\n}\n`,
+  },
+];
+
+describe("grammars beyond VS Code's", () => {
+  for (const { grammar, extension, doc, file, definition } of NESTED_DEFINITIONS) {
+    test(`${grammar}: .${extension} files parse without errors and chunk at their definitions, doc comments included`, async () => {
+      expect(languageOf(`orders.${extension}`)?.grammar).toBe(grammar);
+      const text = file(Array.from({ length: 16 }, (_, i) => definition(i)));
+      const parser = await parserFor(grammar);
+      const tree = parser?.parse(text);
+      expect(tree?.rootNode.hasError).toBe(false);
+      tree?.delete();
+
+      const chunks = await chunkFile(text, grammar);
+      expectFaithful(text, chunks);
+      expectComplete(text, chunks);
+      expect(chunks.length).toBeGreaterThan(2);
+      // Each chunk after the file's head starts at a definition's doc comment.
+      for (const chunk of chunks.slice(1)) expect(chunk.text.trimStart().startsWith(doc)).toBe(true);
+    });
+  }
 });

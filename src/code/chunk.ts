@@ -36,6 +36,12 @@ const DESCEND_ABOVE_CHARS = MIN_CHUNK_CHARS;
 
 /** Comments, decorators and attributes belong with the definition that follows them. */
 const LEADING_NODE = /comment|decorator|attribute|annotation/;
+/**
+ * Node types that lead a definition when they start with `@`: Elixir's `@doc`/`@spec` attributes
+ * (`unary_operator`; the same type in Python is `-x`).
+ */
+const LEADING_WHEN_AT = new Set(["unary_operator"]);
+const AT_SIGN = 64;
 
 /** Lines that close a block start no chunk: cut after them instead (also `}`, `]` and `)`). */
 const CLOSING_WORDS = ["end", "fi", "done", "esac"];
@@ -93,19 +99,35 @@ export function lineBreakScores(lines: string[]): Int8Array {
   return scores;
 }
 
-/** Per language, by node type id: 1 for comments, decorators and attributes (LEADING_NODE). */
+/** A node type that never leads, always leads, or leads when its text starts with `@`. */
+const NOT_LEADING = 0;
+const LEADING = 1;
+const LEADING_IF_AT = 2;
+
+/** Per language, by node type id: LEADING for comments, decorators and attributes, and so on. */
 const leadingTypes = new WeakMap<Language, Uint8Array>();
 
 function leadingTypesOf(language: Language): Uint8Array {
   let leading = leadingTypes.get(language);
   if (!leading) {
     leading = new Uint8Array(language.types.length);
-    // Node.type reads an unknown id as "ERROR".
-    for (let id = 0; id < leading.length; id++)
-      leading[id] = LEADING_NODE.test(language.types[id] || "ERROR") ? 1 : 0;
+    for (let id = 0; id < leading.length; id++) {
+      // Node.type reads an unknown id as "ERROR".
+      const type = language.types[id] || "ERROR";
+      leading[id] = LEADING_NODE.test(type)
+        ? LEADING
+        : LEADING_WHEN_AT.has(type)
+          ? LEADING_IF_AT
+          : NOT_LEADING;
+    }
     leadingTypes.set(language, leading);
   }
   return leading;
+}
+
+function leads(leading: Uint8Array, node: Node, text: string): boolean {
+  const kind = leading[node.typeId];
+  return kind === LEADING || (kind === LEADING_IF_AT && text.charCodeAt(node.startIndex) === AT_SIGN);
 }
 
 /** Whether the characters of `text` in [from, to) are all white space. */
@@ -133,7 +155,7 @@ function treeBreakScores(root: Node, lineStarts: Int32Array, text: string, score
       const childDepth = isRoot || childRow === nodeRow ? depth : depth + 1;
       const next = children[i + 1];
       // A comment directly above a definition starts that definition's unit.
-      if (next && leading[child.typeId] && next.startPosition.row <= child.endPosition.row + 1) {
+      if (next && leads(leading, child, text) && next.startPosition.row <= child.endPosition.row + 1) {
         unitStart ??= child;
         continue;
       }

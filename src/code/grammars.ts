@@ -4,6 +4,10 @@
  * it; from a source checkout they resolve to node_modules. Nothing here runs until the chunker asks
  * for a language: commands that do not index (hooks, --version) never load this module.
  */
+// Grammars VS Code does not ship: one package (Unlicense) holds them all, built for the same runtime.
+import cWasm from "@cursorless/tree-sitter-wasms/out/tree-sitter-c.wasm" with { type: "file" };
+import elixirWasm from "@cursorless/tree-sitter-wasms/out/tree-sitter-elixir.wasm" with { type: "file" };
+import scalaWasm from "@cursorless/tree-sitter-wasms/out/tree-sitter-scala.wasm" with { type: "file" };
 import bashWasm from "@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm" with { type: "file" };
 import csharpWasm from "@vscode/tree-sitter-wasm/wasm/tree-sitter-c-sharp.wasm" with { type: "file" };
 import cppWasm from "@vscode/tree-sitter-wasm/wasm/tree-sitter-cpp.wasm" with { type: "file" };
@@ -22,8 +26,10 @@ import type { GrammarName } from "./languages.ts";
 
 const GRAMMAR_FILES: Record<GrammarName, string> = {
   bash: bashWasm,
+  c: cWasm,
   "c-sharp": csharpWasm,
   cpp: cppWasm,
+  elixir: elixirWasm,
   go: goWasm,
   java: javaWasm,
   javascript: javascriptWasm,
@@ -31,6 +37,7 @@ const GRAMMAR_FILES: Record<GrammarName, string> = {
   python: pythonWasm,
   ruby: rubyWasm,
   rust: rustWasm,
+  scala: scalaWasm,
   tsx: tsxWasm,
   typescript: typescriptWasm,
 };

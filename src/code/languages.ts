@@ -5,8 +5,10 @@ export const CONTENT_KINDS: readonly ContentKind[] = ["code", "docs", "config"];
 /** Tree-sitter grammars built into the binary (see grammars.ts); other languages use the line chunker. */
 export type GrammarName =
   | "bash"
+  | "c"
   | "c-sharp"
   | "cpp"
+  | "elixir"
   | "go"
   | "java"
   | "javascript"
@@ -14,6 +16,7 @@ export type GrammarName =
   | "python"
   | "ruby"
   | "rust"
+  | "scala"
   | "tsx"
   | "typescript";
 
@@ -42,8 +45,8 @@ const BY_EXTENSION: Record<string, LanguageInfo> = {
   rs: code("rust", "rust"),
   java: code("java", "java"),
   cs: code("csharp", "c-sharp"),
-  // C is parsed with the C++ grammar: a near superset, and one grammar less in the binary.
-  c: code("c", "cpp"),
+  c: code("c", "c"),
+  // A header may be C++ (abseil's are): the C++ grammar, a near superset of C, parses both.
   h: code("c", "cpp"),
   cc: code("cpp", "cpp"),
   cpp: code("cpp", "cpp"),
@@ -61,16 +64,16 @@ const BY_EXTENSION: Record<string, LanguageInfo> = {
   bash: code("bash", "bash"),
   zsh: code("bash", "bash"),
   bats: code("bash", "bash"),
-  // Languages without a built-in grammar: the indentation-aware line chunker handles them.
+  // A language without a grammar here uses the indentation-aware line chunker.
   kt: code("kotlin"),
   kts: code("kotlin"),
-  scala: code("scala"),
-  sc: code("scala"),
+  scala: code("scala", "scala"),
+  sc: code("scala", "scala"),
   swift: code("swift"),
   m: code("objc"),
   mm: code("objc"),
-  ex: code("elixir"),
-  exs: code("elixir"),
+  ex: code("elixir", "elixir"),
+  exs: code("elixir", "elixir"),
   erl: code("erlang"),
   hrl: code("erlang"),
   hs: code("haskell"),
