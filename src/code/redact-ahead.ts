@@ -1,8 +1,9 @@
 /**
- * Redacting a file costs a sixth of a cold index or more (redact() reads 25–35 MB/s) and needs
- * nothing but the file's text, so on a job without parse workers a worker redacts the files in order
- * ahead of the main thread, on the core that would otherwise be idle. A worker that fails, or a job
- * too small to pay for starting one, is redacted on the main thread: the result is the same.
+ * Redacting a file costs a sixth of a cold index's main-thread time (code mode reads 80–90 MB/s: 1.25 s
+ * of 6.8 s on the generated 99 MB repository) and needs nothing but the file's text, so on a job without
+ * parse workers a worker redacts the files in order ahead of the main thread, on the core that would
+ * otherwise be idle. A worker that fails, or a job too small to pay for starting one, is redacted on the
+ * main thread: the result is the same.
  */
 import { availableParallelism } from "node:os";
 import { workerUrl } from "./chunk-pool.ts";
