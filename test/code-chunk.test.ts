@@ -243,14 +243,6 @@ const NESTED_DEFINITIONS: {
   definition: (i: number) => string;
 }[] = [
   {
-    grammar: "scala",
-    extension: "scala",
-    doc: "/** Sums order",
-    file: (defs) => `package demo\n\nobject Orders {\n${defs.join("\n")}\n}\n`,
-    definition: (i) =>
-      `  /** Sums order ${i}. */\n  @inline\n  def total${i}(items: List[Int]): Int = {\n    var sum = ${i}\n    for (item <- items) sum += item * ${i}\n\n    val scaled = sum * 2 + items.size\n    scaled + ${i}\n  }\n`,
-  },
-  {
     grammar: "elixir",
     extension: "ex",
     doc: '@doc "Sums order',

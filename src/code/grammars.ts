@@ -7,7 +7,6 @@
 // Grammars VS Code does not ship: one package (Unlicense) holds them all, built for the same runtime.
 import cWasm from "@cursorless/tree-sitter-wasms/out/tree-sitter-c.wasm" with { type: "file" };
 import elixirWasm from "@cursorless/tree-sitter-wasms/out/tree-sitter-elixir.wasm" with { type: "file" };
-import scalaWasm from "@cursorless/tree-sitter-wasms/out/tree-sitter-scala.wasm" with { type: "file" };
 import bashWasm from "@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm" with { type: "file" };
 import csharpWasm from "@vscode/tree-sitter-wasm/wasm/tree-sitter-c-sharp.wasm" with { type: "file" };
 import cppWasm from "@vscode/tree-sitter-wasm/wasm/tree-sitter-cpp.wasm" with { type: "file" };
@@ -37,7 +36,6 @@ const GRAMMAR_FILES: Record<GrammarName, string> = {
   python: pythonWasm,
   ruby: rubyWasm,
   rust: rustWasm,
-  scala: scalaWasm,
   tsx: tsxWasm,
   typescript: typescriptWasm,
 };

@@ -16,7 +16,6 @@ export type GrammarName =
   | "python"
   | "ruby"
   | "rust"
-  | "scala"
   | "tsx"
   | "typescript";
 
@@ -67,8 +66,8 @@ const BY_EXTENSION: Record<string, LanguageInfo> = {
   // A language without a grammar here uses the indentation-aware line chunker.
   kt: code("kotlin"),
   kts: code("kotlin"),
-  scala: code("scala", "scala"),
-  sc: code("scala", "scala"),
+  scala: code("scala"),
+  sc: code("scala"),
   swift: code("swift"),
   m: code("objc"),
   mm: code("objc"),
