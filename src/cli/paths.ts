@@ -1,12 +1,21 @@
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+
+/**
+ * The home folder as `os.homedir()` finds it (USERPROFILE on Windows, HOME elsewhere), from the
+ * environment first. PERF: node:os costs ~0.35 ms of start-up and every hook reaches this module; it
+ * is loaded only when the variable is missing.
+ */
+function homeFolder(): string {
+  const fromEnv = process.platform === "win32" ? process.env.USERPROFILE : process.env.HOME;
+  return fromEnv || (require("node:os") as typeof import("node:os")).homedir();
+}
 
 /**
  * Where triforge keeps its data: `~/.claude/triforge/` (Windows `%USERPROFILE%\.claude\triforge\`).
  * TRIFORGE_HOME overrides it (tests, and users who want the data elsewhere).
  */
 export function dataDir(): string {
-  return process.env.TRIFORGE_HOME || join(homedir(), ".claude", "triforge");
+  return process.env.TRIFORGE_HOME || join(homeFolder(), ".claude", "triforge");
 }
 
 /** Extracted model files and other caches that can be rebuilt at any time. */

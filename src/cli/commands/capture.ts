@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { findProjectRoot } from "../../project/config.ts";
+import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
 import { logError } from "../log.ts";
 
@@ -24,10 +23,11 @@ export default defineCommand({
     let projectRoot: string | undefined;
     try {
       const project = typeof values.project === "string" ? values.project : undefined;
-      // PERF: an inactive project is decided before stdin is even read. (No TTY check on stdin:
-      // node:tty alone costs ~3 ms of start-up; run by hand, capture waits for JSON like `cat` does.)
-      if (project !== undefined && !(projectRoot = findProjectRoot(project))) return 0;
-      const raw = readFileSync(0, "utf8");
+      // PERF: an inactive project is decided before stdin is even read, and without node:fs (~1.2 ms).
+      // (No TTY check on stdin: node:tty alone costs ~3 ms of start-up; run by hand, capture waits for
+      // JSON like `cat` does.)
+      if (project !== undefined && !(projectRoot = await findProjectRootAsync(project))) return 0;
+      const raw = (require("node:fs") as typeof import("node:fs")).readFileSync(0, "utf8");
       // PERF: the parser, the redactor and the chat log load only for an active project (~4 ms).
       const { captureTranscript, parseHookInput } = await import("../../memory/capture.ts");
       if (projectRoot === undefined) {

@@ -1,15 +1,15 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { preludeContext, sessionStartOutput } from "../../mcp/prelude.ts";
-import { findProjectRoot } from "../../project/config.ts";
+import { findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
 import { logError } from "../log.ts";
 import { projectDataDir } from "../paths.ts";
 
-// PERF: a SessionStart hook on every session; imports only node:fs and small local modules
-// (no SDK, no zod, no model), so it costs about what an empty binary start costs. Output through
-// console.log and input from fd 0: touching process.stdout/stdin costs 7-9 ms each
-// (CONTRIBUTING.md), and stdin is read only when --project is absent.
+// PERF: a SessionStart hook on every session; imports only small local modules (no SDK, no zod, no
+// model, and no node:fs: ~1.2 ms, so files are read through Bun.file), so it costs about what an
+// empty binary start costs. Output through console.log and input from fd 0: touching
+// process.stdout/stdin costs 7-9 ms each (CONTRIBUTING.md), and stdin is read only when --project is
+// absent.
 
 /** Bytes read from the end of summary.md: far more than the prelude budget, bounded as the file grows. */
 const SUMMARY_TAIL_BYTES = 64 * 1024;
@@ -27,19 +27,18 @@ export default defineCommand({
       description: "Project folder (walks up to the active root); default: the hook's cwd",
     },
   },
-  run({ values }) {
+  async run({ values }) {
     let root: string | undefined;
     try {
       const start = typeof values.project === "string" ? values.project : (hookInputCwd() ?? process.cwd());
-      root = findProjectRoot(start);
+      root = await findProjectRootAsync(start);
       if (!root) return 0;
-      const summaryFile = join(projectDataDir(root), "summary.md");
-      const tail = readTail(summaryFile, SUMMARY_TAIL_BYTES);
+      const summary = Bun.file(join(projectDataDir(root), "summary.md"));
+      const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
       if (!tail) return 0;
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
       const context =
-        preludeContext(tail.text) ??
-        (tail.partial ? preludeContext(readFileSync(summaryFile, "utf8")) : undefined);
+        preludeContext(tail.text) ?? (tail.partial ? preludeContext(await summary.text()) : undefined);
       if (context) console.log(sessionStartOutput(context));
     } catch (error) {
       logError("prelude", error, root);
@@ -53,6 +52,7 @@ export default defineCommand({
  * garbage input is not an error: the prelude then uses its own working directory.
  */
 function hookInputCwd(): string | undefined {
+  const { fstatSync, readFileSync } = require("node:fs") as typeof import("node:fs");
   try {
     // A terminal (or /dev/null) is a character device: nothing to wait for. PERF: fstat rather than
     // node:tty, which alone costs ~3 ms of start-up.
@@ -66,26 +66,22 @@ function hookInputCwd(): string | undefined {
 }
 
 /** The last `bytes` of a file from a line start; undefined when it is missing or empty. */
-function readTail(file: string, bytes: number): { text: string; partial: boolean } | undefined {
-  let fd: number;
+async function readTail(
+  file: Bun.BunFile,
+  bytes: number,
+): Promise<{ text: string; partial: boolean } | undefined> {
+  // A missing file has size 0, as an empty one: nothing to recall either way. A folder in its place
+  // has a size, and reading it throws (logged by the caller).
+  const size = file.size;
+  if (size === 0) return undefined;
+  const start = Math.max(0, size - bytes);
+  let text: string;
   try {
-    fd = openSync(file, "r");
+    text = await file.slice(start).text();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined; // removed meanwhile
     throw error;
   }
-  try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return undefined;
-    const start = Math.max(0, size - bytes);
-    const buffer = Buffer.alloc(size - start);
-    readSync(fd, buffer, 0, buffer.length, start);
-    const text = buffer.toString("utf8");
-    // Starting mid-file means starting mid-line: drop that partial line (it may not be a real header).
-    return start === 0
-      ? { text, partial: false }
-      : { text: text.slice(text.indexOf("\n") + 1), partial: true };
-  } finally {
-    closeSync(fd);
-  }
+  // Starting mid-file means starting mid-line: drop that partial line (it may not be a real header).
+  return start === 0 ? { text, partial: false } : { text: text.slice(text.indexOf("\n") + 1), partial: true };
 }
