@@ -333,7 +333,7 @@ describe("triforge embed (compiled binary)", () => {
     }
   });
 
-  test("--stdin rejects a bad line with its number and exit 1", async () => {
+  test("--stdin names a bad line by its number on stderr and exits 1 at the end", async () => {
     const notJson = await runBinary(["embed", "--stdin"], { home, stdin: '{"text":"ok"}\nnot json\n' });
     expect(notJson.code).toBe(1);
     expect(notJson.stderr).toContain("line 2: not valid JSON");
