@@ -154,7 +154,21 @@ describe("triforge search (compiled binary)", () => {
     ]);
     const nothing = await runBinary(["search", "#@!", root], { home });
     expect(nothing).toMatchObject({ code: 0, stdout: "" });
-    expect(nothing.stderr).toBe("triforge search: nothing in 6 indexed files matches\n");
+    expect(nothing.stderr).toBe(
+      "triforge search: nothing in 6 indexed files matches: the text does not occur in them\n",
+    );
+
+    // Words no file holds (gibberish, a language the model does not know) get no confident-looking
+    // nearest neighbours; an exact occurrence still counts.
+    for (const query of ["zzzqqq xyzzy", "¿cómo se maneja?"]) {
+      const unrelated = await runBinary(["search", query, root, "--json"], { home });
+      expect(unrelated.code).toBe(0);
+      const result = JSON.parse(unrelated.stdout);
+      expect(result.hits).toEqual([]);
+      expect(result.note).toBe(
+        "nothing in 6 indexed files matches: no code file shares a word with the query (content: all searches every kind)",
+      );
+    }
   });
 
   test("bad options are usage errors (exit 2)", async () => {
@@ -322,7 +336,7 @@ describe("a folder inside a repository (compiled binary)", () => {
     const none = await runBinary(["search", "#@!", "src/app"], { home: userHome, cwd: root });
     expect(none.stderr).toBe(
       `triforge search: Repository ${root} (searched src/app/ only); paths are relative to the repository\n` +
-        "triforge search: nothing in 1 indexed files under src/app matches\n",
+        "triforge search: nothing in 1 indexed files under src/app matches: the text does not occur in them\n",
     );
     // Text for people says where the paths start, since it is not the folder they asked about.
     const text = await runBinary(["search", "verify_session_token"], {

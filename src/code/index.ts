@@ -228,7 +228,11 @@ export async function searchLoaded(
     notes.push(`the query was cut to its first ${MAX_QUERY_CHARS} characters`);
   if (!result.hits.length) {
     const files = under ? index.files.filter((f) => f.path.startsWith(under)).length : index.files.length;
-    notes.push(`nothing in ${files} indexed files${under ? ` under ${result.scope}` : ""} matches`);
+    const content = options.content ?? "code";
+    const why = terms.length
+      ? `no ${content === "all" ? "" : `${content} `}file shares a word with the query${content === "all" ? "" : " (content: all searches every kind)"}`
+      : "the text does not occur in them";
+    notes.push(`nothing in ${files} indexed files${under ? ` under ${result.scope}` : ""} matches: ${why}`);
   }
   if (notes.length) result.note = notes.join("; ");
   return result;
