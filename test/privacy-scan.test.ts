@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { personalScans } from "../src/privacy/personal.ts";
 import { providerScans } from "../src/privacy/providers.ts";
 import { type CandidateScan, matchFrom, sticky } from "../src/privacy/scan.ts";
+import { redact } from "../src/privacy/index.ts";
 import { structuredScans } from "../src/privacy/structured.ts";
 
 function globalMatches(pattern: RegExp, text: string): [number, string][] {
@@ -123,9 +124,23 @@ describe("a pattern run at candidate starts finds what a global search finds", (
         const expected = globalMatches(scan.pattern, text);
         matched += expected.length;
         expect(candidateMatches(scan, text)).toEqual(expected);
+        // Scanners remember where their literals are: the same text scanned again finds the same.
+        expect(candidateMatches(scan, text)).toEqual(expected);
       }
       // The random texts must exercise the pattern, or the comparison proves nothing.
       expect(matched).toBeGreaterThan(20);
     });
   }
+});
+
+test("the same text redacted twice in one process is redacted both times", () => {
+  // Two identical turns in one capture, or two identical files in one code index.
+  const text =
+    "see /Users/bobsmith/project/x and -Users-bobsmith-proj and SK0123456789abcdef0123456789abcdef ok";
+  const first = redact(text).text;
+  expect(first).not.toContain("bobsmith");
+  expect(first).not.toContain("SK0123456789abcdef");
+  expect(redact(text).text).toBe(first);
+  expect(redact(`${text} `).text).toBe(`${first} `);
+  expect(redact(text).text).toBe(first);
 });

@@ -39,17 +39,21 @@ export function sticky(pattern: RegExp): RegExp {
 }
 
 /**
- * Where the first of `literals` occurs. Each literal's next occurrence is remembered for the text last
- * searched, so a literal that is rare is not searched for again at every call (that would be quadratic).
+ * Where the first of `literals` occurs. Each literal's next occurrence is remembered while one scan of a
+ * text moves forward, so a literal that is rare is not searched for again at every call (that would be
+ * quadratic). A new text, or a scan that starts again further back (the same text redacted a second
+ * time), forgets them: what was remembered holds only for positions at or after the last `from`.
  */
 export function literalsAt(literals: string[]): NextStart {
   let searched = "";
+  let lastFrom = 0;
   const next = literals.map(() => -2);
   return (text, from) => {
-    if (text !== searched) {
+    if (text !== searched || from < lastFrom) {
       searched = text;
       next.fill(-2);
     }
+    lastFrom = from;
     let first = -1;
     for (let k = 0; k < literals.length; k++) {
       if (next[k] !== -1 && next[k] < from) next[k] = text.indexOf(literals[k], from);
