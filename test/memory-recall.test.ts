@@ -150,6 +150,19 @@ describe("speaker linking: a name used to address one side names that side", () 
     ]);
   });
 
+  test("a word closing lists in one side's turns is not a name: names are greeted or thanked at least once", () => {
+    const coding = [
+      { role: "user", text: "Does the binary build everywhere?" },
+      { role: "assistant", text: "Yes, it builds for macOS, Linux. The Windows build is separate." },
+      { role: "user", text: "Add the release step." },
+      { role: "assistant", text: "Done. The workflow now uploads artifacts for Windows, Linux." },
+      { role: "user", text: "Thanks, Claude. Ship it." },
+      { role: "assistant", text: "The tests pass on Ubuntu, Linux." },
+      { role: "user", text: "Great, Claude." },
+    ] as const;
+    expect([...learnSpeakerNames(coding)]).toEqual([["claude", "assistant"]]);
+  });
+
   test("a store of one role's documents links nothing", () => {
     expect(learnSpeakerNames(dialogue.map((t) => ({ ...t, role: "user" as const }))).size).toBe(0);
   });

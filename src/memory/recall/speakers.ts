@@ -24,9 +24,10 @@ const AFTER_GREETING =
 const CLAUSE_END = /,\s+(\p{Lu}\p{Ll}+)(?=[!?.])/gu;
 
 /**
- * A name is linked when it is used vocatively at least MIN_VOCATIVES times and at least
- * MIN_ROLE_SHARE of those uses sit in one role's turns: a place named at a clause's end ("my home
- * country, Sweden.") is rare and so not linked; a name both sides use for a third person is not linked.
+ * A name is linked when it is used vocatively at least MIN_VOCATIVES times, at least once after a
+ * greeting or thanks, and at least MIN_ROLE_SHARE of those uses sit in one role's turns: a place named
+ * at a clause's end ("my home country, Sweden.") is rare and so not linked; the last word of lists
+ * ("builds for macOS, Linux.") is never greeted; a name both sides use for a third person is not linked.
  * On LoCoMo's ten conversations every speaker's name and nickname (Mel, Deb, Cal, Jo, Ev) is linked to
  * the right role and nothing else is. Names are learned only from a dialogue, where each role speaks at
  * least `minTurnShare` of the turns: in a store of documents captured as one role (MuSiQue's passages)
@@ -38,7 +39,7 @@ const OTHER: Record<Role, Role> = { user: "assistant", assistant: "user" };
 
 /** Lower-cased name → the role it names. */
 export function learnSpeakerNames(turns: Iterable<SpokenTurn>): Map<string, Role> {
-  const uses = new Map<string, { user: number; assistant: number }>();
+  const uses = new Map<string, { user: number; assistant: number; greeted: boolean }>();
   const spoken = { user: 0, assistant: 0 };
   for (const { role, text } of turns) {
     spoken[role]++;
@@ -50,8 +51,9 @@ export function learnSpeakerNames(turns: Iterable<SpokenTurn>): Map<string, Role
         found.add(start);
         const name = match[1].toLowerCase();
         let count = uses.get(name);
-        if (!count) uses.set(name, (count = { user: 0, assistant: 0 }));
+        if (!count) uses.set(name, (count = { user: 0, assistant: 0, greeted: false }));
         count[role]++;
+        if (pattern === AFTER_GREETING) count.greeted = true;
       }
     }
   }
@@ -60,7 +62,9 @@ export function learnSpeakerNames(turns: Iterable<SpokenTurn>): Map<string, Role
   if (Math.min(spoken.user, spoken.assistant) < SPEAKER_LINKING.minTurnShare * turnCount) return names;
   for (const [name, count] of uses) {
     const total = count.user + count.assistant;
-    if (total < SPEAKER_LINKING.minVocatives) continue;
+    // Greeted or thanked at least once: a word closing a list ("builds for macOS, Linux.") is
+    // clause-final like a name, but nobody writes "Thanks, Linux".
+    if (total < SPEAKER_LINKING.minVocatives || !count.greeted) continue;
     const speaker: Role = count.user >= count.assistant ? "user" : "assistant";
     if (count[speaker] / total >= SPEAKER_LINKING.minRoleShare) names.set(name, OTHER[speaker]);
   }
