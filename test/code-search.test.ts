@@ -162,6 +162,15 @@ describe("ranking", () => {
     expect(definesType("fun Column(name: String) = 1\nval Column = 2", "Column")).toBe(false);
   });
 
+  test("definesType on a minified line reads only the words just before the name", () => {
+    // A 300 KB line: the keyword right before the name still counts, one far back does not reach it.
+    const minified = `${"var a=1;".repeat(40_000)} class Foo{}`;
+    expect(definesType(minified, "Foo")).toBe(true);
+    expect(definesType(`class ${"x".repeat(400)} Foo{}`, "Foo")).toBe(false);
+    // Cut inside a long word: half of it is not taken for a keyword ("xclass" is no "class").
+    expect(definesType(`${"x".repeat(400)}class Foo{}`, "Foo")).toBe(false);
+  });
+
   test("a file named only by the query's words (transfer.c) beats one whose name merely contains one", async () => {
     const root = repo({
       "lib/transfer.c":
