@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyChanges, type FileChange, revertChanges } from "../src/agents/tracked.ts";
+import { applyChanges, type ChangeRecord, type FileChange, revertChanges } from "../src/agents/tracked.ts";
 import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
 
 /**
@@ -82,6 +82,37 @@ describe("~/.claude.json written by another process while triforge edits it", ()
       expect(readdirSync(dir).filter((name) => name.includes("triforge"))).toEqual([]);
     });
   }
+
+  test("a run that fails part-way has already saved a record of the files it changed, so they can be undone", () => {
+    const dir = join(scratch, "partial");
+    mkdirSync(dir);
+    const first = join(dir, ".claude.json");
+    const second = join(dir, "second.json");
+    writeFileSync(first, '{"theme": "dark"}\n');
+    writeFileSync(second, '{"other": true}\n');
+    let swaps = 0;
+    const saved: ChangeRecord[] = [];
+    const run = () =>
+      applyChanges(undefined, [change(first), change(second)], join(dir, "backups"), {
+        // The second file's write fails (a disk full, a file that keeps changing): the run throws.
+        beforeSwap: () => {
+          if (++swaps === 2) throw new Error("no space left on device");
+        },
+        save: (record) => saved.push(structuredClone(record)),
+      });
+    expect(run).toThrow("no space left on device");
+    expect(json(first).mcpServers.triforge).toEqual(triforgeEntry);
+    expect(json(second)).toEqual({ other: true });
+    const record = saved.at(-1)!;
+    expect(record.files.map((f) => f.path)).toEqual([first]);
+    expect(readFileSync(record.files[0].backup!, "utf8")).toBe('{"theme": "dark"}\n');
+    // The failed file's backup went with it: only the saved record's backup is left.
+    expect(readdirSync(join(dir, "backups")).map((name) => join(dir, "backups", name))).toEqual([
+      record.files[0].backup!,
+    ]);
+    revertChanges(record, join(dir, "backups"));
+    expect(readFileSync(first, "utf8")).toBe('{"theme": "dark"}\n');
+  });
 
   test("a file created by someone else first is edited, not overwritten", () => {
     const dir = join(scratch, "create");

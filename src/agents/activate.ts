@@ -134,6 +134,9 @@ export function activate(options: ActivateOptions): { root: string; outcomes: Ou
     earlier,
     activationChanges(options, earlier),
     join(dataDir(), "backups"),
+    {
+      save: (r) => writeRecord(recordPath, { ...r, project: options.root }),
+    },
   );
   if (!earlier || outcomes.some((o) => o.action !== "unchanged"))
     writeRecord(recordPath, { ...record, project: options.root });

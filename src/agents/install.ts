@@ -8,6 +8,7 @@ import { cursorChanges, cursorConfigDir } from "./cursor.ts";
 import { opencodeChanges, opencodeConfigDir } from "./opencode.ts";
 import {
   applyChanges,
+  type ChangeRecord,
   type FileChange,
   makeDirs,
   type Outcome,
@@ -78,10 +79,13 @@ export function install(options: InstallOptions): {
   const createdDirs = makeDirs(dataDir());
   const record = readRecord(manifestPath());
   const changes = agents.flatMap((agent) => installChanges(agent, options, home));
-  const { record: next, outcomes } = applyChanges(record, changes, backupsDir());
   // Folders made for the data directory (~/.claude on a fresh machine) go on uninstall when empty.
-  next.dirs = [...new Set([...createdDirs, ...next.dirs])];
-  if (!record || outcomes.some((o) => o.action !== "unchanged")) writeRecord(manifestPath(), next);
+  const withDataDirs = (r: ChangeRecord) => ({ ...r, dirs: [...new Set([...createdDirs, ...r.dirs])] });
+  const { record: next, outcomes } = applyChanges(record, changes, backupsDir(), {
+    save: (r) => writeRecord(manifestPath(), withDataDirs(r)),
+  });
+  if (!record || outcomes.some((o) => o.action !== "unchanged"))
+    writeRecord(manifestPath(), withDataDirs(next));
   return { agents, outcomes, dataDir: dataDir(), createdDataDir: createdDirs.length > 0 };
 }
 

@@ -264,7 +264,14 @@ export function applyChanges(
   record: ChangeRecord | undefined,
   changes: FileChange[],
   backupsDir: string,
-  options: { beforeSwap?: () => void } = {},
+  options: {
+    beforeSwap?: () => void;
+    /**
+     * Writes the record so far; called after each file written, so a run that fails (or is killed)
+     * part-way still leaves a record of the files it changed for uninstall/deactivate to undo.
+     */
+    save?: (record: ChangeRecord) => void;
+  } = {},
 ) {
   const next: ChangeRecord = record
     ? structuredClone(record)
@@ -284,14 +291,28 @@ export function applyChanges(
       continue;
     }
     for (const dir of makeDirs(dirname(path))) if (!next.dirs.includes(dir)) next.dirs.push(dir);
+    // Backed up before the write: a file written without its backup could not be restored.
+    let backup = read === undefined ? undefined : backupFile(path, read, backupsDir);
     // Re-read right before writing: the edit lands on what the file holds then, not on our first read.
-    const { text, applied, before: current } = swapFile(path, read, plan, options.beforeSwap);
+    let swapped: ReturnType<typeof swapFile<ReturnType<typeof plan>>>;
+    try {
+      swapped = swapFile(path, read, plan, options.beforeSwap);
+    } catch (error) {
+      if (backup) rmSync(backup, { force: true }); // nothing was written: no backup to keep
+      throw error;
+    }
+    const { text, applied, before: current } = swapped;
+    if (current !== read) {
+      // Changed between our read and the write: what was replaced is what to keep.
+      if (backup) rmSync(backup, { force: true });
+      backup = current === undefined ? undefined : backupFile(path, current, backupsDir);
+    }
     if (text === current) {
       // Someone made the same change meanwhile.
+      if (backup) rmSync(backup, { force: true });
       outcomes.push({ path, action: "unchanged" });
       continue;
     }
-    const backup = current === undefined ? undefined : backupFile(path, current, backupsDir);
     if (backup) next.backups.push(backup);
     const untouchedSince =
       earlier !== undefined && current !== undefined && sha256(current) === earlier.afterSha256;
@@ -313,6 +334,8 @@ export function applyChanges(
     if (earlier) next.files[next.files.indexOf(earlier)] = entry;
     else next.files.push(entry);
     outcomes.push({ path, action: current === undefined ? "created" : "updated" });
+    next.updatedAt = new Date().toISOString();
+    options.save?.(next);
   }
   next.updatedAt = new Date().toISOString();
   return { record: next, outcomes };
