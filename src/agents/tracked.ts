@@ -107,8 +107,9 @@ export function swapFile<T extends { text: string | undefined }>(
   let current = expected;
   let failure: unknown;
   for (let attempt = 0; attempt < SWAP_ATTEMPTS; attempt++) {
-    if (attempt > 0 && current === "" && expected) {
-      // Emptied: its writer opened it and has not written yet. An edit of "" would drop the whole file.
+    if (attempt > 0 && current === "" && current !== expected) {
+      // Emptied, or just created empty: its writer opened it and has not written yet. An edit of ""
+      // would drop the whole file, or land in an inode the writer is about to fill.
       Bun.sleepSync(HALF_WRITTEN_WAIT_MS);
       current = readText(path);
       continue;
@@ -186,7 +187,8 @@ function swapOnce(
 
 /** A file system without hard links (FAT, some network shares) answers link() with one of these. */
 function noHardLinks(error: unknown): boolean {
-  return ["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"].includes(
+  // EISDIR: how libuv reports Windows' ERROR_INVALID_FUNCTION (CreateHardLink on FAT/exFAT).
+  return ["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EISDIR"].includes(
     (error as NodeJS.ErrnoException).code ?? "",
   );
 }

@@ -2,7 +2,7 @@
  * Recall: the memory core every adapter (MCP `rag_search`, `triforge recall`, later HTTP) calls.
  * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { triforgeCommand } from "../../cli/shell.ts";
 import { configPath } from "../../project/config.ts";
 import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
@@ -398,7 +398,8 @@ async function pendingRecords(projectRoot: string, store?: SqliteMemoryStore): P
       offset = state.offset;
   }
   if (offset >= size) return 0;
-  const text = readFileSync(file).subarray(offset).toString("utf8");
+  // Only what follows the offset: the log holds every session ever captured.
+  const text = await Bun.file(file).slice(offset, size).text();
   // A last line without its newline is still being written: not a record yet.
   const records = text
     .slice(0, text.lastIndexOf("\n") + 1)
