@@ -17,8 +17,8 @@ import { pathTokens, TermInterner } from "./tokens.ts";
 
 const WORD = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu;
 /**
- * Bounds the word and run tables on huge repositories (each run and word keeps a row sum of 64
- * floats: 200 k runs hold about 50 MB); past it they start again, losing nothing. The generated
+ * Bounds the word table and the run table on huge repositories (each run and word keeps a row sum of
+ * 64 floats: 200 k of them hold about 50 MB); past it they start again, losing nothing. The generated
  * 10,000-file repository has 110 k distinct runs.
  */
 const MAX_CACHED_RUNS = 200_000;
@@ -204,7 +204,9 @@ export class ChunkEncoder {
 
   /** Adds one chunk of the file at `path`: its BM25 document now, its vector at the next embed(). */
   add(path: string, text: string): void {
-    if (this.chunkEnds.length === 0 && this.runs.size > MAX_CACHED_RUNS) this.forget();
+    // Words are bounded too: text with non-ASCII letters adds words without runs (a CJK clause is one word).
+    const full = this.runs.size > MAX_CACHED_RUNS || this.words.size > MAX_CACHED_RUNS;
+    if (this.chunkEnds.length === 0 && full) this.forget();
     if (path !== this.lastPath) {
       this.lastPath = path;
       this.pathTerms = Int32Array.from(pathTokens(path), (term) => this.interner.idOf(term));
