@@ -385,6 +385,25 @@ describe("the repository of a folder", () => {
     expect(related.source?.file_path).toBe("src/lib/parse.ts");
     expect(related.hits).toEqual([]);
   });
+
+  test("a folder the repository ignores (a scratch project, a vendored checkout) is searched as its own root", async () => {
+    const root = realpathSync(
+      repo({
+        ".gitignore": "scratch/\n",
+        "src/app.ts": "export const app = 1;\n",
+        "scratch/widget.ts": "export function parseWidget(text: string) {\n  return text.trim();\n}\n",
+      }),
+    );
+    mkdirSync(join(root, ".git"));
+    const scratch = await searchCode(join(root, "scratch"), "parse widget");
+    expect(scratch.repo).toBe(join(root, "scratch"));
+    expect(scratch.scope).toBeUndefined();
+    expect(scratch.hits.map((h) => h.file_path)).toEqual(["widget.ts"]);
+    // The repository's own index still leaves it out.
+    expect((await searchCode(root, "parse widget")).hits.map((h) => h.file_path)).not.toContain(
+      "scratch/widget.ts",
+    );
+  });
 });
 
 describe("bad input", () => {

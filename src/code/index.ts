@@ -164,7 +164,14 @@ export async function openRepository(
   options: { refresh?: "now" | "auto" | "never" } = {},
 ): Promise<{ index: CodeIndex; scope: string }> {
   const { root, scope } = locateRepository(repo);
-  return { index: await openIndex(root, options), scope };
+  const index = await openIndex(root, options);
+  // A folder the repository's own rules leave out (a git-ignored scratch project, a vendored
+  // checkout) has no file in its index: it is searched as its own root, as a folder outside any
+  // repository is, rather than found empty.
+  const under = scopePrefix(scope);
+  if (under && !index.files.some((f) => f.path.startsWith(under)))
+    return { index: await openIndex(join(root, scope), options), scope: "" };
+  return { index, scope };
 }
 
 export function checkContent(content: string): ContentFilter {
