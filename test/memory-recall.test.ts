@@ -163,6 +163,22 @@ describe("speaker linking: a name used to address one side names that side", () 
     expect([...learnSpeakerNames(coding)]).toEqual([["claude", "assistant"]]);
   });
 
+  test("a linked name written as a file name, in capitals or as part of a longer proper name names nobody", () => {
+    const names = new Map([["claude", "assistant" as const]]);
+    expect(queryRole("what did Claude suggest for the cache?", names)).toBe("assistant");
+    expect(queryRole("what did Claude's plan say", names)).toBe("assistant");
+    for (const query of [
+      "what did we write in CLAUDE.md about hooks",
+      "what is in claude.json",
+      "how does Claude Code load the MCP server",
+      "the CLAUDE section",
+    ]) {
+      expect(queryRole(query, names)).toBeUndefined();
+      expect(withoutNames(query, names)).toBe(query);
+    }
+    expect(withoutNames("what did Claude suggest", names)).toBe("what did   suggest");
+  });
+
   test("a store of one role's documents links nothing", () => {
     expect(learnSpeakerNames(dialogue.map((t) => ({ ...t, role: "user" as const }))).size).toBe(0);
   });

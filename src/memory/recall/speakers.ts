@@ -80,8 +80,8 @@ const QUERY_WORD = /[\p{L}\p{N}]+/gu;
 export function queryRole(query: string, names: Map<string, Role>): Role | undefined {
   if (names.size === 0) return undefined;
   const roles = new Set<Role>();
-  for (const [word] of query.matchAll(QUERY_WORD)) {
-    const role = names.get(word.toLowerCase());
+  for (const match of query.matchAll(QUERY_WORD)) {
+    const role = namedRole(query, match, names);
     if (role) roles.add(role);
   }
   return roles.size === 1 ? [...roles][0] : undefined;
@@ -89,7 +89,27 @@ export function queryRole(query: string, names: Map<string, Role>): Role | undef
 
 /** The query with its linked names (and their possessive 's) blanked out. */
 export function withoutNames(query: string, names: Map<string, Role>): string {
-  return query.replace(/[\p{L}\p{N}]+(?:['’]s\b)?/gu, (word) =>
-    names.has(word.replace(/['’]s$/, "").toLowerCase()) ? " " : word,
-  );
+  return query.replace(/[\p{L}\p{N}]+(?:['’]s\b)?/gu, (word, at: number) => {
+    const name = word.replace(/['’]s$/, "");
+    return namedRole(query, { 0: name, index: at }, names) ? " " : word;
+  });
+}
+
+/**
+ * The role a word of the query names, when it is used as a person's name: not in capitals, a file
+ * name or the first word of a longer proper name. A user who thanks "Claude" still asks about
+ * `CLAUDE.md` and "Claude Code" as things, not about the assistant's turns.
+ */
+function namedRole(
+  query: string,
+  match: { 0: string; index?: number },
+  names: Map<string, Role>,
+): Role | undefined {
+  const word = match[0];
+  const role = names.get(word.toLowerCase());
+  if (!role) return undefined;
+  if (word.length > 1 && word === word.toUpperCase()) return undefined;
+  const after = query.slice((match.index ?? 0) + word.length);
+  if (/^\.\p{L}/u.test(after) || /^\s+\p{Lu}\p{Ll}/u.test(after)) return undefined;
+  return role;
 }
