@@ -157,9 +157,13 @@ export function saveIndex(index: CodeIndex): void {
       if (padding) writeSync(fd, zeros, 0, padding);
       at += padding;
     }
-  } finally {
+  } catch (error) {
+    // A full disk: a partial index of hundreds of MB must not stay behind on it at every retry.
     closeSync(fd);
+    rmSync(temporary, { force: true });
+    throw error;
   }
+  closeSync(fd);
   renameSync(temporary, file);
 }
 
