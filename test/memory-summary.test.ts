@@ -87,6 +87,8 @@ describe("the extractive summary's Decided: lines", () => {
       "The fix was a missing await in the session loader.",
       "Do not commit the generated bundle to git.",
       "Great, we'll switch the queue to Redis streams.",
+      // An instruction opening with "have" or "do" is no question.
+      "Have the CI use Node 20 instead of 18.",
     ]) {
       expect({ sentence, decision: isDecision(sentence) }).toEqual({ sentence, decision: true });
     }
@@ -104,6 +106,7 @@ describe("the extractive summary's Decided: lines", () => {
       "Should we use Redis for the cache?",
       "Should we use Redis for the cache",
       "How do we switch the build to esbuild",
+      "Have you switched the build to esbuild",
       "Do we still need to support Windows 7?",
       "I'm not sure whether we should move to Postgres.",
       "Thanks, that should do it!",

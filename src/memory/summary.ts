@@ -16,8 +16,10 @@ const DECISION =
  * indirect one ("not sure whether we should …", "I wonder if …").
  */
 const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
+// "do" and "have" also open instructions ("Have the CI use Node 20", "Do the migration first"): only
+// with a pronoun after them do they open a question ("Do we keep it?", "Have you tried …").
 const QUESTION_OPENING =
-  /^(?:(?:what|which|why|how|when|where|who)\s+)?(?:should|shall|could|would|can|do|does|did|is|are|was|were|will|have|has)\s+(?:we|i|you|it|this|that|they|there|the|he|she|our|my|your)\b/i;
+  /^(?:(?:what|which|why|how|when|where|who)\s+)?(?:(?:should|shall|could|would|can|does|did|is|are|was|were|will|has)\s+(?:we|i|you|it|this|that|they|there|the|he|she|our|my|your)|(?:do|have)\s+(?:we|i|you|it|they|he|she))\b/i;
 const INDIRECT_QUESTION = /\b(?:whether|wonder(?:ing)? if|not sure (?:if|about)|check (?:if|whether))\b/i;
 /**
  * An agent narrating its next step ("Now let me read the file and replace it:") is not a decision: a
