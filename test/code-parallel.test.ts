@@ -183,6 +183,9 @@ describe("chunk encoder", () => {
       ],
       ["src/auth/session.ts", "MAX_RETRY_COUNT = 0x1F; // retry_count++ |a|b| -> __init__ 42abc"],
       ["docs/日本/readme.md", "Ünïcödé naïve straße 東京 CamelCase_snake x\u00a0y"],
+      // Symbols join words as BERT splits only at punctuation; control and zero-width characters are
+      // deleted (joining what is around them); combining marks of NFD text stay with their letter.
+      ["src/fmt.c", "10×3 x→y ©2024 ───── e\u0301te cafe\u0301 a\u200bb c\u0001d form\ffeed"],
       ["src/auth/session.ts", ""],
       ["a.py", "|||"],
       // Many distinct long words: more tokens than one tokenizer input may hold, so the encoder

@@ -15,7 +15,14 @@ import { Bm25Additions } from "./bm25.ts";
 import { EMPTY_HASH, hashString, mixHash, RangeTable } from "./range-table.ts";
 import { pathTokens, TermInterner } from "./tokens.ts";
 
-const WORD = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu;
+/**
+ * Words as the BERT pre-tokenizer splits text: runs between white space and punctuation (Unicode `P`
+ * and ASCII symbols), each punctuation mark alone; other symbols (`×`, `→`, `©`) and combining marks
+ * stay inside their word. What its normaliser deletes (control and format characters, private-use
+ * and unassigned ones, U+FFFD) is removed first, joining what is around it.
+ */
+const WORD = /[^\s\p{P}!-/:-@[-`{-~]+|[\p{P}!-/:-@[-`{-~]/gu;
+const DELETED = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\p{Cf}\p{Co}\p{Cn}\ufffd]/gu;
 /**
  * Bounds the word table and the run table on huge repositories (each run and word keeps a row sum of
  * 64 floats: 200 k of them hold about 50 MB); past it they start again, losing nothing. The generated
@@ -38,11 +45,13 @@ const IDENTIFIER = 1;
 const PUNCT = 2;
 const NON_ASCII = 3;
 const CLASS = new Uint8Array(128).map((_, c) =>
-  c === 32 || (c >= 9 && c <= 13)
+  c === 32 || c === 9 || c === 10 || c === 13
     ? SPACE
     : (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
       ? IDENTIFIER
-      : PUNCT,
+      : c < 32 || c === 127
+        ? NON_ASCII // a control character, which BERT deletes: the Unicode path handles it
+        : PUNCT,
 );
 const UNDERSCORE = 95;
 
@@ -277,7 +286,7 @@ export class ChunkEncoder {
     if (ascii) return;
     // Unicode letters join words: split the whole text again the way the BERT pre-tokenizer does.
     this.items.length = start;
-    for (const word of text.toLowerCase().match(WORD) ?? []) {
+    for (const word of text.replace(DELETED, "").toLowerCase().match(WORD) ?? []) {
       let w = this.words.find(word, 0, word.length, hashString(word));
       if (w < 0) w = this.addWord(word, hashString(word));
       this.items.push(~w);
