@@ -92,7 +92,14 @@ export function tryLock(path: string, purpose: string): ProjectLock | undefined 
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, "wx");
-      writeSync(fd, JSON.stringify(info));
+      try {
+        writeSync(fd, JSON.stringify(info));
+      } catch (error) {
+        // A full disk: an empty lock file would hold off every writer for STALE_AFTER_MS.
+        closeSync(fd);
+        unlinkSync(path);
+        throw error;
+      }
       closeSync(fd);
       return held(path, nonce);
     } catch (error) {
