@@ -5,6 +5,7 @@
  * into chunks near TARGET_CHUNK_CHARS, preferring the best-scored breaks.
  */
 import type { Language, Node, Parser } from "web-tree-sitter";
+import { isSpaceCode } from "../privacy/scan.ts";
 import type { GrammarName } from "./languages.ts";
 
 export interface Chunk {
@@ -46,23 +47,6 @@ const AT_SIGN = 64;
 /** Lines that close a block start no chunk: cut after them instead (also `}`, `]` and `)`). */
 const CLOSING_WORDS = ["end", "fi", "done", "esac"];
 
-/** White space as String.trim and a regular expression's \s see it. */
-function isSpace(c: number): boolean {
-  if (c === 32 || (c >= 9 && c <= 13)) return true;
-  if (c < 160) return false;
-  return (
-    c === 160 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
-}
-
 /** [A-Za-z0-9_], what a regular expression's \b sees as a word character. */
 function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
@@ -88,7 +72,7 @@ export function lineBreakScores(lines: string[]): Int8Array {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     let first = 0;
-    while (first < line.length && isSpace(line.charCodeAt(first))) first++;
+    while (first < line.length && isSpaceCode(line.charCodeAt(first))) first++;
     const blank = first === line.length;
     if (!blank && !closesBlock(line, first)) {
       if (first === 0) scores[i] = previousBlank ? BREAK_TOP_LEVEL : BREAK_TOP_LEVEL - 1;
@@ -132,7 +116,7 @@ function leads(leading: Uint8Array, node: Node, text: string): boolean {
 
 /** Whether the characters of `text` in [from, to) are all white space. */
 function blank(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (!isSpace(text.charCodeAt(i))) return false;
+  for (let i = from; i < to; i++) if (!isSpaceCode(text.charCodeAt(i))) return false;
   return true;
 }
 

@@ -63,5 +63,22 @@ export function literalsAt(literals: string[]): NextStart {
   };
 }
 
+/** White space as a regular expression's `\s` and String.trim see it (ASCII, then the Unicode spaces). */
+export function isSpaceCode(c: number): boolean {
+  if (c === 32 || (c >= 9 && c <= 13)) return true;
+  if (c < 160) return false;
+  return (
+    c === 160 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
 export const isDigitCode = (c: number) => c >= 48 && c <= 57;
 export const isHexCode = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);

@@ -7,7 +7,7 @@ import {
   isStandardUuid,
   isTemplate,
 } from "./text.ts";
-import { type CandidateScan, matchFrom, type NextStart, sticky } from "./scan.ts";
+import { type CandidateScan, isSpaceCode, matchFrom, type NextStart, sticky } from "./scan.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -31,19 +31,6 @@ const MIN_PEM_BODY = 32;
 // a body after each one.
 const isBase64Code = (c: number) =>
   (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 61;
-/** `\s` of a regex: ASCII and Unicode white space. */
-const isSpaceCode = (c: number) =>
-  (c >= 9 && c <= 13) ||
-  c === 32 ||
-  c === 0xa0 ||
-  c === 0x1680 ||
-  (c >= 0x2000 && c <= 0x200a) ||
-  c === 0x2028 ||
-  c === 0x2029 ||
-  c === 0x202f ||
-  c === 0x205f ||
-  c === 0x3000 ||
-  c === 0xfeff;
 /** Between body lines: white space, quotes, `+` `,` `;` of string concatenation, `\` of an escaped newline. */
 const isBodySeparator = (c: number) =>
   isSpaceCode(c) || c === 34 || c === 39 || c === 96 || c === 43 || c === 44 || c === 59 || c === 92;
