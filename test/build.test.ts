@@ -102,17 +102,11 @@ describe.skipIf(missingAddons.length > 0)("bun run build (all five targets)", ()
   let built: Promise<{ code: number; output: string }> | undefined;
   const build = () =>
     (built ??= (async () => {
-      const proc = Bun.spawn(["bun", "run", join(ROOT, "build/build.ts"), "--outdir", outdir], {
-        cwd: ROOT,
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [out, err, code] = await Promise.all([
-        new Response(proc.stdout).text(),
-        new Response(proc.stderr).text(),
-        proc.exited,
-      ]);
-      return { code, output: out + err };
+      const { code, stdout, stderr } = await spawnCollect(
+        ["bun", "run", join(ROOT, "build/build.ts"), "--outdir", outdir],
+        { cwd: ROOT },
+      );
+      return { code, output: stdout + stderr };
     })());
 
   test("writes one binary per target and SHA256SUMS that matches them", async () => {
@@ -162,16 +156,10 @@ describe.skipIf(missingAddons.length > 0)("bun run build (all five targets)", ()
       const folder = tempDir();
       const binary = join(folder, "triforge");
       copyFileSync(join(outdir, "triforge-linux-arm64"), binary);
-      const proc = Bun.spawn([qemu!, "-L", arm64Libc, binary, "embed", "database migration"], {
-        env: { HOME: home, TRIFORGE_HOME: join(home, "data") },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [stdout, stderr, code] = await Promise.all([
-        new Response(proc.stdout).text(),
-        new Response(proc.stderr).text(),
-        proc.exited,
-      ]);
+      const { stdout, stderr, code } = await spawnCollect(
+        [qemu!, "-L", arm64Libc, binary, "embed", "database migration"],
+        { env: { HOME: home, TRIFORGE_HOME: join(home, "data") } },
+      );
       expect(stderr).toBe("");
       expect(code).toBe(0);
       const host = await runBinary(["embed", "database migration"], { home: tempDir() });
@@ -185,16 +173,11 @@ describe.skipIf(missingAddons.length > 0)("bun run build (all five targets)", ()
   test("an unknown target is refused before anything is built", async () => {
     const scratch = tempDir();
     mkdirSync(scratch, { recursive: true });
-    const proc = Bun.spawn(
+    const { code, stderr } = await spawnCollect(
       ["bun", "run", join(ROOT, "build/build.ts"), "--target", "plan9-mips", "--outdir", scratch],
-      {
-        cwd: ROOT,
-        stdout: "pipe",
-        stderr: "pipe",
-      },
+      { cwd: ROOT },
     );
-    const stderr = await new Response(proc.stderr).text();
-    expect(await proc.exited).not.toBe(0);
+    expect(code).not.toBe(0);
     expect(stderr).toContain("unknown target plan9-mips");
     expect(readdirSync(scratch)).toEqual([]);
   });

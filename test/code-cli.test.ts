@@ -11,7 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { indexFile } from "../src/code/store.ts";
-import { compiledBinary, connectServe, runBinary, tempDir } from "./helpers.ts";
+import { compiledBinary, connectServe, runBinary, spawnCollect, tempDir } from "./helpers.ts";
 
 const home = tempDir("triforge-code-cli-");
 
@@ -214,7 +214,7 @@ describe("triforge code-index and find-related (compiled binary)", () => {
         userHome,
       ])
         chmodSync(dir, 0o777);
-      const proc = Bun.spawn(
+      const { stdout, code } = await spawnCollect(
         [
           "setpriv",
           "--reuid=65534",
@@ -225,13 +225,8 @@ describe("triforge code-index and find-related (compiled binary)", () => {
           root,
           "--json",
         ],
-        {
-          env: { PATH: process.env.PATH ?? "", HOME: userHome, TRIFORGE_HOME: join(userHome, "data") },
-          stdout: "pipe",
-          stderr: "pipe",
-        },
+        { env: { PATH: process.env.PATH ?? "", HOME: userHome, TRIFORGE_HOME: join(userHome, "data") } },
       );
-      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
       expect(code).toBe(0);
       expect(JSON.parse(stdout)).toMatchObject({ files: 4, skipped: { unreadable: 1 } });
     },

@@ -31,7 +31,7 @@ import {
   textReply,
   toolUseReply,
 } from "../fakes/anthropic.ts";
-import { compiledBinary, runBinary, tempDir } from "../helpers.ts";
+import { compiledBinary, runBinary, spawnCollect, tempDir } from "../helpers.ts";
 
 /** The version the transcript fixtures in ../shared were generated with; override to try another. */
 const CLAUDE_CODE_VERSION = process.env.TRIFORGE_E2E_CLAUDE_VERSION ?? "2.1.332";
@@ -219,18 +219,10 @@ describe.skipIf(!claude.binary)(`Claude Code ${CLAUDE_CODE_VERSION} end to end`,
   });
 
   async function runClaude(name: string, args: string[]) {
-    const proc = Bun.spawn([claude.binary!, ...args], {
+    const { stdout, stderr, code } = await spawnCollect([claude.binary!, ...args], {
       cwd: project,
       env: claudeEnv(),
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
     });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
     sessions.push({ name, stdout, stderr, code });
     return { stdout, stderr, code };
   }
