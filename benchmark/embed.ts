@@ -11,6 +11,7 @@
 import { parseArgs } from "node:util";
 import { MAX_TOKENS, StaticModel } from "../src/embed/model.ts";
 import { readModelDir, resolveModelDir } from "../src/embed/source.ts";
+import { seededRandom } from "../test/random.ts";
 
 /** Texts per embedBatch call: the batch the CLI's --stdin and the indexers use. */
 const BATCH = 256;
@@ -18,16 +19,6 @@ const BATCH = 256;
 const { values } = parseArgs({ options: { texts: { type: "string" }, rounds: { type: "string" } } });
 const textCount = Number(values.texts ?? 5000);
 const rounds = Math.max(1, Number(values.rounds ?? 5));
-
-/** Deterministic PRNG (mulberry32) so every run embeds the same corpus. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PROSE =
   "we decided to move the session store to sqlite because the index must survive restarts and the cache " +
@@ -48,7 +39,8 @@ const RUSSIAN =
 
 /** Chat-like texts of 5 to ~150 words: mostly English prose, some code and identifiers, some Russian. */
 function corpus(n: number): string[] {
-  const next = random(42);
+  // Deterministic, so every run embeds the same corpus.
+  const next = seededRandom(42);
   const words = PROSE.split(" ");
   const pick = <T>(list: T[]) => list[Math.floor(next() * list.length)];
   return Array.from({ length: n }, () => {

@@ -9,6 +9,7 @@ import { providerScans } from "../src/privacy/providers.ts";
 import { type CandidateScan, matchFrom, sticky } from "../src/privacy/scan.ts";
 import { redact } from "../src/privacy/index.ts";
 import { structuredScans } from "../src/privacy/structured.ts";
+import { seededRandom } from "./random.ts";
 
 function globalMatches(pattern: RegExp, text: string): [number, string][] {
   const re = new RegExp(pattern.source, pattern.flags);
@@ -29,19 +30,9 @@ function candidateMatches({ pattern, nextStart }: CandidateScan, text: string): 
   return found;
 }
 
-/** A small deterministic generator (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Text from `pieces` (characters or whole words), so that the pattern's parts meet often. */
 function texts(pieces: string[], count: number, seed: number): string[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
     let text = "";

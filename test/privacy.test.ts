@@ -5,16 +5,10 @@ import { join } from "node:path";
 import { loadProjectRules, maskCandidates, redact, strictEntropyPass } from "../src/privacy/index.ts";
 import { decodesToPlaceholder, isDominatedByOneChar, isPlaceholderWord } from "../src/privacy/text.ts";
 import { runBinary, tempDir } from "./helpers.ts";
+import { seededRandom } from "./random.ts";
 
 // Every secret below is generated here from a seeded generator: realistic in shape, owned by no one.
-let seed = 0x5eed;
-function random(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = seededRandom(0x5eed);
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER = "abcdefghijklmnopqrstuvwxyz";
 const DIGITS = "0123456789";
