@@ -118,3 +118,21 @@ export function dumpGraph(root: string) {
   store.close();
   return { phrases: [...phrase.values()].sort(), facts, edges, chunks, turns };
 }
+
+/** A request the fake OpenAI server received, as far as telling the indexing steps apart needs. */
+type LlmRequest = { body?: { messages?: { role: string; content: unknown }[] } };
+const systemPrompt = (r: LlmRequest) =>
+  String(r.body?.messages?.find((m) => m.role === "system")?.content ?? "");
+/** Which indexing step sent a request: each step's system prompt opens its own way (src/llm). */
+export const isReview = (r: LlmRequest) => systemPrompt(r).startsWith("You review strings");
+export const isNer = (r: LlmRequest) => systemPrompt(r).startsWith("You extract named entities");
+export const isTriples = (r: LlmRequest) => systemPrompt(r).startsWith("You build an RDF graph");
+export const isSummary = (r: LlmRequest) => systemPrompt(r).startsWith("You summarise");
+
+/** indexProject's LLM options for the fake OpenAI server at `url`: its key, its address, no waiting between retries. */
+export function fakeOpenAiOptions(url: string) {
+  return {
+    env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: `${url}/v1` },
+    retry: { sleep: async () => {} },
+  };
+}

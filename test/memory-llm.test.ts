@@ -12,7 +12,16 @@ import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes, memoryStatus, recall } from "../src/memory/recall/index.ts";
 import { storePath, summaryPath } from "../src/store/index.ts";
 import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
-import { appendRecords, dumpGraph, exchange, memoryHome } from "./memory-helpers.ts";
+import {
+  appendRecords,
+  dumpGraph,
+  exchange,
+  fakeOpenAiOptions,
+  isNer,
+  isSummary,
+  isTriples,
+  memoryHome,
+} from "./memory-helpers.ts";
 
 const { project } = memoryHome();
 const fake = startFakeOpenAI({ fallback: null });
@@ -21,16 +30,7 @@ afterAll(async () => {
   await fake.stop();
 });
 
-const system = (r: { body?: { messages?: { role: string; content: unknown }[] } }) =>
-  String(r.body?.messages?.find((m) => m.role === "system")?.content ?? "");
-const isNer = (r: Parameters<typeof system>[0]) => system(r).startsWith("You extract named entities");
-const isTriples = (r: Parameters<typeof system>[0]) => system(r).startsWith("You build an RDF graph");
-const isSummary = (r: Parameters<typeof system>[0]) => system(r).startsWith("You summarise");
-
-const llmOptions = {
-  env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: `${fake.url}/v1` },
-  retry: { sleep: async () => {} },
-};
+const llmOptions = fakeOpenAiOptions(fake.url);
 
 describe("indexing with an LLM", () => {
   test("OpenIE output becomes the graph, summaries come from the LLM, usage is counted", async () => {

@@ -17,7 +17,18 @@ import { redact } from "../src/privacy/index.ts";
 import { openStoreForWrite, storePath, summaryPath } from "../src/store/index.ts";
 import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
 import { ROOT } from "./helpers.ts";
-import { appendRecords, chatLog, dumpGraph, exchange, memoryHome } from "./memory-helpers.ts";
+import {
+  appendRecords,
+  chatLog,
+  dumpGraph,
+  exchange,
+  fakeOpenAiOptions,
+  isNer,
+  isReview,
+  isSummary,
+  isTriples,
+  memoryHome,
+} from "./memory-helpers.ts";
 
 const { project } = memoryHome();
 const fake = startFakeOpenAI({ fallback: null });
@@ -70,17 +81,7 @@ function storedText(root: string): string {
   }
 }
 
-const system = (r: { body?: { messages?: { role: string; content: unknown }[] } }) =>
-  String(r.body?.messages?.find((m) => m.role === "system")?.content ?? "");
-const isReview = (r: Parameters<typeof system>[0]) => system(r).startsWith("You review strings");
-const isNer = (r: Parameters<typeof system>[0]) => system(r).startsWith("You extract named entities");
-const isTriples = (r: Parameters<typeof system>[0]) => system(r).startsWith("You build an RDF graph");
-const isSummary = (r: Parameters<typeof system>[0]) => system(r).startsWith("You summarise");
-
-const llmOptions = {
-  env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: `${fake.url}/v1` },
-  retry: { sleep: async () => {} },
-};
+const llmOptions = fakeOpenAiOptions(fake.url);
 
 /** Replies for the rest of the indexing (OpenIE, summary) so only the review is under test. */
 function scriptIndexing(): void {
