@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import {
+  type AnthropicBlock,
   errorReply,
   messageReply,
   startFakeAnthropic,
@@ -56,21 +57,17 @@ const jsonOf = (response: Response): Promise<any> => response.json();
 
 describe("fake Anthropic Messages API", () => {
   test("streams text and tool_use blocks that the SDK reassembles into the scripted message", async () => {
-    fake.enqueue(
-      messageReply(
-        [
-          { type: "thinking", thinking: "The user wants the file list.", signature: "sig-1" },
-          { type: "text", text: "Let me list the files in the project folder." },
-          {
-            type: "tool_use",
-            id: "toolu_fixed",
-            name: "Bash",
-            input: { command: "ls -la", description: "List files" },
-          },
-        ],
-        { usage: { input_tokens: 120, output_tokens: 42 }, deltaSize: 5 },
-      ),
-    );
+    const blocks: AnthropicBlock[] = [
+      { type: "thinking", thinking: "The user wants the file list.", signature: "sig-1" },
+      { type: "text", text: "Let me list the files in the project folder." },
+      {
+        type: "tool_use",
+        id: "toolu_fixed",
+        name: "Bash",
+        input: { command: "ls -la", description: "List files" },
+      },
+    ];
+    fake.enqueue(messageReply(blocks, { usage: { input_tokens: 120, output_tokens: 42 }, deltaSize: 5 }));
     const stream = client.messages.stream(minimal);
     const texts: string[] = [];
     stream.on("text", (delta) => texts.push(delta));
@@ -80,16 +77,7 @@ describe("fake Anthropic Messages API", () => {
     expect(message.stop_reason).toBe("tool_use");
     expect(message.usage.input_tokens).toBe(120);
     expect(message.usage.output_tokens).toBe(42);
-    expect(message.content).toEqual([
-      { type: "thinking", thinking: "The user wants the file list.", signature: "sig-1" },
-      { type: "text", text: "Let me list the files in the project folder." },
-      {
-        type: "tool_use",
-        id: "toolu_fixed",
-        name: "Bash",
-        input: { command: "ls -la", description: "List files" },
-      },
-    ] as never);
+    expect(message.content).toEqual(blocks as never);
   });
 
   test("the stream carries the real event sequence", async () => {
