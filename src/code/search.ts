@@ -171,15 +171,14 @@ export function searchIndex(
   const mode = options.mode ?? "hybrid";
 
   const terms = queryTokens(text);
-  // Punctuation alone (`?.`, `->`) has no meaning to embed: look for it literally.
-  if (!terms.length && mode === "hybrid") return literalMatches(index, text, isAllowed, options.topK);
   const lexical = terms.length ? scoreBm25(index.bm25, terms) : undefined;
   const lexicalRanked = lexical
     ? topIds([...lexical.matched].filter(isAllowed), lexical.scores, candidateCount)
     : [];
   if (mode === "bm25")
     return lexicalRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: lexical!.scores[chunk] }));
-  // No chunk shares a word with the query: to our 64-dimension static model such a query is noise. On
+  // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
+  // no chunk shares a word with: to our 64-dimension static model such a query is noise. On
   // the development repositories gibberish and other languages ("zzzqqq xyzzy", "lorem ipsum", a
   // Spanish or Japanese question) reach best cosines of 0.33–0.75, as high as real questions' best
   // (0.43 at their 1st percentile, 0.70 at the median), and every one of the 377 real queries shares
@@ -190,9 +189,6 @@ export function searchIndex(
   const denseRanked = dense ? topAllowed(dense, isAllowed, candidateCount) : [];
   if (mode === "dense")
     return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
-
-  if (!lexicalRanked.length && !denseRanked.length)
-    return literalMatches(index, text, isAllowed, options.topK);
 
   const symbolQuery = isSymbolQuery(text);
   const alpha = symbolQuery ? ALPHA_SYMBOL : ALPHA_NATURAL;
