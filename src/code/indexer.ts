@@ -101,9 +101,8 @@ function syntaxGrammars(files: { walked: WalkedFile; text: string }[]): {
   let left = syntaxBudget();
   if (order.reduce((sum, f) => sum + f.chars, 0) <= left) return { grammars, overBudget: 0 };
   // Source first: a test or vendored file ranks low (pathPenalty) and gains least from better chunks.
-  const penalty = order.map((f) => pathPenalty(files[f.i].walked.path));
   const ranked = order
-    .map((f, k) => ({ ...f, penalty: penalty[k] }))
+    .map((f) => ({ ...f, penalty: pathPenalty(files[f.i].walked.path) }))
     .sort((a, b) => b.penalty - a.penalty || a.i - b.i);
   let overBudget = 0;
   for (const f of ranked) {

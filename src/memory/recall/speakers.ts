@@ -81,7 +81,7 @@ export function queryRole(query: string, names: Map<string, Role>): Role | undef
   if (names.size === 0) return undefined;
   const roles = new Set<Role>();
   for (const match of query.matchAll(QUERY_WORD)) {
-    const role = namedRole(query, match, names);
+    const role = namedRole(query, match[0], match.index ?? 0, names);
     if (role) roles.add(role);
   }
   return roles.size === 1 ? [...roles][0] : undefined;
@@ -91,7 +91,7 @@ export function queryRole(query: string, names: Map<string, Role>): Role | undef
 export function withoutNames(query: string, names: Map<string, Role>): string {
   return query.replace(/[\p{L}\p{N}]+(?:['’]s\b)?/gu, (word, at: number) => {
     const name = word.replace(/['’]s$/, "");
-    return namedRole(query, { 0: name, index: at }, names) ? " " : word;
+    return namedRole(query, name, at, names) ? " " : word;
   });
 }
 
@@ -100,16 +100,11 @@ export function withoutNames(query: string, names: Map<string, Role>): string {
  * name or the first word of a longer proper name. A user who thanks "Claude" still asks about
  * `CLAUDE.md` and "Claude Code" as things, not about the assistant's turns.
  */
-function namedRole(
-  query: string,
-  match: { 0: string; index?: number },
-  names: Map<string, Role>,
-): Role | undefined {
-  const word = match[0];
+function namedRole(query: string, word: string, at: number, names: Map<string, Role>): Role | undefined {
   const role = names.get(word.toLowerCase());
   if (!role) return undefined;
   if (word.length > 1 && word === word.toUpperCase()) return undefined;
-  const after = query.slice((match.index ?? 0) + word.length);
+  const after = query.slice(at + word.length);
   if (/^\.\p{L}/u.test(after) || /^\s+\p{Lu}\p{Ll}/u.test(after)) return undefined;
   return role;
 }
