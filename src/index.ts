@@ -1,10 +1,10 @@
 #!/usr/bin/env bun
+import pkg from "../package.json" with { type: "json" };
 // The single entry point: CLI, hooks, MCP server and background indexer all start here.
 // PERF: only the dispatcher is loaded eagerly; every command is a lazy import (see cli/commands.ts).
 // PERF: console.log/console.error here, not process.stdout/stderr: first use of those Node streams
 // costs 7-9 ms each in a compiled binary (benchmark/startup.ts), which a hook pays on every reply.
 import { commands } from "./cli/commands.ts";
-import pkg from "../package.json" with { type: "json" };
 
 /** The top-level help, grouped. PERF: built only when printed, not on every start. */
 function usage(): string {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { snapshot } from "./agents-tree.ts";
-import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+import { snapshot } from "./support/agents-tree.ts";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
 
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));
 
@@ -106,7 +106,7 @@ describe("triforge activate / deactivate", () => {
     expect(run.stderr.toString()).toBe("");
     expect(run.exitCode).toBe(0);
     // And with a summary in the project's data folder, that very command prints it as hook context.
-    const { projectKey } = await import("../src/cli/paths.ts");
+    const { projectKey } = await import("../src/home/paths.ts");
     const data = join(home, ".claude", "triforge", projectKey(project));
     mkdirSync(data, { recursive: true });
     writeFileSync(

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyChanges, type ChangeRecord, type FileChange, revertChanges } from "../src/agents/tracked.ts";
-import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
 
 /**
  * Another process writing the file as Claude Code does: read `~/.claude.json`, change its own key,

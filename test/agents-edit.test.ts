@@ -11,7 +11,6 @@ import {
   setJsonValue,
 } from "../src/agents/json-edit.ts";
 import { commandLine } from "../src/agents/launcher.ts";
-import { shellQuote } from "../src/cli/shell.ts";
 import { opencodeEntry } from "../src/agents/opencode.ts";
 import {
   addLine,
@@ -22,6 +21,7 @@ import {
   upsertTomlTable,
 } from "../src/agents/text-edit.ts";
 import { compareVersions, parseChecksums } from "../src/agents/update.ts";
+import { shellQuote } from "../src/home/shell.ts";
 
 const server = { type: "stdio", command: "/opt/tri forge/triforge", args: ["serve"] };
 

@@ -11,8 +11,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, join } from "node:path";
-import { folders, snapshot } from "./agents-tree.ts";
-import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+import { folders, snapshot } from "./support/agents-tree.ts";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
 
 /** A fake triforge binary path (install only writes it into configs; doctor checks it exists). */
 function fakeBinary(root: string, name = "bin dir/triforge"): string {

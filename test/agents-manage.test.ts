@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectKey } from "../src/cli/paths.ts";
-import { compiledBinary, runBinary, tempDir } from "./helpers.ts";
+import { projectKey } from "../src/home/paths.ts";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
 
 const scratch = tempDir("triforge-manage-");
 

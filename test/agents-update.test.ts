@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { assetName } from "../src/agents/update.ts";
-import { compiledBinary, spawnCollect, tempDir } from "./helpers.ts";
+import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const sha = (bytes: string | Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { StaticModel } from "../src/embed/model.ts";
 import { readModelDir } from "../src/embed/source.ts";
-import { ROOT, SHARED, spawnCollect, tempDir } from "./helpers.ts";
+import { ROOT, SHARED, spawnCollect, tempDir } from "./support/helpers.ts";
 
 // Each test spawns bun; bunfig has no test timeout setting.
 setDefaultTimeout(30_000);

@@ -2,7 +2,7 @@ import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bundledPackages } from "../build/third-party.ts";
-import { ROOT } from "./helpers.ts";
+import { ROOT } from "./support/helpers.ts";
 
 // Bundles the program; bunfig has no test timeout setting.
 setDefaultTimeout(30_000);

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { TARGETS, type Target } from "../build/build.ts";
-import { compiledBinary, ROOT, runBinary, SHARED, spawnCollect, tempDir } from "./helpers.ts";
+import { compiledBinary, ROOT, runBinary, SHARED, spawnCollect, tempDir } from "./support/helpers.ts";
 
 // Building all five targets takes a while on a small, busy machine; bunfig has no test timeout setting.
 setDefaultTimeout(180_000);

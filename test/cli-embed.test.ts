@@ -1,6 +1,6 @@
 /** `triforge embed --stdin` with bad lines, through the compiled binary. */
 import { describe, expect, test } from "bun:test";
-import { runBinary, tempDir } from "./helpers.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 const home = tempDir("triforge-cli-embed-");
 

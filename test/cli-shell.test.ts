@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { shellQuote, triforgeCommand } from "../src/cli/shell.ts";
+import { shellQuote, triforgeCommand } from "../src/home/shell.ts";
 
 /** Runs `line` under sh with `triforge` defined to print its arguments, one per `|`. */
 function argvUnderSh(line: string): string {

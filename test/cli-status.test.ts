@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary, tempDir } from "./helpers.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 const scratch = tempDir("triforge-cli-status-");
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { runBinary, tempDir } from "./helpers.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 describe("the compiled binary's dispatcher", () => {
   const home = tempDir();
@@ -36,7 +36,9 @@ describe("the compiled binary's dispatcher", () => {
     expect(code).toBe(0);
     for (const [name, entry] of Object.entries(commands)) {
       const section = stdout.slice(stdout.indexOf(`\n${entry.group}:\n`));
-      expect(section).toMatch(new RegExp(`^  ${name} +${entry.summary.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
+      expect(section).toMatch(
+        new RegExp(`^  ${name} +${entry.summary.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"),
+      );
     }
   });
 

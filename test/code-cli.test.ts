@@ -11,7 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { indexFile } from "../src/code/store.ts";
-import { compiledBinary, connectServe, runBinary, spawnCollect, tempDir } from "./helpers.ts";
+import { compiledBinary, connectServe, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const home = tempDir("triforge-code-cli-");
 

@@ -2,13 +2,13 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
-import { loadModel } from "../src/embed/source.ts";
 import { chunkSource } from "../src/code/chunk.ts";
+import { ChunkEncoder, WordPieceSplitter } from "../src/code/chunk-encoder.ts";
 import { parseWorkerCount, WORKER_MIN_CHARS } from "../src/code/chunk-pool.ts";
-import { ChunkEncoder, WordPieceSplitter } from "../src/code/embedder.ts";
 import { parserFor } from "../src/code/grammars.ts";
-import { refreshIndex, resolveRepository } from "../src/code/indexer.ts";
-import { runBinary, tempDir } from "./helpers.ts";
+import { refreshIndex, resolveRepository } from "../src/code/refresh.ts";
+import { loadModel } from "../src/embed/source.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 beforeAll(() => {
   process.env.TRIFORGE_HOME = tempDir("triforge-home-");

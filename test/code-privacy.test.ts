@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { redactKeepingLines } from "../src/code/redact.ts";
 import { indexFile, loadIndex, saveIndex } from "../src/code/store.ts";
-import { connectServe, runBinary, tempDir } from "./helpers.ts";
+import { connectServe, runBinary, tempDir } from "./support/helpers.ts";
 
 const AWS_KEY = "AKIAZ3MSJK4QWERTY7XQ";
 const PEM_BODY = [

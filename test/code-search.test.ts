@@ -1,8 +1,13 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { findRelated, indexRepository, locateRepository, openIndex, searchCode } from "../src/code/index.ts";
-import { refreshIndex } from "../src/code/indexer.ts";
+import {
+  findRelated,
+  indexRepository,
+  locateRepository,
+  openIndex,
+  searchCode,
+} from "../src/code/code-search.ts";
 import {
   definesSymbol,
   definesType,
@@ -11,8 +16,9 @@ import {
   STRONG_PATH_PENALTY,
   stemCovered,
 } from "../src/code/rank.ts";
+import { refreshIndex } from "../src/code/refresh.ts";
 import { indexFile, loadIndex } from "../src/code/store.ts";
-import { tempDir } from "./helpers.ts";
+import { tempDir } from "./support/helpers.ts";
 
 beforeAll(() => {
   process.env.TRIFORGE_HOME = tempDir("triforge-home-");

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ChunkEncoder } from "../src/code/embedder.ts";
+import { ChunkEncoder } from "../src/code/chunk-encoder.ts";
 import { identifierParts, pathTokens, queryTokens, tokenize } from "../src/code/tokens.ts";
 import { loadModel } from "../src/embed/source.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { walkRepository } from "../src/code/walk.ts";
-import { tempDir } from "./helpers.ts";
+import { tempDir } from "./support/helpers.ts";
 
 /** Writes files (path → content) under a fresh folder and returns it. */
 function repo(files: Record<string, string | Uint8Array>): string {

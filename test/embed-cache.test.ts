@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary, tempDir } from "./helpers.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 /** The extracted copy of the embedded model is a cache: damage to it is repaired, never fatal. */
 describe("the embedded model's extracted cache", () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { cosine, MAX_TOKENS, StaticModel } from "../src/embed/model.ts";
 import { readSafetensors } from "../src/embed/safetensors.ts";
 import { readModelDir } from "../src/embed/source.ts";
-import { runBinary, SHARED, tempDir } from "./helpers.ts";
+import { runBinary, SHARED, tempDir } from "./support/helpers.ts";
 
 // The CLI tests build the binary on first use; bunfig has no test timeout setting.
 setDefaultTimeout(60_000);

@@ -16,8 +16,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { projectKey } from "../src/cli/paths.ts";
-import { runBinary, tempDir } from "./helpers.ts";
+import { projectKey } from "../src/home/paths.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 const mounts: string[] = [];
 

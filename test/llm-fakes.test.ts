@@ -13,8 +13,8 @@ import {
   streamErrorReply,
   textReply,
   toolUseReply,
-} from "./fakes/anthropic.ts";
-import { startFakeOllama } from "./fakes/ollama.ts";
+} from "./support/fakes/anthropic.ts";
+import { startFakeOllama } from "./support/fakes/ollama.ts";
 
 const fake = startFakeAnthropic({ apiKey: "test-key", fallback: null });
 afterAll(() => fake.stop());

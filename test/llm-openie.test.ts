@@ -18,9 +18,9 @@ import {
   toStoredOpenIE,
 } from "../src/llm/index.ts";
 import { jsonCandidates, repairTruncated } from "../src/llm/json.ts";
-import { capWords } from "../src/llm/summary.ts";
-import { startFakeAnthropic, textReply } from "./fakes/anthropic.ts";
-import { failure } from "./helpers.ts";
+import { capWords } from "../src/llm/summarize.ts";
+import { startFakeAnthropic, textReply } from "./support/fakes/anthropic.ts";
+import { failure } from "./support/helpers.ts";
 
 const fake = startFakeAnthropic({ fallback: null });
 afterAll(() => fake.stop());

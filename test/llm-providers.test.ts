@@ -23,10 +23,10 @@ import {
   ProviderFailure,
   parseRetryAfter,
 } from "../src/llm/retry.ts";
-import { errorReply, hangReply, rawReply, startFakeAnthropic, textReply } from "./fakes/anthropic.ts";
-import { startFakeOllama } from "./fakes/ollama.ts";
-import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
-import { failure, tempDir } from "./helpers.ts";
+import { errorReply, hangReply, rawReply, startFakeAnthropic, textReply } from "./support/fakes/anthropic.ts";
+import { startFakeOllama } from "./support/fakes/ollama.ts";
+import { chatReply, startFakeOpenAI } from "./support/fakes/openai.ts";
+import { failure, tempDir } from "./support/helpers.ts";
 
 const anthropic = startFakeAnthropic({ apiKey: "sk-ant-test", fallback: null });
 const openai = startFakeOpenAI({ apiKey: "sk-openai-test", fallback: null });

@@ -5,10 +5,9 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { projectDataDir } from "../src/cli/paths.ts";
 import { indexFile } from "../src/code/store.ts";
-import { storePath } from "../src/store/index.ts";
-import { compiledBinary, ROOT, runBinary, tempDir } from "./helpers.ts";
+import { projectDataDir, storePath } from "../src/home/paths.ts";
+import { compiledBinary, ROOT, runBinary, tempDir } from "./support/helpers.ts";
 
 type ToolResult = {
   isError?: boolean;

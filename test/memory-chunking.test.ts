@@ -4,8 +4,9 @@ import { chunkRecords, MAX_CHUNK_CHARS } from "../src/memory/chunking.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { capHitText, hitExcerpt, MAX_HIT_CHARS } from "../src/memory/recall/excerpt.ts";
-import { closeWarmIndexes, formatRecalled, memoryStatus, recall } from "../src/memory/recall/index.ts";
-import { appendRecords, dumpGraph, memoryHome } from "./memory-helpers.ts";
+import { closeWarmIndexes, formatRecalled, recall } from "../src/memory/recall/recall.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { appendRecords, dumpGraph, memoryHome } from "./support/memory-helpers.ts";
 
 const { project } = memoryHome();
 afterAll(closeWarmIndexes);

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary, tempDir } from "./helpers.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 const home = tempDir("triforge-memory-cli-");
 const dataHome = join(home, ".claude", "triforge");
@@ -14,7 +14,7 @@ async function projectWithLog(name: string): Promise<{ root: string; dataDir: st
   mkdirSync(join(root, ".triforge"), { recursive: true });
   writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
   process.env.TRIFORGE_HOME = dataHome;
-  const { projectDataDir } = await import("../src/cli/paths.ts");
+  const { projectDataDir } = await import("../src/home/paths.ts");
   const dataDir = projectDataDir(root);
   mkdirSync(dataDir, { recursive: true });
   const lines = [

@@ -2,15 +2,14 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
 import { loadModel } from "../src/embed/source.ts";
-import { chatLogLockPath } from "../src/memory/chatlog.ts";
+import { chatLogLockPath, indexLockPath, projectDataDir, storePath, summaryPath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
-import { indexLockPath, isLocked, tryLock } from "../src/memory/lock.ts";
-import { closeWarmIndexes, memoryStatus, recall } from "../src/memory/recall/index.ts";
-import { storePath, summaryPath } from "../src/store/index.ts";
-import { ROOT } from "./helpers.ts";
+import { isLocked, tryLock } from "../src/memory/lock.ts";
+import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { ROOT } from "./support/helpers.ts";
 import {
   appendRecords,
   chatLog,
@@ -18,7 +17,7 @@ import {
   exchange,
   memoryHome,
   syntheticConversation,
-} from "./memory-helpers.ts";
+} from "./support/memory-helpers.ts";
 
 const { project } = memoryHome();
 afterAll(closeWarmIndexes);
@@ -188,7 +187,7 @@ describe("crash safety", () => {
     const crashed = project("crashed");
     appendRecords(crashed, records);
     const child = () =>
-      Bun.spawn(["bun", join(ROOT, "test/memory-index-child.ts"), crashed], {
+      Bun.spawn(["bun", join(ROOT, "test/support/memory-index-child.ts"), crashed], {
         env: { ...process.env },
         stdout: "pipe",
         stderr: "pipe",
@@ -338,10 +337,13 @@ describe("forget", () => {
     await indexProject(root, { llm: null });
     // This test plays a capture that holds the chat-log lock while forget runs in another process.
     const capture = tryLock(chatLogLockPath(root), "capture")!;
-    const forget = Bun.spawn(["bun", join(ROOT, "test/memory-race-child.ts"), "forget", root, "gone0"], {
-      env: process.env,
-      stdout: "pipe",
-    });
+    const forget = Bun.spawn(
+      ["bun", join(ROOT, "test/support/memory-race-child.ts"), "forget", root, "gone0"],
+      {
+        env: process.env,
+        stdout: "pipe",
+      },
+    );
     for (let i = 0; i < 200 && !isLocked(indexLockPath(root)); i++) await Bun.sleep(25);
     await Bun.sleep(300);
     expect(readFileSync(chatLog(root), "utf8")).toContain('"gone0"');
@@ -366,7 +368,7 @@ describe("forget", () => {
     );
     await indexProject(root, { llm: null });
     const appender = Bun.spawn(
-      ["bun", join(ROOT, "test/memory-race-child.ts"), "append", root, "live", "150"],
+      ["bun", join(ROOT, "test/support/memory-race-child.ts"), "append", root, "live", "150"],
       { env: process.env },
     );
     // Start forgetting once the appender is writing, and spread the forgets over its run.

@@ -7,11 +7,11 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
+import { projectDataDir, storePath, summaryPath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
-import { closeWarmIndexes, memoryStatus, recall } from "../src/memory/recall/index.ts";
-import { storePath, summaryPath } from "../src/store/index.ts";
-import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
+import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { chatReply, startFakeOpenAI } from "./support/fakes/openai.ts";
 import {
   appendRecords,
   dumpGraph,
@@ -21,7 +21,7 @@ import {
   isSummary,
   isTriples,
   memoryHome,
-} from "./memory-helpers.ts";
+} from "./support/memory-helpers.ts";
 
 const { project } = memoryHome();
 const fake = startFakeOpenAI({ fallback: null });

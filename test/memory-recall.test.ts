@@ -1,18 +1,18 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { storePath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import {
   closeWarmIndexes,
   formatRecalled,
   loadMemoryIndex,
-  memoryStatus,
   RELEVANCE_FLOOR,
   recall,
-} from "../src/memory/recall/index.ts";
+} from "../src/memory/recall/recall.ts";
 import { learnSpeakerNames, queryRole, withoutNames } from "../src/memory/recall/speakers.ts";
-import { storePath } from "../src/store/index.ts";
-import { appendRecords, chatLog, exchange, memoryHome } from "./memory-helpers.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { appendRecords, chatLog, exchange, memoryHome } from "./support/memory-helpers.ts";
 
 const { home, project } = memoryHome();
 afterAll(closeWarmIndexes);

@@ -8,15 +8,15 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
-import { type ChatRecord, chatLogLockPath } from "../src/memory/chatlog.ts";
+import { chatLogLockPath, indexLockPath, projectDataDir, storePath, summaryPath } from "../src/home/paths.ts";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { indexProject, offsetFingerprint } from "../src/memory/indexer.ts";
-import { indexLockPath, isLocked, tryLock } from "../src/memory/lock.ts";
-import { closeWarmIndexes, recall } from "../src/memory/recall/index.ts";
+import { isLocked, tryLock } from "../src/memory/lock.ts";
+import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { redact } from "../src/privacy/index.ts";
-import { openStoreForWrite, storePath, summaryPath } from "../src/store/index.ts";
-import { chatReply, startFakeOpenAI } from "./fakes/openai.ts";
-import { ROOT } from "./helpers.ts";
+import { openStoreForWrite } from "../src/store/open.ts";
+import { chatReply, startFakeOpenAI } from "./support/fakes/openai.ts";
+import { ROOT } from "./support/helpers.ts";
 import {
   appendRecords,
   chatLog,
@@ -28,7 +28,7 @@ import {
   isSummary,
   isTriples,
   memoryHome,
-} from "./memory-helpers.ts";
+} from "./support/memory-helpers.ts";
 
 const { project } = memoryHome();
 const fake = startFakeOpenAI({ fallback: null });
@@ -199,7 +199,7 @@ describe("chats.jsonl after cleaning", () => {
     const root = project("review-rewrite-race");
     appendRecords(root, records("race"));
     const capture = tryLock(chatLogLockPath(root), "capture")!;
-    const indexer = Bun.spawn(["bun", join(ROOT, "test/memory-index-child.ts"), root], {
+    const indexer = Bun.spawn(["bun", join(ROOT, "test/support/memory-index-child.ts"), root], {
       env: process.env,
       stdout: "pipe",
     });

@@ -1,11 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
-import { indexLockPath, tryLock } from "../src/memory/lock.ts";
-import { memoryStatus } from "../src/memory/recall/index.ts";
-import { storePath } from "../src/store/index.ts";
-import { tempDir } from "./helpers.ts";
+import { indexLockPath, projectDataDir, storePath } from "../src/home/paths.ts";
+import { tryLock } from "../src/memory/lock.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { tempDir } from "./support/helpers.ts";
 
 /** status must answer at every moment of an indexer's run, including the one where it creates the store. */
 describe("memoryStatus while the indexer writes", () => {
@@ -16,7 +15,10 @@ describe("memoryStatus while the indexer writes", () => {
     process.env.TRIFORGE_HOME = join(root, "data");
     project = join(root, "project");
     mkdirSync(join(project, ".triforge"), { recursive: true });
-    writeFileSync(join(project, ".triforge", "config.json"), '{"storage":"local","llm":"none","exclude":[]}\n');
+    writeFileSync(
+      join(project, ".triforge", "config.json"),
+      '{"storage":"local","llm":"none","exclude":[]}\n',
+    );
     mkdirSync(projectDataDir(project), { recursive: true });
     // A store file that exists but holds no schema yet: what a reader sees just after the indexer created it.
     writeFileSync(storePath(project), "");
@@ -41,6 +43,7 @@ describe("memoryStatus while the indexer writes", () => {
   test("with no indexer running, the same store is reported as damaged with the fix", async () => {
     const status = await memoryStatus(project);
     expect(status.indexing).toBe(false);
-    expect(status.reason).toContain("the memory index is damaged; 'triforge index' rebuilds it");
+    expect(status.reason).toStartWith("the memory index is damaged (");
+    expect(status.reason).toContain(`run \`triforge index --project ${project}\` to rebuild it`);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chunkRecords } from "../src/memory/chunking.ts";
 import { extractiveSummary, isDecision, isFilePath } from "../src/memory/summary.ts";
-import { exchange } from "./memory-helpers.ts";
+import { exchange } from "./support/memory-helpers.ts";
 
 describe("the extractive summary's Files: line", () => {
   test("paths and file names are files; brands, versions, word pairs and URLs are not", () => {

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TARGETS, type Target } from "../build/build.ts";
 import { assetName, normalizeVersion, parseSums, render, renderAll } from "../build/render-packaging.ts";
-import { ROOT, tempDir } from "./helpers.ts";
+import { ROOT, tempDir } from "./support/helpers.ts";
 
 // Two tests spawn bun; bunfig has no test timeout setting.
 setDefaultTimeout(30_000);

@@ -4,12 +4,12 @@
  * and over the cases at the edges of its candidate rule.
  */
 import { describe, expect, test } from "bun:test";
+import { redact } from "../src/privacy/index.ts";
 import { personalScans } from "../src/privacy/personal.ts";
 import { providerScans } from "../src/privacy/providers.ts";
 import { type CandidateScan, matchFrom, sticky } from "../src/privacy/scan.ts";
-import { redact } from "../src/privacy/index.ts";
 import { structuredScans } from "../src/privacy/structured.ts";
-import { seededRandom } from "./random.ts";
+import { seededRandom } from "./support/random.ts";
 
 function globalMatches(pattern: RegExp, text: string): [number, string][] {
   const re = new RegExp(pattern.source, pattern.flags);

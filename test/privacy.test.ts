@@ -4,8 +4,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { loadProjectRules, maskCandidates, redact, strictEntropyPass } from "../src/privacy/index.ts";
 import { decodesToPlaceholder, isDominatedByOneChar, isPlaceholderWord } from "../src/privacy/text.ts";
-import { runBinary, tempDir } from "./helpers.ts";
-import { seededRandom } from "./random.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
+import { seededRandom } from "./support/random.ts";
 
 // Every secret below is generated here from a seeded generator: realistic in shape, owned by no one.
 const random = seededRandom(0x5eed);

@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { dataDir, projectKey } from "../cli/paths.ts";
+import { dataDir, projectKey } from "../home/paths.ts";
 import { DEFAULT_CONFIG, findProjectRoot, type ProjectConfig } from "../project/config.ts";
+import { SECTION_ID } from "./claude.ts";
 import { type Applied, type Edit, editTarget } from "./edits.ts";
 import { commandLine, type Platform } from "./launcher.ts";
 import agentsMd from "./templates/agents-md.md" with { type: "text" };
-import { SECTION_ID } from "./claude.ts";
 import {
   applyChanges,
   type ChangeRecord,

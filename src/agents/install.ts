@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { dataDir } from "../cli/paths.ts";
+import { dataDir } from "../home/paths.ts";
 import { claudeChanges } from "./claude.ts";
 import { codexChanges, codexConfigDir } from "./codex.ts";
 import { cursorChanges, cursorConfigDir } from "./cursor.ts";

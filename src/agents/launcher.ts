@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { shellQuote } from "../cli/shell.ts";
+import { isCompiled } from "../home/runtime.ts";
+import { shellQuote } from "../home/shell.ts";
 
 /**
  * How an agent starts this triforge: the argv prefix before the subcommand.
@@ -26,11 +27,6 @@ function stablePath(executable: string, path: string | undefined): string {
     // A dangling link on PATH: the real path is the one that works.
   }
   return executable;
-}
-
-/** A `bun build --compile` binary runs its entry from Bun's embedded file system. */
-export function isCompiled(): boolean {
-  return Bun.main.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(Bun.main);
 }
 
 export type Platform = NodeJS.Platform;

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getJsonValue } from "./json-edit.ts";
-import { readText, type FileChange } from "./tracked.ts";
+import { type FileChange, readText } from "./tracked.ts";
 
 /** OpenCode's global config folder: `$XDG_CONFIG_HOME/opencode` (default `~/.config/opencode`) on every OS. */
 export function opencodeConfigDir(

@@ -8,7 +8,7 @@ export async function runCommand(name: string, command: Command, argv: string[])
       return await runParsed(name, command, argv);
     } catch (error) {
       // Fail open: a hook never breaks the user's session, whatever went wrong.
-      const { logError } = await import("./log.ts");
+      const { logError } = await import("../home/log.ts");
       const { findProjectRoot } = await import("../project/config.ts");
       const project = argv.find((a) => a.startsWith("--project="))?.slice("--project=".length);
       logError(name, error, (project && findProjectRoot(project)) || undefined);

@@ -10,6 +10,7 @@
  * compiled binary (build/build.ts).
  */
 import { availableParallelism } from "node:os";
+import { isCompiled } from "../home/runtime.ts";
 import { fileBreakScores, splitLines } from "./chunk.ts";
 import type { GrammarName } from "./languages.ts";
 
@@ -53,8 +54,7 @@ export function parseWorkerCount(chars: number): number {
 
 /** Where the worker module is: beside this file from source, under the root of a compiled binary. */
 export function workerUrl(): string {
-  const compiled = import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN");
-  return compiled
+  return isCompiled()
     ? new URL("./code/chunk-worker.ts", Bun.pathToFileURL(Bun.main)).href
     : new URL("./chunk-worker.ts", import.meta.url).href;
 }

@@ -1,4 +1,4 @@
-import type { CodeHit, IndexReport } from "./index.ts";
+import type { CodeHit, IndexReport } from "./code-search.ts";
 
 /** Hits as people and agents read them: `path:start-end`, then the snippet with its line numbers. */
 export function formatHits(hits: CodeHit[]): string {

@@ -15,7 +15,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { dataDir, projectKey } from "../cli/paths.ts";
+import { dataDir, projectKey } from "../home/paths.ts";
 import { averageOf, type Bm25Index, termIdsOf } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
 import type { SkipCounts } from "./walk.ts";

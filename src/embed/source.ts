@@ -8,7 +8,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { cacheDir } from "../cli/paths.ts";
+import { cacheDir } from "../home/paths.ts";
 import { ModelError, type ModelFiles, StaticModel } from "./model.ts";
 
 const REPO_ROOT = resolve(import.meta.dir, "../..");

@@ -1,4 +1,4 @@
-import { logError } from "../cli/log.ts";
+import { logError } from "../home/log.ts";
 import { redact } from "../privacy/index.ts";
 import type { Transport } from "./providers.ts";
 import { type RetryPolicy, withRetries } from "./retry.ts";

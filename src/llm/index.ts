@@ -3,29 +3,29 @@
  * two jobs the indexer gives an LLM — HippoRAG 2 style OpenIE and per-chunk summaries. See docs/llm.md.
  * Importing this loads no provider SDK; resolveLlm loads only the one it picks.
  */
-export { type ResultCache, type CacheSlot, InMemoryResultCache, cacheKey } from "./cache.ts";
-export { type Llm, type LlmRequest, DEFAULT_MAX_TOKENS } from "./client.ts";
+export { type CacheSlot, cacheKey, InMemoryResultCache, type ResultCache } from "./cache.ts";
+export { DEFAULT_MAX_TOKENS, type Llm, type LlmRequest } from "./client.ts";
 export { LlmError, LlmOutputError } from "./errors.ts";
 export {
-  type OpenIEResult,
-  type StoredOpenIE,
-  type Triple,
   extractOpenIE,
+  type OpenIEResult,
   parseOpenIEOutput,
   parseOpenIEResultsFile,
+  type StoredOpenIE,
   type StoredPassage,
+  type Triple,
   toStoredOpenIE,
 } from "./openie.ts";
 export {
+  chooseLlm,
+  DEFAULT_MODELS,
   type LlmChoice,
+  ollamaHost,
+  PROVIDER_ORDER,
   type ProviderName,
   type ResolveOptions,
-  DEFAULT_MODELS,
-  PROVIDER_ORDER,
-  chooseLlm,
-  ollamaHost,
   resolveLlm,
 } from "./resolve.ts";
-export { type RetryPolicy, DEFAULT_RETRY_POLICY } from "./retry.ts";
-export { SUMMARY_MAX_WORDS, summarizeChunk } from "./summary.ts";
-export { type LlmUsage, type UsageSink, type UsageTotals, InMemoryUsageSink } from "./usage.ts";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
+export { SUMMARY_MAX_WORDS, summarizeChunk } from "./summarize.ts";
+export { InMemoryUsageSink, type LlmUsage, type UsageSink, type UsageTotals } from "./usage.ts";

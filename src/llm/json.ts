@@ -3,6 +3,8 @@
  * a sentence before or after, or stop mid-list when they hit the token limit; each candidate below is
  * tried in turn by the caller's schema.
  */
+import { z } from "zod";
+import { LlmOutputError } from "./errors.ts";
 
 const CLOSER: Record<string, string> = { "{": "}", "[": "]" };
 
@@ -87,4 +89,19 @@ export function repairTruncated(fragment: string): unknown {
   if (!safe) return undefined;
   const parsed = tryParse(fragment.slice(0, safe.at) + safe.closers);
   return parsed.ok ? parsed.value : undefined;
+}
+
+/** The first JSON value in the reply that fits the schema; LlmOutputError when none does. */
+export function parseModelJson<T>(reply: string, schema: z.ZodType<T>, what: string): T {
+  let firstIssue: z.ZodError | undefined;
+  for (const candidate of jsonCandidates(reply)) {
+    const parsed = schema.safeParse(candidate);
+    if (parsed.success) return parsed.data;
+    firstIssue ??= parsed.error;
+  }
+  const excerpt = reply.slice(0, 300);
+  const why = firstIssue
+    ? `JSON of the wrong shape (${z.prettifyError(firstIssue).replaceAll("\n", " ")})`
+    : "no JSON";
+  throw new LlmOutputError(`the model's ${what} reply holds ${why}: ${JSON.stringify(excerpt)}`, excerpt);
 }

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { type CacheSlot, cacheKey } from "./cache.ts";
 import type { Llm } from "./client.ts";
-import { LlmOutputError } from "./errors.ts";
-import { jsonCandidates } from "./json.ts";
+import { parseModelJson } from "./json.ts";
 import { asPassage } from "./prompt-input.ts";
 
 export type Triple = [string, string, string];
@@ -101,21 +100,6 @@ const StoredSchema = z.object({
   extracted_entities: z.array(z.unknown()).default([]),
   extracted_triples: z.array(z.unknown()).default([]),
 });
-
-/** The first JSON value in the reply that fits the schema; LlmOutputError when none does. */
-export function parseModelJson<T>(reply: string, schema: z.ZodType<T>, what: string): T {
-  let firstIssue: z.ZodError | undefined;
-  for (const candidate of jsonCandidates(reply)) {
-    const parsed = schema.safeParse(candidate);
-    if (parsed.success) return parsed.data;
-    firstIssue ??= parsed.error;
-  }
-  const excerpt = reply.slice(0, 300);
-  const why = firstIssue
-    ? `JSON of the wrong shape (${z.prettifyError(firstIssue).replaceAll("\n", " ")})`
-    : "no JSON";
-  throw new LlmOutputError(`the model's ${what} reply holds ${why}: ${JSON.stringify(excerpt)}`, excerpt);
-}
 
 /** Trimmed, distinct entity strings; elements that are not strings or numbers are dropped. */
 export function normaliseEntities(list: readonly unknown[]): string[] {

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { logError } from "../cli/log.ts";
+import { logError } from "../home/log.ts";
 import { findProjectRoot } from "../project/config.ts";
 import { ToolInputError } from "./context.ts";
 

@@ -2,7 +2,7 @@ import { resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { logError } from "../cli/log.ts";
+import { logError } from "../home/log.ts";
 
 /** A client that advertises roots but never answers must not stall tool calls for long. */
 const ROOTS_TIMEOUT_MS = 5_000;

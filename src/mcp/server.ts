@@ -2,13 +2,14 @@ import { resolve } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import pkg from "../../package.json" with { type: "json" };
-import { logError } from "../cli/log.ts";
+import { logError } from "../home/log.ts";
 import { findProjectRoot } from "../project/config.ts";
-import { registerCodeTools } from "../code/mcp.ts";
 import type { ServerContext } from "./context.ts";
 import { activeProject } from "./errors.ts";
 import instructions from "./instructions.txt" with { type: "text" };
 import { ClientRoots } from "./roots.ts";
+import { registerCodeSearch } from "./tools/code_search.ts";
+import { registerFindRelated } from "./tools/find_related.ts";
 import { registerMemoryStatus } from "./tools/memory_status.ts";
 import { registerRagSearch } from "./tools/rag_search.ts";
 
@@ -26,7 +27,9 @@ export function createServer(context: ServerContext): McpServer {
   );
   registerRagSearch(server, context);
   registerMemoryStatus(server, context);
-  registerCodeTools(server, { defaultRepo: () => context.defaultRoot() });
+  const codeContext = { defaultRepo: () => context.defaultRoot() };
+  registerCodeSearch(server, codeContext);
+  registerFindRelated(server, codeContext);
   return server;
 }
 
@@ -126,8 +129,8 @@ function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
   void (async () => {
     const [{ loadModel }, { loadMemoryIndex }, { warmIndex }] = await Promise.all([
       import("../embed/source.ts"),
-      import("../memory/recall/index.ts"),
-      import("../code/index.ts"),
+      import("../memory/recall/recall.ts"),
+      import("../code/code-search.ts"),
     ]);
     await loadModel();
     await rootsReady;

@@ -4,13 +4,11 @@
  * detached process with a new process group on Windows (Bun's `detached` maps to libuv's
  * UV_PROCESS_DETACHED: DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP).
  */
+import { isCompiled } from "../home/runtime.ts";
 
 /** The command that runs this same program: the compiled binary alone, or bun with the entry script. */
 export function selfCommand(): string[] {
-  const main = Bun.main;
-  // A compiled binary's entry lives in Bun's embedded file system, not on disk.
-  const compiled = main.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(main);
-  return compiled ? [process.execPath] : [process.execPath, main];
+  return isCompiled() ? [process.execPath] : [process.execPath, Bun.main];
 }
 
 /** Spawns `triforge index --project=<root>` detached; returns its pid. */

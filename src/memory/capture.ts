@@ -25,7 +25,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { projectDataDir } from "../cli/paths.ts";
+import { captureStateDir } from "../home/paths.ts";
 import { redact } from "../privacy/index.ts";
 import { appendChatRecords, type ChatRecord, withChatLogLock } from "./chatlog.ts";
 import { parseTranscript } from "./transcript.ts";
@@ -188,8 +188,7 @@ export function captureTranscript(
   sessionId: string,
   transcriptPath: string,
 ): CaptureResult {
-  const dataDir = projectDataDir(projectRoot);
-  const stateDir = join(dataDir, "capture");
+  const stateDir = captureStateDir(projectRoot);
   mkdirSync(stateDir, { recursive: true });
   const stem = join(stateDir, sessionFileStem(sessionId));
   const stateFile = `${stem}.json`;

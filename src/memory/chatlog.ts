@@ -6,8 +6,7 @@
  * text) must hold it too, or a capture could append to the old copy.
  */
 import { appendFileSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { projectDataDir } from "../cli/paths.ts";
+import { chatLogLockPath, chatLogPath } from "../home/paths.ts";
 import { tryLock } from "./lock.ts";
 
 /** One line of chats.jsonl (the capture → memory contract). */
@@ -22,14 +21,6 @@ export interface ChatRecord {
   uuid: string;
   /** Redaction left a trigger word near a high-entropy string: the indexer's cleaner looks again. */
   review?: true;
-}
-
-export function chatLogPath(projectRoot: string): string {
-  return join(projectDataDir(projectRoot), "chats.jsonl");
-}
-
-export function chatLogLockPath(projectRoot: string): string {
-  return join(projectDataDir(projectRoot), "chats.lock");
 }
 
 /**

@@ -1,25 +1,6 @@
 import { createHash } from "node:crypto";
+import type { Chunk, Turn } from "../store/types.ts";
 import type { ChatRecord } from "./chatlog.ts";
-
-/** One turn inside a chunk: where its text sits in the chunk's text. */
-export interface Turn {
-  uuid: string;
-  role: "user" | "assistant";
-  ts: string;
-  start: number;
-  end: number;
-}
-
-/** The unit of memory: a user turn and the assistant's reply to it, turn boundaries kept. */
-export interface Chunk {
-  hash: string;
-  sessionId: string;
-  /** The first turn's time. */
-  ts: string;
-  /** The turns' texts joined by TURN_SEPARATOR; `turns` hold each one's span. */
-  text: string;
-  turns: Turn[];
-}
 
 /** Between turns in a chunk's text: a paragraph break keeps sentences of different speakers apart. */
 export const TURN_SEPARATOR = "\n\n";

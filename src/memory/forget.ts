@@ -5,17 +5,11 @@
  * late capture never brings it back.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import {
-  chatLogPath,
-  discardStore,
-  openStoreForRead,
-  openStoreForWrite,
-  StoreCorruptError,
-  summaryPath,
-} from "../store/index.ts";
+import { chatLogPath, indexLockPath, summaryPath } from "../home/paths.ts";
+import { discardStore, openStoreForRead, openStoreForWrite, StoreCorruptError } from "../store/open.ts";
 import type { ForgetResult } from "../store/types.ts";
 import { withChatLogLock } from "./chatlog.ts";
-import { indexLockPath, type ProjectLock, tryLock } from "./lock.ts";
+import { type ProjectLock, tryLock } from "./lock.ts";
 import { writeSummaryFile } from "./summary.ts";
 
 /** How long forget waits for a running indexer to finish before giving up. */

@@ -6,20 +6,16 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
-import { logError } from "../cli/log.ts";
 import { MAX_TOKENS, type StaticModel } from "../embed/model.ts";
+import { logError } from "../home/log.ts";
+import { chatLogPath, indexLockPath, summaryPath } from "../home/paths.ts";
 import type { Llm } from "../llm/client.ts";
 import type { ResolveOptions } from "../llm/resolve.ts";
-import {
-  chatLogPath,
-  discardStore,
-  openStoreForWrite,
-  StoreCorruptError,
-  summaryPath,
-} from "../store/index.ts";
+import { discardStore, openStoreForWrite, StoreCorruptError } from "../store/open.ts";
 import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { factKey } from "../store/sqlite.ts";
 import type {
+  Chunk,
   ChunkGraph,
   FactMention,
   GraphSource,
@@ -28,10 +24,10 @@ import type {
   SynonymEdge,
 } from "../store/types.ts";
 import type { ChatRecord } from "./chatlog.ts";
-import { type Chunk, chunkRecords, parseRecord } from "./chunking.ts";
+import { chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
 import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
-import { indexLockPath, tryLock } from "./lock.ts";
+import { tryLock } from "./lock.ts";
 import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
 import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
@@ -546,7 +542,7 @@ class IndexRun {
       let source = "extractive";
       if (this.llm) {
         try {
-          const { summarizeChunk } = await import("../llm/summary.ts");
+          const { summarizeChunk } = await import("../llm/summarize.ts");
           text = clipEntry(await summarizeChunk(this.llm, chunks.map((c) => c.text).join("\n\n")));
           source = "llm";
         } catch (error) {

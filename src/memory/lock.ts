@@ -10,8 +10,7 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
-import { dirname, join } from "node:path";
-import { projectDataDir } from "../cli/paths.ts";
+import { dirname } from "node:path";
 
 /**
  * A lock file per project and purpose: created with O_EXCL, holding the owner's pid, host and a nonce.
@@ -27,11 +26,6 @@ interface LockInfo {
   nonce: string;
   purpose: string;
   since: string;
-}
-
-/** The project's indexer lock (also held by `forget`, which rewrites the store and chats.jsonl). */
-export function indexLockPath(projectRoot: string): string {
-  return join(projectDataDir(projectRoot), "index.lock");
 }
 
 export interface ProjectLock {

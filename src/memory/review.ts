@@ -9,10 +9,11 @@
  */
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { z } from "zod";
+import { chatLogPath } from "../home/paths.ts";
 import type { Llm } from "../llm/client.ts";
-import { parseModelJson } from "../llm/openie.ts";
+import { parseModelJson } from "../llm/json.ts";
 import { applyFindings, maskCandidates, mergeFindings, strictEntropyPass } from "../privacy/index.ts";
-import { type ChatRecord, chatLogPath, withChatLogLock } from "./chatlog.ts";
+import { type ChatRecord, withChatLogLock } from "./chatlog.ts";
 import { parseRecord } from "./chunking.ts";
 
 /** The kind written into `[REDACTED:<kind>]` for a candidate the LLM judged secret. */

@@ -4,8 +4,7 @@
  * what was discussed, what was decided (decision sentences), which files and identifiers came up.
  */
 import { renameSync, writeFileSync } from "node:fs";
-import type { EntityMention, SummaryEntry } from "../store/types.ts";
-import type { Chunk } from "./chunking.ts";
+import type { Chunk, EntityMention, SummaryEntry } from "../store/types.ts";
 import { extractGraph, FILE_EXTENSIONS } from "./extract.ts";
 
 const DECISION =

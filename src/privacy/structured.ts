@@ -1,13 +1,13 @@
 import { acceptValue } from "./assignments.ts";
+import { type CandidateScan, isSpaceCode, matchFrom, type NextStart, sticky } from "./scan.ts";
 import {
-  entropy,
   charClasses,
+  entropy,
   isPlaceholder,
   isPlaceholderWord,
   isStandardUuid,
   isTemplate,
 } from "./text.ts";
-import { type CandidateScan, isSpaceCode, matchFrom, type NextStart, sticky } from "./scan.ts";
 import type { Finding } from "./types.ts";
 
 /**

@@ -5,9 +5,26 @@
  */
 import type { ResultCache } from "../llm/cache.ts";
 import type { LlmUsage, UsageSink } from "../llm/usage.ts";
-import type { Chunk, Turn } from "../memory/chunking.ts";
 
-export type { Turn };
+/** One turn inside a chunk: where its text sits in the chunk's text. */
+export interface Turn {
+  uuid: string;
+  role: "user" | "assistant";
+  ts: string;
+  start: number;
+  end: number;
+}
+
+/** The unit of memory: a user turn and the assistant's reply to it, turn boundaries kept. */
+export interface Chunk {
+  hash: string;
+  sessionId: string;
+  /** The first turn's time. */
+  ts: string;
+  /** The turns' texts joined by TURN_SEPARATOR; `turns` hold each one's span. */
+  text: string;
+  turns: Turn[];
+}
 
 /** Where a chunk's part of the knowledge graph came from. `llm-pending`: local for now, LLM retried next run. */
 export type GraphSource = "local" | "llm" | "llm-pending" | "openie-cache";

@@ -23,15 +23,15 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { projectKey } from "../../src/cli/paths.ts";
+import { projectKey } from "../../src/home/paths.ts";
 import {
   type FakeAnthropic,
   type ReceivedRequest,
   startFakeAnthropic,
   textReply,
   toolUseReply,
-} from "../fakes/anthropic.ts";
-import { compiledBinary, runBinary, spawnCollect, tempDir } from "../helpers.ts";
+} from "../support/fakes/anthropic.ts";
+import { compiledBinary, runBinary, spawnCollect, tempDir } from "../support/helpers.ts";
 
 /** The version the transcript fixtures in ../shared were generated with; override to try another. */
 const CLAUDE_CODE_VERSION = process.env.TRIFORGE_E2E_CLAUDE_VERSION ?? "2.1.332";

@@ -1,6 +1,6 @@
+import { logError } from "../../home/log.ts";
 import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
-import { logError } from "../log.ts";
 
 /**
  * The `Stop` hook: appends the new prose of the session's transcript to the project's chat log.

@@ -1,4 +1,4 @@
-import { checked } from "../../code/cli-options.ts";
+import { checked } from "../code-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 import { terminalProgress } from "../progress.ts";
 
@@ -14,7 +14,7 @@ export default defineCommand({
   async run({ values, positionals }) {
     if (positionals.length > 1) throw new UsageError("give at most one path");
     // PERF: the indexer (grammars, model) loads only when this command runs.
-    const code = await import("../../code/index.ts");
+    const code = await import("../../code/code-search.ts");
     const { describeReport } = await import("../../code/format.ts");
     const bar = terminalProgress("files indexed");
     const onProgress = bar ? (done: number, total: number) => bar.update(done, total) : undefined;

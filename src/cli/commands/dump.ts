@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { resolveProject } from "../../agents/activate.ts";
 import { displayPath } from "../../agents/report.ts";
+import { summaryPath } from "../../home/paths.ts";
+import { triforgeCommand } from "../../home/shell.ts";
 import { configPath } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
-import { projectDataDir } from "../paths.ts";
-import { triforgeCommand } from "../shell.ts";
 
 export default defineCommand({
   usage: "triforge dump [--project <path>]",
@@ -15,7 +14,7 @@ export default defineCommand({
   },
   run({ values }) {
     const root = resolveProject(values.project as string | undefined);
-    const file = join(projectDataDir(root), "summary.md");
+    const file = summaryPath(root);
     let text: string;
     try {
       text = readFileSync(file, "utf8");

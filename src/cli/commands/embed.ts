@@ -1,6 +1,6 @@
-import { defineCommand, UsageError } from "../command.ts";
-import { loadModel } from "../../embed/source.ts";
 import { createInterface } from "node:readline";
+import { loadModel } from "../../embed/source.ts";
+import { defineCommand, UsageError } from "../command.ts";
 
 const BATCH = 256;
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { checked, positiveInteger, SNIPPET_OPTIONS, snippetValues } from "../../code/cli-options.ts";
+import { checked, positiveInteger, SNIPPET_OPTIONS, snippetValues } from "../code-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
 export default defineCommand({
@@ -16,7 +16,7 @@ export default defineCommand({
     const line = positiveInteger(lineText, "<line>");
     const { topK, maxSnippetLines } = snippetValues(values);
     // PERF: the search core loads only when this command runs.
-    const code = await import("../../code/index.ts");
+    const code = await import("../../code/code-search.ts");
     // A file named relative to the current folder is found there first; otherwise it is repository-relative.
     const target = existsSync(file) ? resolve(file) : file;
     const result = await checked(() => code.findRelated(path, target, line, { topK, maxSnippetLines }));

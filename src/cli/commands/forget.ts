@@ -1,6 +1,6 @@
+import { triforgeCommand } from "../../home/shell.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
-import { triforgeCommand } from "../shell.ts";
 
 export default defineCommand({
   usage: "triforge forget --session <id> [--project=<path>] [--force]",

@@ -1,6 +1,6 @@
+import { logError } from "../../home/log.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
-import { logError } from "../log.ts";
 import { terminalProgress } from "../progress.ts";
 
 /**
@@ -27,7 +27,8 @@ export default defineCommand({
       try {
         if (!root) return 0; // not an active project: nothing to do, and a hook must stay quiet
         // PERF: only the lock check and the spawn run here; the hook returns in milliseconds.
-        const [{ indexLockPath, isLocked }, { spawnDetachedIndexer }] = await Promise.all([
+        const [{ indexLockPath }, { isLocked }, { spawnDetachedIndexer }] = await Promise.all([
+          import("../../home/paths.ts"),
           import("../../memory/lock.ts"),
           import("../../memory/background.ts"),
         ]);

@@ -1,4 +1,4 @@
-import { type Agent, AGENTS, install } from "../../agents/install.ts";
+import { AGENTS, type Agent, install } from "../../agents/install.ts";
 import { launcher } from "../../agents/launcher.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";

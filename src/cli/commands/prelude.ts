@@ -1,9 +1,8 @@
-import { join } from "node:path";
-import { preludeContext, sessionStartOutput } from "../../mcp/prelude.ts";
+import { logError } from "../../home/log.ts";
+import { summaryPath } from "../../home/paths.ts";
+import { preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
 import { findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
-import { logError } from "../log.ts";
-import { projectDataDir } from "../paths.ts";
 
 // PERF: a SessionStart hook on every session; imports only small local modules (no SDK, no zod, no
 // model, and no node:fs: ~1.2 ms, so files are read through Bun.file), so it costs about what an
@@ -33,7 +32,7 @@ export default defineCommand({
       const start = typeof values.project === "string" ? values.project : (hookInputCwd() ?? process.cwd());
       root = await findProjectRootAsync(start);
       if (!root) return 0;
-      const summary = Bun.file(join(projectDataDir(root), "summary.md"));
+      const summary = Bun.file(summaryPath(root));
       const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
       if (!tail) return 0;
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.

@@ -1,10 +1,10 @@
 import { existsSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { resolveProject } from "../../agents/activate.ts";
-import { indexLockPath, isLocked } from "../../memory/lock.ts";
 import { displayPath } from "../../agents/report.ts";
+import { indexLockPath, projectDataDir } from "../../home/paths.ts";
+import { isLocked } from "../../memory/lock.ts";
 import { defineCommand, UserError } from "../command.ts";
-import { projectDataDir } from "../paths.ts";
 
 export default defineCommand({
   usage: "triforge purge [--project <path>] [--yes]",

@@ -1,11 +1,10 @@
+import { NO_MEMORY_FOUND } from "../../memory/reasons.ts";
+import { MODES } from "../../memory/recall/modes.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
-const MODES = ["hybrid", "graph", "dense", "bm25"] as const;
-
 export default defineCommand({
-  usage:
-    'triforge recall "<query>" [--project <path>] [--top-k <k>] [--mode hybrid|graph|dense|bm25] [--speaker user|assistant] [--json]',
+  usage: `triforge recall "<query>" [--project <path>] [--top-k <k>] [--mode ${MODES.join("|")}] [--speaker user|assistant] [--json]`,
   description:
     "Searches the project's memory of earlier sessions and prints the best excerpts, wrapped as recalled data (or JSON with --json).",
   positionals: true,
@@ -34,7 +33,7 @@ export default defineCommand({
       throw new UsageError("--speaker must be user or assistant");
     const start = typeof values.project === "string" ? values.project : process.cwd();
     const root = findProjectRoot(start) ?? start;
-    const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
+    const { recall, formatRecalled } = await import("../../memory/recall/recall.ts");
     const result = await recall(root, query, {
       topK,
       mode: mode as (typeof MODES)[number],
@@ -42,7 +41,7 @@ export default defineCommand({
     });
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else if (result.hits.length) process.stdout.write(`${formatRecalled(result.hits)}\n`);
-    else process.stdout.write(`No memory found: ${result.reason ?? "nothing matched"}\n`);
+    else process.stdout.write(`${NO_MEMORY_FOUND}: ${result.reason ?? "nothing matched"}\n`);
     return 0;
   },
 });

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { checked, SNIPPET_OPTIONS, snippetValues } from "../../code/cli-options.ts";
+import { checked, SNIPPET_OPTIONS, snippetValues } from "../code-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
 export default defineCommand({
@@ -18,7 +18,7 @@ export default defineCommand({
   },
   async run({ values, positionals }) {
     // PERF: the search core (index, grammars, model) loads only when this command runs.
-    const code = await import("../../code/index.ts");
+    const code = await import("../../code/code-search.ts");
     const { topK, maxSnippetLines } = snippetValues(values);
     let content: ReturnType<Core["checkContent"]>;
     try {
@@ -52,7 +52,7 @@ export default defineCommand({
   },
 });
 
-type Core = typeof import("../../code/index.ts");
+type Core = typeof import("../../code/code-search.ts");
 
 /** One JSON result per JSONL query; a bad line gets an error line and the batch goes on (exit 1 at the end). */
 async function batch(

@@ -1,12 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { resolveProject } from "../../agents/activate.ts";
 import { displayPath } from "../../agents/report.ts";
 import { diskUsage, formatBytes, formatUsage, recentErrors } from "../../agents/status.ts";
 import { describeStorage, storageAvailable } from "../../agents/storage.ts";
+import { errorLogPath, projectDataDir } from "../../home/paths.ts";
 import { configPath, configProblems, readProjectConfig } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
-import { projectDataDir } from "../paths.ts";
 
 /** How many of the newest errors.log entries status shows. */
 const RECENT_ERRORS = 3;
@@ -34,10 +33,10 @@ export default defineCommand({
     const configError = problems.length ? `${configPath(root)}: ${problems.join("; ")}` : undefined;
     const dir = projectDataDir(root);
     const files = diskUsage(dir);
-    const errorsLog = join(dir, "errors.log");
+    const errorsLog = errorLogPath(root);
     const errors = existsSync(errorsLog) ? recentErrors(readFileSync(errorsLog, "utf8"), RECENT_ERRORS) : [];
     // PERF: the store (SQLite, graph) is opened only here, never on a hook's path.
-    const { memoryStatus } = await import("../../memory/recall/index.ts");
+    const { memoryStatus } = await import("../../memory/status.ts");
     const memory: Record<string, unknown> = existsSync(dir) ? { ...(await memoryStatus(root)) } : {};
     const report = {
       project: root,

@@ -1,8 +1,8 @@
 import { activatedProjects } from "../../agents/activate.ts";
 import { uninstall } from "../../agents/install.ts";
-import { triforgeCommand } from "../shell.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
-import { dataDir } from "../paths.ts";
+import { dataDir } from "../../home/paths.ts";
+import { triforgeCommand } from "../../home/shell.ts";
 import { defineCommand, UserError } from "../command.ts";
 
 export default defineCommand({

@@ -1,5 +1,4 @@
 import pkg from "../../../package.json" with { type: "json" };
-import { isCompiled } from "../../agents/launcher.ts";
 import {
   assetName,
   compareVersions,
@@ -8,6 +7,7 @@ import {
   latestRelease,
   swapBinary,
 } from "../../agents/update.ts";
+import { isCompiled } from "../../home/runtime.ts";
 import { defineCommand, UserError } from "../command.ts";
 
 export default defineCommand({

@@ -38,7 +38,7 @@ export function registerMemoryStatus(server: McpServer, context: ServerContext):
         const root = memoryProjectRoot(context, project_path);
         // PERF: the store opens on the first call, not at server start. An inactive project or a
         // missing index comes back as a report with a reason, not an error.
-        const { memoryStatus } = await import("../../memory/recall/index.ts");
+        const { memoryStatus } = await import("../../memory/status.ts");
         const { active, reason, ...counts } = await memoryStatus(root);
         // Why memory is off or empty comes first: an agent should not have to read past a dozen zeros.
         const report = { project: root, active, reason, ...counts };

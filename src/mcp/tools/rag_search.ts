@@ -1,5 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { NO_MEMORY_FOUND } from "../../memory/reasons.ts";
+import { MODES } from "../../memory/recall/modes.ts";
 import { memoryProjectRoot, projectOfCall, type ServerContext } from "../context.ts";
 import { toolErrors } from "../errors.ts";
 import description from "./rag_search.txt" with { type: "text" };
@@ -38,7 +40,7 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
           .describe("Topic, identifiers, file names or error text to recall"),
         top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe("How many excerpts to return"),
         mode: z
-          .enum(["hybrid", "graph", "dense", "bm25"])
+          .enum(MODES)
           .default("hybrid")
           .describe("hybrid (default), graph (multi-hop), dense (paraphrase), bm25 (exact words)"),
         speaker: z
@@ -64,11 +66,11 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
       async ({ query, top_k, mode, speaker, project_path }) => {
         const root = memoryProjectRoot(context, project_path);
         // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
-        const { recall, formatRecalled } = await import("../../memory/recall/index.ts");
+        const { recall, formatRecalled } = await import("../../memory/recall/recall.ts");
         const result = await recall(root, query, { topK: top_k, mode, speaker });
         const text = result.hits.length
           ? formatRecalled(result.hits)
-          : `No memory found: ${result.reason ?? "no excerpt matched the query"}`;
+          : `${NO_MEMORY_FOUND}: ${result.reason ?? "no excerpt matched the query"}`;
         return {
           content: [{ type: "text", text }],
           structuredContent: {

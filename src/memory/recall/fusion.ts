@@ -11,7 +11,7 @@
  *   Word-based facts add less than precise ones; BM25 with its session neighbours is the strong signal
  *   in conversations (LoCoMo recall@10 69.6 vs 67.7 with the LLM-graph recipe).
  */
-import { minMax, topIndices } from "./memory-index.ts";
+import { minMax, topIndices } from "./snapshot.ts";
 
 /** Above this share of LLM-built passages, the graph is trusted as an LLM graph. */
 export const LLM_GRAPH_SHARE = 0.5;

@@ -1,6 +1,7 @@
 /** Option parsing shared by the code-search commands (search, find-related, code-index). */
-import { type OptionSpec, type OptionValues, UsageError, UserError } from "../cli/command.ts";
-import { RepositoryError } from "./errors.ts";
+
+import { RepositoryError } from "../code/errors.ts";
+import { type OptionSpec, type OptionValues, UsageError, UserError } from "./command.ts";
 
 /** Runs `make`, turning the core's RepositoryError (a bad path or option) into a clear exit-1 error. */
 export function checked<T>(make: () => T): T {

@@ -1,5 +1,5 @@
-import { dirname, join } from "node:path";
-import { dataDir, projectDataDir } from "./paths.ts";
+import { dirname } from "node:path";
+import { errorLogPath } from "./paths.ts";
 
 /**
  * Appends one line to an `errors.log` (the project's when a project is known, else the global one).
@@ -9,7 +9,7 @@ export function logError(context: string, error: unknown, projectPath?: string):
   try {
     // PERF: node:fs (~1.2 ms of start-up) only once something failed: every hook imports this module.
     const { appendFileSync, mkdirSync } = require("node:fs") as typeof import("node:fs");
-    const file = join(projectPath ? projectDataDir(projectPath) : dataDir(), "errors.log");
+    const file = errorLogPath(projectPath);
     mkdirSync(dirname(file), { recursive: true });
     const message =
       error instanceof Error

@@ -46,7 +46,7 @@ import {
   ScriptedServer,
 } from "./common.ts";
 
-export { errorReply, hangReply, rawReply, type ReceivedRequest } from "./common.ts";
+export { errorReply, hangReply, type ReceivedRequest, rawReply } from "./common.ts";
 
 export type AnthropicBlock =
   | { type: "text"; text: string }

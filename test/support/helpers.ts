@@ -1,9 +1,9 @@
+import { afterAll } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll } from "bun:test";
 
-export const ROOT = resolve(import.meta.dir, "..");
+export const ROOT = resolve(import.meta.dir, "../..");
 export const SHARED = resolve(ROOT, "../shared");
 
 /** A fresh temporary folder, removed after the test file finishes. */
@@ -30,8 +30,8 @@ let building: Promise<string> | undefined;
 export function compiledBinary(): Promise<string> {
   if (process.env.TRIFORGE_TEST_BINARY) return Promise.resolve(process.env.TRIFORGE_TEST_BINARY);
   building ??= (async () => {
-    const { buildTarget, hostTarget } = await import("../build/build.ts");
-    const { resolveModelDir } = await import("../src/embed/source.ts");
+    const { buildTarget, hostTarget } = await import("../../build/build.ts");
+    const { resolveModelDir } = await import("../../src/embed/source.ts");
     const target = hostTarget();
     const file = join(ROOT, "dist", `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`);
     mkdirSync(join(ROOT, "dist"), { recursive: true });

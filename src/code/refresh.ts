@@ -8,16 +8,16 @@ import { join } from "node:path";
 import { loadModel } from "../embed/source.ts";
 import { loadProjectRules } from "../privacy/index.ts";
 import { mergeBm25 } from "./bm25.ts";
-import { ChunkEncoder } from "./embedder.ts";
 import { type Chunk, cutAtBreaks, fileBreakScores, splitLines, TARGET_CHUNK_CHARS } from "./chunk.ts";
+import { ChunkEncoder } from "./chunk-encoder.ts";
 import { parseWorkerCount, SharedParse } from "./chunk-pool.ts";
-import type { GrammarName } from "./languages.ts";
 import { RepositoryError } from "./errors.ts";
+import type { GrammarName } from "./languages.ts";
 import { pathPenalty } from "./rank.ts";
 import { redactKeepingLines } from "./redact.ts";
 import { RedactAhead, useRedactWorker } from "./redact-ahead.ts";
 import { type CodeIndex, type FileEntry, type IndexReport, loadIndex, saveIndex } from "./store.ts";
-import { walkRepository, type WalkedFile } from "./walk.ts";
+import { type WalkedFile, walkRepository } from "./walk.ts";
 
 /** Files chunked, tokenised and embedded so far, of those that needed it. */
 export type Progress = (done: number, total: number) => void;

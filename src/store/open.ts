@@ -3,27 +3,11 @@
  * `.triforge/config.json` names the backend, and a Postgres one implements the same MemoryStore.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { projectDataDir } from "../cli/paths.ts";
+import { projectDataDir, storePath } from "../home/paths.ts";
 import { SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
 
 export type { MemoryStore } from "./types.ts";
 export { SqliteMemoryStore, StoreCorruptError };
-
-export const STORE_FILE = "memory.db";
-
-export function storePath(projectRoot: string): string {
-  return join(projectDataDir(projectRoot), STORE_FILE);
-}
-
-/** The chats.jsonl that capture appends to: the source of truth the store is rebuilt from. */
-export function chatLogPath(projectRoot: string): string {
-  return join(projectDataDir(projectRoot), "chats.jsonl");
-}
-
-export function summaryPath(projectRoot: string): string {
-  return join(projectDataDir(projectRoot), "summary.md");
-}
 
 /** Opens (creating) the project's store for writing. Throws StoreCorruptError for a damaged file. */
 export function openStoreForWrite(projectRoot: string): SqliteMemoryStore {

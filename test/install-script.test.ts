@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { hostTarget } from "../build/build.ts";
 import { assetName } from "../build/render-packaging.ts";
-import { compiledBinary, ROOT, spawnCollect, tempDir } from "./helpers.ts";
+import { compiledBinary, ROOT, spawnCollect, tempDir } from "./support/helpers.ts";
 
 // The first test builds the binary it serves; bunfig has no test timeout setting.
 setDefaultTimeout(60_000);
@@ -123,7 +123,9 @@ describe.skipIf(onWindows)("install.sh against a local release server", () => {
     const next = r.stdout.match(/Next: run `(.+)` to connect/)?.[1];
     expect(next).toBeDefined();
     // Run the printed command under sh, with the subcommand swapped for a harmless one.
-    const ran = Bun.spawnSync(["sh", "-c", next!.replace(/ install$/, " --version")], { env: { HOME: home } });
+    const ran = Bun.spawnSync(["sh", "-c", next!.replace(/ install$/, " --version")], {
+      env: { HOME: home },
+    });
     expect(ran.exitCode).toBe(0);
     expect(ran.stdout.toString()).toMatch(/^triforge \d+\.\d+\.\d+/);
   });

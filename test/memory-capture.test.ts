@@ -11,9 +11,9 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { projectKey } from "../src/cli/paths.ts";
+import { projectKey } from "../src/home/paths.ts";
 import { parseTranscript } from "../src/memory/transcript.ts";
-import { runBinary, SHARED, tempDir } from "./helpers.ts";
+import { runBinary, SHARED, tempDir } from "./support/helpers.ts";
 
 const FIXTURES = join(SHARED, "fixtures/transcripts");
 
@@ -279,7 +279,9 @@ describe("triforge capture", () => {
     expect(errors()).toMatch(/\[capture\] .*nope\.jsonl/);
 
     // Garbage input may carry a secret: errors.log (on disk) gets its size, never its text.
-    expectClean(await capture("{this is not json ghp_0123456789abcdefghijABCDEFGHIJ012345 password=hunter2xyz"));
+    expectClean(
+      await capture("{this is not json ghp_0123456789abcdefghijABCDEFGHIJ012345 password=hunter2xyz"),
+    );
     expect(errors()).toMatch(/\[capture\] hook input is not JSON \(\d+ characters\)/);
     expect(errors()).not.toContain("hunter2xyz");
     expect(errors()).not.toContain("ghp_0123456789");

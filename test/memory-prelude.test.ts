@@ -1,15 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { newestEntries, preludeContext, summaryEntries } from "../src/mcp/prelude.ts";
-import { runBinary, tempDir } from "./helpers.ts";
+import { newestEntries, preludeContext, summaryEntries } from "../src/memory/prelude.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 /** The data folder the binary uses for `project` under an isolated HOME (same formula as runBinary). */
 async function projectData(home: string, project: string): Promise<string> {
   const previous = process.env.TRIFORGE_HOME;
   process.env.TRIFORGE_HOME = join(home, ".claude", "triforge");
   try {
-    const { projectDataDir } = await import("../src/cli/paths.ts");
+    const { projectDataDir } = await import("../src/home/paths.ts");
     return projectDataDir(project);
   } finally {
     if (previous === undefined) delete process.env.TRIFORGE_HOME;

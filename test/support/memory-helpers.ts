@@ -1,9 +1,9 @@
 /** Small data the memory tests make for themselves: chat records, an active project, a store dump. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
-import type { ChatRecord } from "../src/memory/chatlog.ts";
-import { openStoreForWrite } from "../src/store/index.ts";
+import { projectDataDir } from "../../src/home/paths.ts";
+import type { ChatRecord } from "../../src/memory/chatlog.ts";
+import { openStoreForWrite } from "../../src/store/open.ts";
 import { tempDir } from "./helpers.ts";
 
 /** Points this process's data directory at a fresh temp folder; returns a maker of active projects. */

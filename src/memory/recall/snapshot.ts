@@ -43,8 +43,6 @@ export const SESSION_SMOOTHING = 0.5;
  */
 export const FEEDBACK = { documents: 3, terms: 10, weight: 0.2 } as const;
 
-export type Mode = "hybrid" | "graph" | "dense" | "bm25";
-
 export interface Ranked {
   /** Index into `chunks`. */
   chunk: number;

@@ -5,8 +5,8 @@
  *   bun test/memory-race-child.ts append <project root> <session id> <count>   (as capture appends: one
  *   record per locked append)
  */
-import { appendChatRecords, withChatLogLock } from "../src/memory/chatlog.ts";
-import { forgetSession } from "../src/memory/forget.ts";
+import { appendChatRecords, withChatLogLock } from "../../src/memory/chatlog.ts";
+import { forgetSession } from "../../src/memory/forget.ts";
 
 const [mode, root, session, count] = process.argv.slice(2);
 if (mode === "forget") {

@@ -3,15 +3,15 @@
  * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
  */
 import { existsSync, statSync } from "node:fs";
-import { triforgeCommand } from "../../cli/shell.ts";
+import { indexLockPath, storePath } from "../../home/paths.ts";
 import { configPath } from "../../project/config.ts";
-import { openStoreForRead, StoreCorruptError, storePath } from "../../store/index.ts";
+import { openStoreForRead, StoreCorruptError } from "../../store/open.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
-import { chatLogPath } from "../chatlog.ts";
-import { chunkRole, parseRecord, TURN_SEPARATOR } from "../chunking.ts";
-import { indexLockPath, isLocked } from "../lock.ts";
-import { hitExcerpt } from "./excerpt.ts";
+import { chunkRole, TURN_SEPARATOR } from "../chunking.ts";
+import { isLocked } from "../lock.ts";
+import { damagedReason, notActiveReason, notIndexedReason } from "../reasons.ts";
 import { lexicalTokens } from "../tokens.ts";
+import { hitExcerpt } from "./excerpt.ts";
 import {
   LLM_GRAPH_FUSION,
   LLM_GRAPH_SHARE,
@@ -19,11 +19,12 @@ import {
   reciprocalRankFusion,
   scoreFusion,
 } from "./fusion.ts";
-import { MemoryIndex, type Mode, type Ranked, topIndices } from "./memory-index.ts";
+import { type Mode, MODES } from "./modes.ts";
+import { MemoryIndex, type Ranked, topIndices } from "./snapshot.ts";
 import { queryRole, type Role, withoutNames } from "./speakers.ts";
 
-export type { Mode } from "./memory-index.ts";
 export { formatRecalled } from "./format.ts";
+export { MODES, type Mode } from "./modes.ts";
 
 export interface RecallHit {
   text: string;
@@ -49,7 +50,6 @@ export interface RecallOptions {
   speaker?: Role;
 }
 
-export const MODES: readonly Mode[] = ["hybrid", "graph", "dense", "bm25"];
 export const DEFAULT_TOP_K = 5;
 
 interface Warm {
@@ -61,15 +61,6 @@ interface Warm {
 
 /** Open stores and their built indexes, per store file: a long-lived process answers warm. */
 const warm = new Map<string, Warm>();
-
-/** The command that (re)builds the index, quoted for the user's shell (a path may hold spaces). */
-function indexCommand(root: string): string {
-  return triforgeCommand(["index", "--project", root]);
-}
-
-function notActiveReason(root: string): string {
-  return `memory is not active for ${root} (no .triforge/config.json); run 'triforge activate' there to turn it on`;
-}
 
 /** The project's warm index (undefined when none is built yet), reloaded when the store changed (a new generation or a rebuilt file). */
 export async function loadMemoryIndex(root: string): Promise<MemoryIndex | undefined> {
@@ -262,7 +253,7 @@ export async function recall(
     if (error instanceof StoreCorruptError) {
       return {
         hits: [],
-        reason: `the memory index is damaged (${error.message}); run \`${indexCommand(projectRoot)}\` to rebuild it`,
+        reason: damagedReason(projectRoot, error.message),
       };
     }
     throw error;
@@ -271,7 +262,7 @@ export async function recall(
     const running = isLocked(indexLockPath(projectRoot)) ? " (an indexer is running now)" : "";
     return {
       hits: [],
-      reason: `no memory indexed yet for this project${running}; it is built when a session ends, or by \`${indexCommand(projectRoot)}\``,
+      reason: notIndexedReason(projectRoot, running),
     };
   }
   const ranked = await rankChunks(index, query, mode, topK, options.speaker);
@@ -295,120 +286,4 @@ export async function recall(
       };
     }),
   };
-}
-
-export interface MemoryStatus {
-  active: boolean;
-  reason?: string;
-  chunks: number;
-  sessions: number;
-  /** Graph nodes: passage nodes (chunks) plus phrase nodes. */
-  nodes: number;
-  edges: number;
-  entities: number;
-  facts: number;
-  edgesByKind: { fact: number; context: number; synonym: number };
-  lastIndexed: string | null;
-  llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
-  /** Chunks whose LLM extraction failed and will be retried on the next run. */
-  pendingLlm: number;
-  /** Records of chats.jsonl captured since the last index run and not in the index yet. */
-  pendingRecords: number;
-  indexing: boolean;
-  store: string;
-}
-
-export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
-  const empty: MemoryStatus = {
-    active: existsSync(configPath(projectRoot)),
-    chunks: 0,
-    sessions: 0,
-    nodes: 0,
-    edges: 0,
-    entities: 0,
-    facts: 0,
-    edgesByKind: { fact: 0, context: 0, synonym: 0 },
-    lastIndexed: null,
-    llmUsage: [],
-    pendingLlm: 0,
-    pendingRecords: 0,
-    indexing: isLocked(indexLockPath(projectRoot)),
-    store: storePath(projectRoot),
-  };
-  if (!empty.active) return { ...empty, reason: notActiveReason(projectRoot) };
-  let store: SqliteMemoryStore | undefined;
-  try {
-    store = openStoreForRead(projectRoot);
-    if (!store)
-      return {
-        ...empty,
-        pendingRecords: await pendingRecords(projectRoot),
-        reason: "no memory indexed yet for this project",
-      };
-    const s = await store.status();
-    const edges = s.edges.fact + s.edges.context + s.edges.synonym;
-    return {
-      ...empty,
-      chunks: s.chunks,
-      sessions: s.sessions,
-      nodes: s.chunks + s.entities,
-      edges,
-      entities: s.entities,
-      facts: s.facts,
-      edgesByKind: s.edges,
-      lastIndexed: s.lastIndexed,
-      llmUsage: s.llmUsage,
-      pendingLlm: s.pendingLlm,
-      pendingRecords: await pendingRecords(projectRoot, store),
-    };
-  } catch (error) {
-    // While the indexer writes (it may be creating the store right now), a reader can catch it half-way:
-    // that is "indexing", not damage, and status must still answer.
-    if (empty.indexing)
-      return {
-        ...empty,
-        reason: `the indexer is writing; ask again in a moment (${(error as Error).message})`,
-      };
-    if (error instanceof StoreCorruptError)
-      return {
-        ...empty,
-        reason: `the memory index is damaged; 'triforge index' rebuilds it (${error.message})`,
-      };
-    throw error;
-  } finally {
-    store?.close();
-  }
-}
-
-/**
- * Complete records of chats.jsonl that no chunk holds yet: the lines after the offset the last index run
- * consumed (all lines when the file was rewritten since, by forget or by hand), as the indexer would read
- * them — unusable lines, forgotten sessions and records already indexed do not count.
- */
-async function pendingRecords(projectRoot: string, store?: SqliteMemoryStore): Promise<number> {
-  const file = chatLogPath(projectRoot);
-  if (!existsSync(file)) return 0;
-  const size = statSync(file).size;
-  let offset = 0;
-  if (store) {
-    const state = await store.state();
-    // PERF: the indexer module (LLM chain, extractor, summaries) loads only when there is an offset to check.
-    const { offsetFingerprint } = await import("../indexer.ts");
-    if (state.offset <= size && offsetFingerprint(file, state.offset) === state.offsetCheck)
-      offset = state.offset;
-  }
-  if (offset >= size) return 0;
-  // Only what follows the offset: the log holds every session ever captured.
-  const text = await Bun.file(file).slice(offset, size).text();
-  // A last line without its newline is still being written: not a record yet.
-  const records = text
-    .slice(0, text.lastIndexOf("\n") + 1)
-    .split("\n")
-    .flatMap((line) => (line.trim() ? (parseRecord(line) ?? []) : []));
-  if (!store || records.length === 0) return records.length;
-  const [forgotten, indexed] = await Promise.all([
-    store.forgottenSessions(),
-    store.indexedRecords(records.map((r) => r.uuid)),
-  ]);
-  return records.filter((r) => !forgotten.has(r.session_id) && !indexed.has(r.uuid)).length;
 }

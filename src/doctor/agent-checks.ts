@@ -2,19 +2,19 @@ import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Check } from "../cli/commands/doctor.ts";
-import { projectDataDir } from "../cli/paths.ts";
-import { shellQuote, triforgeCommand } from "../cli/shell.ts";
+import { HOOK_TIMEOUTS, type HookEvent } from "../agents/activate.ts";
+import { claudePaths } from "../agents/claude.ts";
+import { codexConfigDir } from "../agents/codex.ts";
+import { cursorConfigDir } from "../agents/cursor.ts";
+import { getJsonValue } from "../agents/json-edit.ts";
+import { opencodeConfigDir, opencodeConfigFile } from "../agents/opencode.ts";
+import { displayPath } from "../agents/report.ts";
+import { readText } from "../agents/tracked.ts";
+import { projectDataDir } from "../home/paths.ts";
+import { shellQuote, triforgeCommand } from "../home/shell.ts";
 import { LLM_SETTINGS } from "../llm/resolve.ts";
 import { configPath, configProblems, readProjectConfig } from "../project/config.ts";
-import { HOOK_TIMEOUTS, type HookEvent } from "./activate.ts";
-import { claudePaths } from "./claude.ts";
-import { codexConfigDir } from "./codex.ts";
-import { cursorConfigDir } from "./cursor.ts";
-import { getJsonValue } from "./json-edit.ts";
-import { opencodeConfigDir, opencodeConfigFile } from "./opencode.ts";
-import { displayPath } from "./report.ts";
-import { readText } from "./tracked.ts";
+import type { Check } from "./checks.ts";
 
 function executable(path: string): boolean {
   try {

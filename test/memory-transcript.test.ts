@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parseTranscript, type TranscriptTurn, userProse } from "../src/memory/transcript.ts";
-import { SHARED } from "./helpers.ts";
+import { SHARED } from "./support/helpers.ts";
 
 const FIXTURES = join(SHARED, "fixtures/transcripts");
 

@@ -44,3 +44,43 @@ export function projectKey(projectPath: string): string {
 export function projectDataDir(projectPath: string): string {
   return join(dataDir(), projectKey(projectPath));
 }
+
+// Every file of a project's data folder, named once. `chats.jsonl` is the source of truth; everything
+// else can be rebuilt from it.
+
+/** The redacted conversation log capture appends to: the source of truth the store is rebuilt from. */
+export function chatLogPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "chats.jsonl");
+}
+
+/** Held while a line is appended to chats.jsonl or the file is rewritten. */
+export function chatLogLockPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "chats.lock");
+}
+
+/** The project's memory store (the local SQLite backend). */
+export const STORE_FILE = "memory.db";
+
+export function storePath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), STORE_FILE);
+}
+
+/** Session summaries, newest last: what the SessionStart prelude injects. */
+export function summaryPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "summary.md");
+}
+
+/** The project's indexer lock (also held by `forget`, which rewrites the store and chats.jsonl). */
+export function indexLockPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "index.lock");
+}
+
+/** Per-session capture state: how far each transcript was read. */
+export function captureStateDir(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "capture");
+}
+
+/** Where failures are logged: the project's errors.log, or the global one when no project is known. */
+export function errorLogPath(projectRoot?: string): string {
+  return join(projectRoot ? projectDataDir(projectRoot) : dataDir(), "errors.log");
+}

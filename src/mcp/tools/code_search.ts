@@ -1,0 +1,78 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { toolErrors } from "../errors.ts";
+import description from "./code_search.txt" with { type: "text" };
+import {
+  core,
+  hitSchema,
+  repoArgument,
+  repositoryOf,
+  scopeLine,
+  snippetLinesArgument,
+  topKArgument,
+} from "./code_tools.ts";
+
+export function registerCodeSearch(server: McpServer, context: { defaultRepo: () => string }): void {
+  const repoOf = (repo?: string) => repositoryOf(context.defaultRepo, repo);
+  // A failing call is logged to the errors.log of the project it searched, where `status` shows it.
+  const errorProject = ({ repo }: { repo?: string }) => repoOf(repo);
+
+  server.registerTool(
+    "code_search",
+    {
+      title: "Search this repository's code",
+      description,
+      inputSchema: {
+        query: z
+          .string()
+          .trim()
+          .min(1)
+          .describe(
+            "A question in words or an identifier, e.g. 'where are retries scheduled' or 'parseConfig'",
+          ),
+        repo: repoArgument,
+        top_k: topKArgument,
+        max_snippet_lines: snippetLinesArgument,
+        content: z.enum(["code", "docs", "config", "all"]).default("code").describe("Which files to search"),
+      },
+      outputSchema: {
+        repo: z.string(),
+        scope: z.string().optional(),
+        hits: z.array(hitSchema),
+        note: z.string().optional(),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    toolErrors(
+      "code_search",
+      async ({ query, repo, top_k, max_snippet_lines, content }) => {
+        const { result, text } = await core(async (code) => {
+          const { describeScope, formatHits } = await import("../../code/format.ts");
+          const result = await code.searchCode(repoOf(repo), query, {
+            topK: top_k,
+            maxSnippetLines: max_snippet_lines,
+            content,
+          });
+          return {
+            result,
+            text: result.hits.length
+              ? scopeLine(describeScope(result)) + formatHits(result.hits)
+              : `No code found: ${result.note ?? "nothing matched"}`,
+          };
+        });
+        return {
+          content: [
+            { type: "text", text: result.note && result.hits.length ? `${text}\n\n(${result.note})` : text },
+          ],
+          structuredContent: {
+            repo: result.repo,
+            ...(result.scope ? { scope: result.scope } : {}),
+            hits: result.hits,
+            ...(result.note ? { note: result.note } : {}),
+          },
+        };
+      },
+      errorProject,
+    ),
+  );
+}

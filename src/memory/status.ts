@@ -1,0 +1,128 @@
+/**
+ * What a project's memory holds and whether it is up to date: the numbers `status` and the MCP
+ * `memory_status` tool print (chunks, graph, LLM use, records captured but not indexed yet).
+ */
+import { existsSync, statSync } from "node:fs";
+import { chatLogPath, indexLockPath, storePath } from "../home/paths.ts";
+import { configPath } from "../project/config.ts";
+import { openStoreForRead, StoreCorruptError } from "../store/open.ts";
+import type { SqliteMemoryStore } from "../store/sqlite.ts";
+import { parseRecord } from "./chunking.ts";
+import { isLocked } from "./lock.ts";
+import { damagedReason, notActiveReason, notIndexedReason } from "./reasons.ts";
+
+export interface MemoryStatus {
+  active: boolean;
+  reason?: string;
+  chunks: number;
+  sessions: number;
+  /** Graph nodes: passage nodes (chunks) plus phrase nodes. */
+  nodes: number;
+  edges: number;
+  entities: number;
+  facts: number;
+  edgesByKind: { fact: number; context: number; synonym: number };
+  lastIndexed: string | null;
+  llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
+  /** Chunks whose LLM extraction failed and will be retried on the next run. */
+  pendingLlm: number;
+  /** Records of chats.jsonl captured since the last index run and not in the index yet. */
+  pendingRecords: number;
+  indexing: boolean;
+  store: string;
+}
+
+export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
+  const empty: MemoryStatus = {
+    active: existsSync(configPath(projectRoot)),
+    chunks: 0,
+    sessions: 0,
+    nodes: 0,
+    edges: 0,
+    entities: 0,
+    facts: 0,
+    edgesByKind: { fact: 0, context: 0, synonym: 0 },
+    lastIndexed: null,
+    llmUsage: [],
+    pendingLlm: 0,
+    pendingRecords: 0,
+    indexing: isLocked(indexLockPath(projectRoot)),
+    store: storePath(projectRoot),
+  };
+  if (!empty.active) return { ...empty, reason: notActiveReason(projectRoot) };
+  let store: SqliteMemoryStore | undefined;
+  try {
+    store = openStoreForRead(projectRoot);
+    if (!store)
+      return {
+        ...empty,
+        pendingRecords: await pendingRecords(projectRoot),
+        reason: notIndexedReason(projectRoot),
+      };
+    const s = await store.status();
+    const edges = s.edges.fact + s.edges.context + s.edges.synonym;
+    return {
+      ...empty,
+      chunks: s.chunks,
+      sessions: s.sessions,
+      nodes: s.chunks + s.entities,
+      edges,
+      entities: s.entities,
+      facts: s.facts,
+      edgesByKind: s.edges,
+      lastIndexed: s.lastIndexed,
+      llmUsage: s.llmUsage,
+      pendingLlm: s.pendingLlm,
+      pendingRecords: await pendingRecords(projectRoot, store),
+    };
+  } catch (error) {
+    // While the indexer writes (it may be creating the store right now), a reader can catch it half-way:
+    // that is "indexing", not damage, and status must still answer.
+    if (empty.indexing)
+      return {
+        ...empty,
+        reason: `the indexer is writing; ask again in a moment (${(error as Error).message})`,
+      };
+    if (error instanceof StoreCorruptError)
+      return {
+        ...empty,
+        reason: damagedReason(projectRoot, error.message),
+      };
+    throw error;
+  } finally {
+    store?.close();
+  }
+}
+
+/**
+ * Complete records of chats.jsonl that no chunk holds yet: the lines after the offset the last index run
+ * consumed (all lines when the file was rewritten since, by forget or by hand), as the indexer would read
+ * them — unusable lines, forgotten sessions and records already indexed do not count.
+ */
+async function pendingRecords(projectRoot: string, store?: SqliteMemoryStore): Promise<number> {
+  const file = chatLogPath(projectRoot);
+  if (!existsSync(file)) return 0;
+  const size = statSync(file).size;
+  let offset = 0;
+  if (store) {
+    const state = await store.state();
+    // PERF: the indexer module (LLM chain, extractor, summaries) loads only when there is an offset to check.
+    const { offsetFingerprint } = await import("./indexer.ts");
+    if (state.offset <= size && offsetFingerprint(file, state.offset) === state.offsetCheck)
+      offset = state.offset;
+  }
+  if (offset >= size) return 0;
+  // Only what follows the offset: the log holds every session ever captured.
+  const text = await Bun.file(file).slice(offset, size).text();
+  // A last line without its newline is still being written: not a record yet.
+  const records = text
+    .slice(0, text.lastIndexOf("\n") + 1)
+    .split("\n")
+    .flatMap((line) => (line.trim() ? (parseRecord(line) ?? []) : []));
+  if (!store || records.length === 0) return records.length;
+  const [forgotten, indexed] = await Promise.all([
+    store.forgottenSessions(),
+    store.indexedRecords(records.map((r) => r.uuid)),
+  ]);
+  return records.filter((r) => !forgotten.has(r.session_id) && !indexed.has(r.uuid)).length;
+}
