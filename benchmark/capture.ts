@@ -24,11 +24,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { buildTarget, hostTarget } from "../build/build.ts";
-import { projectKey } from "../src/cli/paths.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
+import { projectKey } from "../src/home/paths.ts";
+import { parseTranscript } from "../src/memory/transcript.ts";
 import { redact } from "../src/privacy/index.ts";
 import { buildEmptyBinary } from "./baseline.ts";
-import { parseTranscript } from "../src/memory/transcript.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const FILLER = resolve(

@@ -13,7 +13,7 @@
 import { dlopen, FFIType, ptr } from "bun:ffi";
 
 process.env.TRIFORGE_HOME ??= "/tmp/triforge-bench-home";
-const { refreshIndex, resolveRepository } = await import("../src/code/indexer.ts");
+const { refreshIndex, resolveRepository } = await import("../src/code/refresh.ts");
 const { loadModel } = await import("../src/embed/source.ts");
 
 /** This thread's CPU time in ms (clock_gettime(CLOCK_THREAD_CPUTIME_ID)), or undefined off Linux. */

@@ -77,7 +77,7 @@ if (import.meta.main) {
     },
   });
   const reposDir = benchReposDir();
-  const { openIndex, searchLoaded } = await import("../src/code/index.ts");
+  const { openIndex, searchLoaded } = await import("../src/code/code-search.ts");
   const checkout = existsSync(join(reposDir, "checkout.json"))
     ? JSON.parse(readFileSync(join(reposDir, "checkout.json"), "utf8"))
     : {};

@@ -98,7 +98,7 @@ async function generatedRepository(reposDir: string, count: number): Promise<str
 /** Cold index of a generated repository, with the configured parse workers and with none. */
 async function generatedFigures(reposDir: string, count: number): Promise<void> {
   const root = realpathSync(await generatedRepository(reposDir, count));
-  const { refreshIndex } = await import("../src/code/indexer.ts");
+  const { refreshIndex } = await import("../src/code/refresh.ts");
   const rgRuns: number[] = [];
   for (let round = 0; round < 3; round++) rgRuns.push(rg(root, ["configuration"], true).ms);
   for (const workers of [undefined, "0"]) {
@@ -126,7 +126,7 @@ if (import.meta.main) {
     options: { repos: { type: "string" }, json: { type: "string" }, generated: { type: "string" } },
   });
   const reposDir = benchReposDir();
-  const { openIndex, searchLoaded } = await import("../src/code/index.ts");
+  const { openIndex, searchLoaded } = await import("../src/code/code-search.ts");
   const { QUERY_STOPWORDS } = await import("../src/code/tokens.ts");
   const { loadModel } = await import("../src/embed/source.ts");
   const modelStarted = performance.now();

@@ -11,7 +11,7 @@
 import { parseArgs } from "node:util";
 import { MAX_TOKENS, StaticModel } from "../src/embed/model.ts";
 import { readModelDir, resolveModelDir } from "../src/embed/source.ts";
-import { seededRandom } from "../test/random.ts";
+import { seededRandom } from "../test/support/random.ts";
 
 /** Texts per embedBatch call: the batch the CLI's --stdin and the indexers use. */
 const BATCH = 256;

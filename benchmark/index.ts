@@ -12,14 +12,14 @@
 import { Database } from "bun:sqlite";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
 import { loadModel } from "../src/embed/source.ts";
+import { projectDataDir, storePath } from "../src/home/paths.ts";
 import { cacheKey } from "../src/llm/cache.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { chunkRecords } from "../src/memory/chunking.ts";
 import { indexProject } from "../src/memory/indexer.ts";
-import { memoryStatus } from "../src/memory/recall/index.ts";
-import { openStoreForWrite, storePath } from "../src/store/index.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { openStoreForWrite } from "../src/store/open.ts";
 import {
   loadLocomo,
   loadMusique,

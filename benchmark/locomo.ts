@@ -18,7 +18,7 @@
  */
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
+import { projectDataDir } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { Bm25Index } from "../src/memory/recall/bm25.ts";
 import {
@@ -27,8 +27,8 @@ import {
   MODES,
   type Mode,
   rankChunks,
-} from "../src/memory/recall/index.ts";
-import { type MemoryIndex, type Ranked, topIndices } from "../src/memory/recall/memory-index.ts";
+} from "../src/memory/recall/recall.ts";
+import { type MemoryIndex, type Ranked, topIndices } from "../src/memory/recall/snapshot.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
 import { loadLocomo, locomoRecords, scratchHome, writeChatLog } from "./memory-data.ts";
 

@@ -9,13 +9,13 @@
  * Usage: bun benchmark/musique.ts [--json]
  */
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
+import { projectDataDir } from "../src/home/paths.ts";
 import { cacheKey } from "../src/llm/cache.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { chunkRecords } from "../src/memory/chunking.ts";
 import { indexProject } from "../src/memory/indexer.ts";
-import { closeWarmIndexes, loadMemoryIndex, MODES, rankChunks } from "../src/memory/recall/index.ts";
-import { openStoreForWrite } from "../src/store/index.ts";
+import { closeWarmIndexes, loadMemoryIndex, MODES, rankChunks } from "../src/memory/recall/recall.ts";
+import { openStoreForWrite } from "../src/store/open.ts";
 import { loadMusique, passageText, scratchHome, writeChatLog } from "./memory-data.ts";
 
 const KS = [2, 5, 10] as const;

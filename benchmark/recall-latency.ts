@@ -12,12 +12,12 @@
  * Usage: bun benchmark/recall-latency.ts [--json]
  */
 import { join } from "node:path";
-import { projectDataDir } from "../src/cli/paths.ts";
-import { indexProject } from "../src/memory/indexer.ts";
 import { loadModel } from "../src/embed/source.ts";
+import { projectDataDir } from "../src/home/paths.ts";
+import { indexProject } from "../src/memory/indexer.ts";
 import { Bm25Index } from "../src/memory/recall/bm25.ts";
-import { closeWarmIndexes, MODES, recall } from "../src/memory/recall/index.ts";
-import { dotAll, topIndices } from "../src/memory/recall/memory-index.ts";
+import { closeWarmIndexes, MODES, recall } from "../src/memory/recall/recall.ts";
+import { dotAll, topIndices } from "../src/memory/recall/snapshot.ts";
 import { loadLocomo, locomoRecords, percentiles, scratchHome, writeChatLog } from "./memory-data.ts";
 
 const QUESTIONS = 300;

@@ -14,8 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildTarget, hostTarget } from "../build/build.ts";
-import { projectKey } from "../src/cli/paths.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
+import { projectKey } from "../src/home/paths.ts";
 import { buildEmptyBinary } from "./baseline.ts";
 
 const GOAL_RATIO = 1.5;
