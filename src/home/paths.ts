@@ -80,6 +80,21 @@ export function captureStateDir(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "capture");
 }
 
+/** Chunks a person pinned (web page) for the SessionStart prelude to always carry (src/memory/pins.ts). */
+export function pinsPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "pins.json");
+}
+
+/** The HTTP server's bearer token, generated once and stored with mode 0600 (src/http/auth.ts). */
+export function httpTokenPath(): string {
+  return join(dataDir(), "http", "token");
+}
+
+/** The RAG service's catalog of ingested workspaces and remote vectors (`triforge ingest --db`'s default). */
+export function ragCatalogPath(): string {
+  return join(dataDir(), "http", "catalog.db");
+}
+
 /** Where failures are logged: the project's errors.log, or the global one when no project is known. */
 export function errorLogPath(projectRoot?: string): string {
   return join(projectRoot ? projectDataDir(projectRoot) : dataDir(), "errors.log");
