@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { chunkRecords } from "../src/memory/chunking.ts";
-import { extractiveSummary, isDecision, isFilePath } from "../src/memory/summary.ts";
+import { decidedLines, extractiveSummary, isDecision, isFilePath } from "../src/memory/summary.ts";
 import { exchange } from "./support/memory-helpers.ts";
 
 describe("the extractive summary's Files: line", () => {
@@ -57,7 +58,8 @@ describe("the extractive summary's Files: line", () => {
 
 describe("the extractive summary's Discussed: line", () => {
   test("clipped, it never ends in half a redaction marker", () => {
-    const user = `${"We need to decide where session auth lives and who owns it. ".repeat(3)}My email is [REDACTED:email] and more after it.`;
+    // One long sentence (the topic is the first sentence of the request) with a marker near the cut.
+    const user = `${"we need to decide where session auth lives and who owns it, ".repeat(3)}my email is [REDACTED:email] and more after it.`;
     const cut = user.indexOf("[REDACTED:email]") + 2; // the 200-character clip would fall inside the marker
     const padded = `${"x".repeat(Math.max(0, 199 - cut))}${user}`;
     const summary = extractiveSummary(chunkRecords(exchange("clip", padded, "Agreed.")));
@@ -127,5 +129,144 @@ describe("the extractive summary's Decided: lines", () => {
 
   test("a question mark inside a URL does not make a statement a question", () => {
     expect(isDecision("We fixed the redirect for /login?next=/home in the router.")).toBe(true);
+  });
+});
+
+/** Records of one session from alternating [role, text] pairs. */
+function session(id: string, turns: [role: "user" | "assistant", text: string][]): ChatRecord[] {
+  return turns.map(([role, text], i) => ({
+    ts: `2025-03-01T10:${String(i).padStart(2, "0")}:00.000Z`,
+    session_id: id,
+    role,
+    text,
+    uuid: `${id}-${i}`,
+  }));
+}
+
+const decided = (summary: string) => decidedLines(summary).join("\n");
+
+describe("decisions found by the shape of the exchange", () => {
+  test("the settled choice is kept; the question, deliberation and secrets are not", () => {
+    const summary = extractiveSummary(
+      chunkRecords(
+        session("cookies", [
+          [
+            "user",
+            "We need to decide how sessions are stored. Redis or signed cookies? The staging key is [REDACTED:stripe-key] and the old one was 9fQx7Lm2Vb8Kp4Rt6Wz1Yc3Nd5Hg0Js.",
+          ],
+          [
+            "assistant",
+            "Both work. Redis gives server-side revocation but adds a service to run. I think Redis is overkill for a single server. Maybe we could use JWTs too.",
+          ],
+          ["user", "Let's go with signed cookies (HMAC), no Redis."],
+          [
+            "assistant",
+            "Agreed: sessions will be signed cookies (HMAC-SHA256) in `src/auth/session.ts`, no Redis. I'll read the signing key from SESSION_SECRET in `.env` because it must not be committed.",
+          ],
+          ["user", "Great, thanks!"],
+        ]),
+      ),
+    );
+    const lines = decidedLines(summary);
+    expect(lines.some((l) => /signed cookies \(HMAC/.test(l) && /no Redis/.test(l))).toBe(true);
+    expect(decided(summary)).not.toMatch(/need to decide|I think|Maybe|JWT/);
+    expect(decided(summary)).toContain("SESSION_SECRET");
+    const files = summary.match(/^Files: (.*)$/m)?.[1].split(", ") ?? [];
+    expect(files.sort()).toEqual([".env", "src/auth/session.ts"]);
+    expect(summary).not.toContain("REDACTED");
+    expect(summary).not.toContain("9fQx7Lm2");
+  });
+
+  test("an assistant narrating its steps decides nothing; a commitment with its reason does", () => {
+    const summary = extractiveSummary(
+      chunkRecords(
+        session("steps", [
+          ["user", "Implement the review page."],
+          [
+            "assistant",
+            "Let me read the router first. Now let me run the tests. I need to commit the changes before finishing. " +
+              "The root layout doesn't render flash messages. I'll add a flash display inline in the ReviewLive template.",
+          ],
+        ]),
+      ),
+    );
+    expect(decidedLines(summary)).toEqual([
+      "I'll add a flash display inline in the ReviewLive template. (why: The root layout doesn't render flash messages.)",
+    ]);
+  });
+
+  test("a plan's rules are decisions once the user accepts it, not before", () => {
+    const plan =
+      "Here is the plan for your approval.\n\n## Solution\n- Add Credo as a dev dependency via `mix igniter.install`.\n\n## No-gos\n- No CI integration yet (separate task)\n- No custom checks";
+    const accepted = extractiveSummary(
+      chunkRecords(
+        session("plan", [
+          ["user", "Draft the quality tooling tasks."],
+          ["assistant", plan],
+          ["user", "create the beads"],
+        ]),
+      ),
+    );
+    expect(decidedLines(accepted)).toEqual([
+      "Add Credo as a dev dependency via `mix igniter.install`.",
+      "No CI integration yet (separate task)",
+      "No custom checks",
+    ]);
+    const refused = extractiveSummary(
+      chunkRecords(
+        session("plan2", [
+          ["user", "Draft the quality tooling tasks."],
+          ["assistant", plan],
+          ["user", "Hmm, why Credo? What else is there?"],
+        ]),
+      ),
+    );
+    expect(decidedLines(refused).filter((l) => l.startsWith("No "))).toEqual([]);
+  });
+
+  test("the opening request is the topic, unless it fixes a tool or a constraint", () => {
+    const plain = extractiveSummary(
+      chunkRecords(
+        session("t1", [
+          ["user", "Implement the billing export."],
+          ["assistant", "Done."],
+        ]),
+      ),
+    );
+    expect(plain).toMatch(/^Discussed: Implement the billing export\./);
+    expect(decidedLines(plain)).toEqual([]);
+    const constrained = extractiveSummary(
+      chunkRecords(
+        session("t2", [
+          ["user", "Port this project to Rust. Create a standalone library (no Python bindings needed)."],
+          ["assistant", "Done."],
+        ]),
+      ),
+    );
+    expect(decidedLines(constrained)).toEqual([
+      "Port this project to Rust.",
+      "Create a standalone library (no Python bindings needed).",
+    ]);
+  });
+
+  test("in a dialogue that names its speakers, the notes say who said what", () => {
+    const summary = extractiveSummary(
+      chunkRecords(
+        session("names", [
+          ["user", "Hey Mel! I went to the pottery class yesterday and made a blue bowl for the kitchen."],
+          [
+            "assistant",
+            "Thanks, Caroline! The pottery class sounds fun. I painted a lake sunrise for the kitchen last week.",
+          ],
+          [
+            "user",
+            "Thanks, Mel. The lake sunrise painting would look lovely next to the blue bowl in the kitchen.",
+          ],
+          ["assistant", "Hey Caroline, the kitchen will have a pottery corner and a painting corner then."],
+        ]),
+      ),
+    );
+    expect(summary).toMatch(/^ {2}Caroline: /m);
+    expect(summary).toMatch(/^ {2}Mel: /m);
   });
 });

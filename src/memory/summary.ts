@@ -1,74 +1,31 @@
 /**
  * Session summaries for `summary.md` (what the SessionStart prelude shows). With an LLM the indexer
- * asks for one; without, `extractiveSummary` picks the same three things from the text itself:
- * what was discussed, what was decided (decision sentences), which files and identifiers came up.
+ * asks for one; without, `extractiveSummary` builds one from the text itself: what was discussed (the
+ * opening request and the session's most central sentences, named by speaker when the dialogue names
+ * its speakers), what was decided (found by the shape of the exchange, decisions.ts), which files and
+ * identifiers came up (never a redaction marker or a secret-looking token).
  */
 import { renameSync, writeFileSync } from "node:fs";
 import type { Chunk, EntityMention, SummaryEntry } from "../store/types.ts";
+import {
+  type DecisionTurn,
+  findDecisions,
+  isNarration,
+  isTentative,
+  pickDecisions,
+  sentencesOf,
+} from "./decisions.ts";
 import { extractGraph, FILE_EXTENSIONS } from "./extract.ts";
+import { learnSpeakerNames } from "./recall/speakers.ts";
+import { STOPWORDS, stem } from "./tokens.ts";
 
-const DECISION =
-  /\b(?:decid\w*|agreed?|we(?:'ll| will) (?:use|go|keep|switch)|let's|going with|chose|choose|switch(?:ed)? to|settled on|plan(?:ned)? (?:is|to)|instead of|the fix (?:is|was)|fixed|resolved|must|should(?: not)?|don't|do not|never|always|renamed?|replaced?|removed?|added?|moved?)\b/i;
-/**
- * A question is not a decision: a question mark ending a clause (not `?` inside a URL such as
- * `/login?next=/`), a sentence opening like a question (an auxiliary then its subject: "Should we use Redis", "How do we …"), or an
- * indirect one ("not sure whether we should …", "I wonder if …").
- */
-const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
-// "do" and "have" also open instructions ("Have the CI use Node 20", "Do the migration first"): only
-// with a pronoun after them do they open a question ("Do we keep it?", "Have you tried …").
-const QUESTION_OPENING =
-  /^(?:(?:what|which|why|how|when|where|who)\s+)?(?:(?:should|shall|could|would|can|does|did|is|are|was|were|will|has)\s+(?:we|i|you|it|this|that|they|there|the|he|she|our|my|your)|(?:do|have)\s+(?:we|i|you|it|they|he|she))\b/i;
-const INDIRECT_QUESTION = /\b(?:whether|wonder(?:ing)? if|not sure (?:if|about)|check (?:if|whether))\b/i;
-/**
- * An agent narrating its next step ("Now let me read the file and replace it:") is not a decision: a
- * "let me" opening, or a sentence ending in a colon that introduces a tool call or a list.
- */
-const NARRATION = /^(?:(?:now|first|next|then|ok(?:ay)?|so),?\s+)?let me\b|:$/i;
-/** Interjections that open a reply ("Great,", "Thanks!", "Ok so"): what follows them is read alone. */
-const ACKNOWLEDGEMENT =
-  /^(?:(?:great|thanks?(?: you)?|thx|perfect|awesome|nice|cool|ok(?:ay)?|yes|yeah|yep|sure|good|hi|hello|hey|right|sounds good|got it|alright|excellent|wonderful|oh|ah|wow|so|well)\b[\s,!.:;-]*)+/i;
-/**
- * Words that carry no content of their own: pronouns, function words and the decision verbs. A sentence
- * naming nothing beyond them ("that fixed it", "let's do that", "that should work") is an
- * acknowledgement, not a decision worth a line of every SessionStart prelude.
- */
-const FILLER_WORDS = new Set(
-  (
-    "a an the this that these those it its it's i i'm i've me my we we'll we've we're us our you you're your " +
-    "he she they them their there here so then now just also too very really all both it's that's what's " +
-    "is are was were be been being am do does did done doing have has had will would shall should could can " +
-    "may might must not no yes to of in on at for with by from as and or but if up out again still " +
-    "decided decide agreed agree let's lets going go went with chose choose switched switch settled plan " +
-    "planned instead fix fixed fixes resolved resolve works work worked working rename renamed replace " +
-    "replaced remove removed add added move moved don't never always one thing things way stuff ok okay " +
-    "great thanks thank perfect awesome nice cool good fine sure right well"
-  ).split(" "),
-);
-/** A decision names at least this many words of its own (SQLite, store; drop, Python 2). */
-const MIN_CONTENT_WORDS = 2;
+export { isDecision } from "./decisions.ts";
 
-/**
- * Whether a sentence states a decision or commitment ("We'll use SQLite for the store", "Decided to
- * drop Python 2"): it has a decision word, is not a question, and names something beyond filler
- * ("Great, that fixed it." and "Should we use Redis?" are not decisions).
- */
-export function isDecision(sentence: string): boolean {
-  if (!DECISION.test(sentence) || QUESTION_MARK.test(sentence)) return false;
-  const rest = sentence.replace(ACKNOWLEDGEMENT, "");
-  if (QUESTION_OPENING.test(rest) || INDIRECT_QUESTION.test(rest) || NARRATION.test(rest.trim()))
-    return false;
-  const words = rest.toLowerCase().match(/[\p{L}\p{N}](?:[\p{L}\p{N}'._/-]*[\p{L}\p{N}])?/gu) ?? [];
-  return words.filter((word) => !FILLER_WORDS.has(word)).length >= MIN_CONTENT_WORDS;
-}
-
-/** A sentence ends at . ! ? followed by space (so `4.1.5` and `a.yml` stay whole) or at a line break. */
-const SENTENCE_BREAK = /(?<=[.!?])\s+|\n+/;
-const MAX_DECISIONS = 4;
+const MAX_DECISIONS = 8;
 const MAX_SENTENCE_CHARS = 220;
 const MAX_TERMS = 12;
 /** An entry stays well inside the prelude's budget (3,500 characters) so several sessions fit. */
-export const MAX_ENTRY_CHARS = 1_200;
+export const MAX_ENTRY_CHARS = 1_600;
 
 function clip(text: string, max: number): string {
   const t = text.replace(/\s+/g, " ").trim();
@@ -92,8 +49,6 @@ const ANCHORED = /^(?:~|\.{1,2}|[A-Za-z]:)?[\\/]/;
  */
 const BRAND_NAMES =
   /^(?:next|node|nuxt|vue|express|three|d3|chart|ember|backbone|angular|react|solid|alpine|p5|moment|socket|deno)\.js$/i;
-/** A list marker at a sentence's start (`- `, `* `, `• `, `1. `): the entry adds its own bullet. */
-const LIST_MARKER = /^(?:[-*•]|\d+[.)])\s+/;
 
 /**
  * Whether a mention names a file: no spaces, and a known extension (not a brand like Next.js), or a
@@ -112,37 +67,181 @@ export function isFilePath(label: string): boolean {
 
 const IDENTIFIER_LIKE = /[_.]|\p{Ll}\p{Lu}|\(\)$/u;
 
+/** Sentences of the session that carry its subject, next to the topic and the decisions. */
+const MAX_NOTES = 6;
+const MIN_NOTES = 2;
+const REACTION_FACTOR = 0.2;
+const YOU_FACTOR = 0.5;
+const MAX_NOTE_WORDS = 40;
+
+/**
+ * The session's most central sentences: those whose content words recur most in the session (each word
+ * counted once a sentence, log-damped), per square root of length, each new pick sharing little with
+ * the ones before (so the notes cover the session rather than repeat its main line).
+ */
+function centralSentences(sentences: string[], max: number, exclude: Set<string>): string[] {
+  const bags = sentences.map((s) => [...new Set(noteWords(s))]);
+  const frequency = new Map<string, number>();
+  for (const bag of bags) for (const w of bag) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+  const candidates = sentences
+    .map((sentence, i) => ({ sentence, i, bag: bags[i] }))
+    .filter(({ sentence, bag }) => {
+      const n = sentence.split(/\s+/).length;
+      return (
+        bag.length >= 3 &&
+        n >= 6 &&
+        n <= MAX_NOTE_WORDS &&
+        !QUESTION_MARK.test(sentence) &&
+        !exclude.has(sentence)
+      );
+    });
+  const picked: typeof candidates = [];
+  const covered = new Set<string>();
+  while (picked.length < max) {
+    let best: (typeof candidates)[number] | undefined;
+    let bestScore = 0;
+    for (const c of candidates) {
+      if (picked.includes(c)) continue;
+      let score = 0;
+      for (const w of c.bag) score += (covered.has(w) ? 0.2 : 1) * Math.log1p(frequency.get(w) ?? 1);
+      score /= Math.sqrt(c.sentence.split(/\s+/).length);
+      if (REACTION.test(c.sentence)) score *= REACTION_FACTOR;
+      if (/\byou(?:r|'re|'ve)?\b/i.test(c.sentence)) score *= YOU_FACTOR;
+      if (score > bestScore) [best, bestScore] = [c, score];
+    }
+    if (!best) break;
+    picked.push(best);
+    for (const w of best.bag) covered.add(w);
+  }
+  return picked.sort((a, b) => a.i - b.i).map((c) => c.sentence);
+}
+
+/** A sentence that opens a conversation without telling anything ("Hey John, something awesome happened"). */
+const GREETING =
+  /^(?:hey|hi|hello|good (?:morning|afternoon|evening)|long time|what's up|how(?:'s| is| are| have))\b/i;
+/** A reply that reacts to the other side rather than telling something ("Glad you're enjoying it"). */
+const REACTION =
+  /^(?:(?:hey|hi|wow|oh|aw+|haha|yeah|yes|thanks?|by the way|btw)\b[\s,!.]*)*(?:glad|sounds|that(?:'s| is| sounds| looks)|they look|you(?:'re| are| must| should| look)|it(?:'s| is) (?:so |really )?(?:great|cool|awesome|amazing|nice|good)|so (?:cool|great|glad)|take a look|i'm (?:so )?(?:glad|happy|proud)|what a)\b/i;
+const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
+
+function noteWords(sentence: string): string[] {
+  return (sentence.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'._-]*/gu) ?? [])
+    .filter((w) => w.length > 2 && !STOPWORDS.has(w) && !NOTE_FILLER.has(w))
+    .map(stem);
+}
+
+/** Chat words that recur in every conversation without being its subject. */
+const NOTE_FILLER = new Set(
+  "thanks thank great good really glad happy awesome amazing love know think feel like sounds just yeah wow cool nice sure lot totally definitely let's i'm it's that's you're i've can't don't fun blast look looks seems hope hoping keen pumped excited interesting appreciate kind sweet way something anything everything always never tough hard".split(
+    " ",
+  ),
+);
+
 /**
  * A summary without an LLM; never empty (falls back to the first user words). `entitiesOf` gives a
- * chunk's local-extractor mentions when the caller already has them.
+ * chunk's local-extractor mentions when the caller already has them; `fileExists` tells which paths are
+ * in the project (when the caller knows the project), so Files: prefers them.
  */
 export function extractiveSummary(
   chunks: Chunk[],
   entitiesOf: (chunk: Chunk) => EntityMention[] | undefined = () => undefined,
+  fileExists?: (path: string) => boolean,
 ): string {
-  const userTexts = chunks.map((c) => c.text.slice(c.turns[0]?.start ?? 0, c.turns[0]?.end ?? c.text.length));
-  const topic = clip(userTexts.find((t) => t.trim()) ?? chunks[0]?.text ?? "", 200);
-  const decisions: string[] = [];
+  const turns: DecisionTurn[] = [];
+  for (const chunk of chunks)
+    for (const t of chunk.turns)
+      turns.push({ role: t.role, text: chunk.text.slice(t.start, t.end), key: t.uuid });
+  const userSentences = turns
+    .filter((t) => t.role === "user")
+    .flatMap((t) => sentencesOf(t.text).map((s) => s.text));
+  const topicSentence =
+    userSentences.find((s) => noteWords(s).length >= 3 && !REACTION.test(s) && !GREETING.test(s)) ??
+    userSentences.find((s) => noteWords(s).length >= 3) ??
+    userSentences.find((s) => s.trim()) ??
+    chunks[0]?.text ??
+    "";
+  const topic = clip(topicSentence, 200);
+  const found = findDecisions(turns);
+  const decisions = pickDecisions(found, MAX_DECISIONS);
+  const decided = new Set(found.map((d) => d.sentence));
+  const names = learnSpeakerNames(turns);
+  const nameOf = new Map<string, string>();
+  for (const [name, role] of names)
+    if (!nameOf.has(role)) nameOf.set(role, name[0].toUpperCase() + name.slice(1));
+  const speakerOf = new Map<string, string>();
+  for (const t of turns) for (const s of sentencesOf(t.text)) speakerOf.set(s.text, t.role);
+  const notes = centralSentences(
+    turns.flatMap((t) =>
+      sentencesOf(t.text)
+        .map((s) => s.text)
+        .filter((s) => !secretLooking(s) && !isTentative(s) && (t.role === "user" || !isNarration(s))),
+    ),
+    Math.max(MIN_NOTES, MAX_NOTES - decisions.length),
+    new Set([topicSentence, ...decided]),
+  );
   const files = new Set<string>();
   const identifiers = new Set<string>();
   for (const chunk of chunks) {
-    for (const part of chunk.text.split(SENTENCE_BREAK)) {
-      const sentence = part.trim().replace(LIST_MARKER, "");
-      if (decisions.length < MAX_DECISIONS && sentence.length > 20 && isDecision(sentence)) {
-        const clipped = clip(sentence, MAX_SENTENCE_CHARS);
-        if (!decisions.includes(clipped)) decisions.push(clipped);
-      }
-    }
     for (const e of entitiesOf(chunk) ?? extractGraph(chunk.text).entities) {
-      if (isFilePath(e.label)) files.add(e.label);
+      if (secretLooking(e.label)) continue;
+      if ((isFilePath(e.label) && !notAFile(e.label)) || fileExists?.(e.label)) files.add(e.label);
       else if (IDENTIFIER_LIKE.test(e.label) && !/\s/.test(e.label)) identifiers.add(e.label);
     }
   }
   const lines = [`Discussed: ${topic || "(no text)"}`];
-  if (decisions.length) lines.push("Decided:", ...decisions.map((d) => `- ${d}`));
-  if (files.size) lines.push(`Files: ${[...files].slice(0, MAX_TERMS).join(", ")}`);
+  if (notes.length)
+    lines.push(
+      ...notes.map(
+        (n) =>
+          `  ${nameOf.get(speakerOf.get(n) ?? "") ? `${nameOf.get(speakerOf.get(n) ?? "")}: ` : ""}${clip(n, MAX_SENTENCE_CHARS)}`,
+      ),
+    );
+  if (decisions.length)
+    lines.push(
+      "Decided:",
+      ...decisions.map((d) =>
+        clip(d.reason ? `- ${d.text} (why: ${d.reason})` : `- ${d.text}`, MAX_SENTENCE_CHARS + 2),
+      ),
+    );
+  const fileList = [...files].sort((a, b) => Number(fileExists?.(b) ?? 0) - Number(fileExists?.(a) ?? 0));
+  if (fileList.length) lines.push(`Files: ${fileList.slice(0, MAX_TERMS).join(", ")}`);
   if (identifiers.size) lines.push(`Identifiers: ${[...identifiers].slice(0, MAX_TERMS).join(", ")}`);
   return clipEntry(lines.join("\n"));
+}
+
+/** A web address without its scheme (`github.com/a/b`), or words joined by slashes (`All/Active/Done`). */
+function notAFile(label: string): boolean {
+  const segments = label.split("/").filter(Boolean);
+  if (
+    /^(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|app|co|ai|edu|gov)$/i.test(
+      segments[0] ?? "",
+    )
+  )
+    return true;
+  return segments.length > 1 && segments.every((s) => /^\p{Lu}\p{Ll}+$/u.test(s));
+}
+
+/**
+ * A mention that must never be listed as a file or identifier: a redaction marker, or a long run of
+ * letters and digits with the spread of a generated token (a key, a hash) rather than a name.
+ */
+export function secretLooking(label: string): boolean {
+  if (/REDACTED/i.test(label)) return true;
+  for (const run of label.split(/[\s\\/._-]+/)) {
+    if (run.length < 16) continue;
+    const classes = [/[a-z]/, /[A-Z]/, /\d/].filter((re) => re.test(run)).length;
+    if (classes >= 2 && /\d/.test(run) && shannon(run) >= 3.5) return true;
+    if (/^[0-9a-f]{24,}$/i.test(run)) return true;
+  }
+  return false;
+}
+
+function shannon(text: string): number {
+  const counts = new Map<string, number>();
+  for (const c of text) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) h -= (n / text.length) * Math.log2(n / text.length);
+  return h;
 }
 
 /** Caps an entry at MAX_ENTRY_CHARS, cutting at a line. */
@@ -171,4 +270,23 @@ export function writeSummaryFile(path: string, entries: SummaryEntry[]): void {
   const temporary = `${path}.${process.pid}.tmp`;
   writeFileSync(temporary, renderSummary(entries));
   renameSync(temporary, path);
+}
+
+/** The `Decided:` bullets of a summary entry, without their markers. */
+export function decidedLines(summary: string): string[] {
+  return (summary.match(/^Decided:\n((?:- .*\n?)*)/m)?.[1] ?? "")
+    .split("\n")
+    .filter((line) => line.startsWith("- "))
+    .map((line) => line.slice(2));
+}
+
+/** A summary's prose without its line labels and bullets (what ROUGE scores). */
+export function summaryProse(summary: string): string {
+  return summary
+    .split("\n")
+    .map((line) =>
+      line.replace(/^(?:Discussed|Decided|Files|Identifiers|Errors|Also):\s*/, "").replace(/^- /, ""),
+    )
+    .filter(Boolean)
+    .join("\n");
 }
