@@ -1,0 +1,91 @@
+/**
+ * `serve --http` and `ingest`: their options and environment (triforge's, and claw-rag-service's names
+ * for compatibility) turned into the RAG service and the HTTP server.
+ */
+import { ragCatalogPath } from "../home/paths.ts";
+import type { OptionValues } from "./command.ts";
+import { UserError } from "./command.ts";
+
+export const DEFAULT_HTTP_HOST = "127.0.0.1";
+export const DEFAULT_HTTP_PORT = 8787;
+
+/** `--db`, else CLAW_RAG_DB, else the data folder's catalog. */
+export function catalogPathOf(values: OptionValues, env = process.env): string {
+  return typeof values.db === "string" && values.db ? values.db : env.CLAW_RAG_DB || ragCatalogPath();
+}
+
+export function workspacesOf(values: OptionValues): string[] {
+  const given = values.workspace;
+  return (Array.isArray(given) ? given : given === undefined ? [] : [given]).filter(
+    (w): w is string => typeof w === "string" && w !== "",
+  );
+}
+
+function portOf(values: OptionValues, env: Record<string, string | undefined>): number {
+  const raw = typeof values.port === "string" ? values.port : (env.TRIFORGE_HTTP_PORT ?? env.CLAW_RAG_PORT);
+  if (raw === undefined || raw === "") return DEFAULT_HTTP_PORT;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`port must be 0–65535, not '${raw}'`);
+  return port;
+}
+
+/** Runs the HTTP server until SIGINT or SIGTERM. */
+export async function serveHttp(values: OptionValues, env = process.env): Promise<number> {
+  const host =
+    (typeof values.host === "string" && values.host) ||
+    env.TRIFORGE_HTTP_HOST ||
+    env.CLAW_RAG_HOST ||
+    DEFAULT_HTTP_HOST;
+  const port = portOf(values, env);
+  const catalogPath = catalogPathOf(values, env);
+  const [
+    { RagService, RagRequestError },
+    { Catalog },
+    { remoteEmbeddingConfig },
+    { resolveToken, isLoopback },
+    { startHttpServer },
+  ] = await Promise.all([
+    import("../rag/service.ts"),
+    import("../rag/catalog.ts"),
+    import("../embed/remote.ts"),
+    import("../http/auth.ts"),
+    import("../http/server.ts"),
+  ]);
+  let workspaces = workspacesOf(values);
+  if (workspaces.length === 0) {
+    const catalog = Catalog.open(catalogPath);
+    workspaces = catalog.workspaces().map((w) => w.root);
+    catalog.close();
+  }
+  if (workspaces.length === 0) workspaces = [process.cwd()];
+  let rag: InstanceType<typeof RagService>;
+  try {
+    rag = new RagService(workspaces, { catalogPath, remote: remoteEmbeddingConfig(env) });
+  } catch (error) {
+    if (error instanceof RagRequestError) throw new UserError(`--workspace: ${error.message}`);
+    throw error;
+  }
+  const token = resolveToken(typeof values.token === "string" ? values.token : undefined, env);
+  let server: ReturnType<typeof startHttpServer>;
+  try {
+    server = startHttpServer({ host, port, token: token.token, rag });
+  } catch (error) {
+    throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  const where = token.path
+    ? `the token is in ${token.path}`
+    : `the token is from ${token.source === "flag" ? "--token" : "TRIFORGE_HTTP_TOKEN"}`;
+  console.error(`triforge http: listening on ${server.url} (workspaces: ${rag.workspaces.join(", ")})`);
+  console.error(
+    isLoopback(host)
+      ? `triforge http: loopback only; changing memory needs the page or 'Authorization: Bearer' (${where})`
+      : `triforge http: every route but /health needs 'Authorization: Bearer' (${where}); open ${server.url}/?token=… for the page`,
+  );
+  await new Promise<void>((done) => {
+    process.once("SIGINT", done);
+    process.once("SIGTERM", done);
+  });
+  await server.stop();
+  return 0;
+}

@@ -1,0 +1,130 @@
+/**
+ * Browsing and curating a project's memory (the web page's sessions and chunks): what is stored, read
+ * from the warm recall snapshot, and the two changes a person can make — forget a session (exactly as
+ * `triforge forget` does, pins included) and pin a chunk for the prelude.
+ */
+import { openStoreForRead } from "../store/open.ts";
+import { chunkRole } from "./chunking.ts";
+import { type ForgetReport, forgetSession } from "./forget.ts";
+import { addPin, type Pin, readPins, removeSessionPins } from "./pins.ts";
+import { loadMemoryIndex } from "./recall/recall.ts";
+
+export interface SessionView {
+  session_id: string;
+  chunks: number;
+  first_ts: string;
+  last_ts: string;
+  /** The session's summary entries, as summary.md has them ("" before the first index run). */
+  summary: string;
+  pinned: number;
+}
+
+export interface ChunkView {
+  id: number;
+  session_id: string;
+  ts: string;
+  role: string;
+  text: string;
+  pinned: boolean;
+}
+
+/** Characters of each chunk in a session's listing; `readChunk` gives the whole text. */
+export const PREVIEW_CHARS = 280;
+
+async function summariesBySession(projectRoot: string): Promise<Map<string, string>> {
+  const store = openStoreForRead(projectRoot);
+  if (!store) return new Map();
+  try {
+    const out = new Map<string, string>();
+    for (const entry of await store.summaries())
+      out.set(entry.sessionId, [out.get(entry.sessionId), entry.text.trim()].filter(Boolean).join("\n"));
+    return out;
+  } finally {
+    store.close();
+  }
+}
+
+/** Every stored session, newest first. */
+export async function listSessions(projectRoot: string): Promise<SessionView[]> {
+  const index = await loadMemoryIndex(projectRoot);
+  if (!index) return [];
+  const pins = readPins(projectRoot);
+  const summaries = await summariesBySession(projectRoot);
+  const sessions = new Map<string, SessionView>();
+  for (const chunk of index.chunks) {
+    let view = sessions.get(chunk.sessionId);
+    if (!view) {
+      view = {
+        session_id: chunk.sessionId,
+        chunks: 0,
+        first_ts: chunk.ts,
+        last_ts: chunk.ts,
+        summary: summaries.get(chunk.sessionId) ?? "",
+        pinned: pins.filter((p) => p.session_id === chunk.sessionId).length,
+      };
+      sessions.set(chunk.sessionId, view);
+    }
+    view.chunks++;
+    if (chunk.ts < view.first_ts) view.first_ts = chunk.ts;
+    if (chunk.ts > view.last_ts) view.last_ts = chunk.ts;
+  }
+  return [...sessions.values()].sort((a, b) => b.last_ts.localeCompare(a.last_ts));
+}
+
+/** A session's chunks in order, each cut to PREVIEW_CHARS. */
+export async function sessionChunks(projectRoot: string, sessionId: string): Promise<ChunkView[]> {
+  const index = await loadMemoryIndex(projectRoot);
+  if (!index) return [];
+  const pinned = new Set(readPins(projectRoot).map((p) => p.chunk_id));
+  return index.chunks
+    .filter((c) => c.sessionId === sessionId)
+    .map((c) => ({
+      id: c.id,
+      session_id: c.sessionId,
+      ts: c.ts,
+      role: chunkRole(c.turns),
+      text: c.text.length > PREVIEW_CHARS ? `${c.text.slice(0, PREVIEW_CHARS - 1)}…` : c.text,
+      pinned: pinned.has(c.id),
+    }));
+}
+
+/** One chunk whole, with its turns; undefined when no stored chunk has that id. */
+export async function readChunk(
+  projectRoot: string,
+  id: number,
+): Promise<(ChunkView & { turns: { role: string; ts: string; text: string }[] }) | undefined> {
+  const index = await loadMemoryIndex(projectRoot);
+  const chunk = index?.chunks.find((c) => c.id === id);
+  if (!chunk) return undefined;
+  return {
+    id: chunk.id,
+    session_id: chunk.sessionId,
+    ts: chunk.ts,
+    role: chunkRole(chunk.turns),
+    text: chunk.text,
+    pinned: readPins(projectRoot).some((p) => p.chunk_id === id),
+    turns: chunk.turns.map((t) => ({ role: t.role, ts: t.ts, text: chunk.text.slice(t.start, t.end) })),
+  };
+}
+
+/** Pins a stored chunk for the prelude; undefined when no stored chunk has that id. */
+export async function pinChunk(projectRoot: string, id: number): Promise<Pin | undefined> {
+  const chunk = await readChunk(projectRoot, id);
+  if (!chunk) return undefined;
+  return addPin(projectRoot, {
+    chunk_id: chunk.id,
+    session_id: chunk.session_id,
+    ts: chunk.ts,
+    text: chunk.text,
+  });
+}
+
+/** `triforge forget` for one session, and its pins with it. */
+export async function forgetStoredSession(
+  projectRoot: string,
+  sessionId: string,
+): Promise<ForgetReport & { pins: number }> {
+  const report = await forgetSession(projectRoot, sessionId);
+  const pins = report.status === "forgotten" ? removeSessionPins(projectRoot, sessionId) : 0;
+  return { ...report, pins };
+}

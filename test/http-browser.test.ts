@@ -1,0 +1,172 @@
+/**
+ * The web page in a real browser: Debian's chromium, headless, driven by playwright-core (both installed
+ * by .ci/run). Search code and memory with the keyboard, forget a session and see recall lose it, pin a
+ * chunk into the prelude, re-index with live progress, and read it on a narrow window. Screenshots go to
+ * tmp/test-output/http-browser/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type RunningServer, startHttpServer } from "../src/http/server.ts";
+import { indexProject } from "../src/memory/indexer.ts";
+import { recall } from "../src/memory/recall/recall.ts";
+import { ingestWorkspace, RagService } from "../src/rag/service.ts";
+import { ROOT } from "./support/helpers.ts";
+import { appendRecords, exchange, memoryHome } from "./support/memory-helpers.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = join(ROOT, "tmp", "test-output", "http-browser");
+
+async function playwright(): Promise<typeof import("playwright-core") | undefined> {
+  try {
+    return await import("playwright-core");
+  } catch {
+    return undefined;
+  }
+}
+const driver = existsSync(CHROMIUM) ? await playwright() : undefined;
+if (!driver)
+  console.warn(
+    `http-browser: skipped — needs ${CHROMIUM} (Debian chromium) and the playwright-core package; .ci/run installs both`,
+  );
+
+describe.skipIf(!driver)("the web page in chromium", () => {
+  const { home, project } = memoryHome();
+  const app = project("webapp");
+  let server: RunningServer;
+  // biome-ignore lint/suspicious/noExplicitAny: playwright's types are loaded only when it is installed.
+  let browser: any;
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  let page: any;
+
+  const write = (name: string, body: string) => {
+    mkdirSync(join(app, "src"), { recursive: true });
+    writeFileSync(join(app, "src", `${name}.ts`), body);
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    write(
+      "signSessionCookie",
+      "export function signSessionCookie(value: string, key: string) {\n  return hmac(key, value);\n}\n",
+    );
+    write("parseInvoice", "export function parseInvoice(text: string) {\n  return text.split('\\n');\n}\n");
+    appendRecords(app, [
+      ...exchange(
+        "s-cookies",
+        "How do we store sessions?",
+        "We decided on signed cookies with HMAC, no Redis.",
+        1,
+      ),
+      ...exchange(
+        "s-markup",
+        'The invoice preview shows <img src=x onerror="window.__pwned=1"> in totals',
+        "parseInvoice now escapes <script>alert(1)</script> before rendering the invoice totals.",
+        2,
+      ),
+    ]);
+    await indexProject(app, { llm: null });
+    const catalogPath = join(home, "catalog.db");
+    await ingestWorkspace(app, { catalogPath });
+    server = startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      token: "browser-test-token",
+      rag: new RagService([app], { catalogPath }),
+    });
+    browser = await driver!.chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
+    page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
+    page.on("dialog", (dialog: { accept(): Promise<void> }) => dialog.accept());
+    await page.goto(server.url);
+    await page.waitForFunction(`document.getElementById("stats").textContent.includes("code chunks")`);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  test("code search from the keyboard shows path:line, highlighted terms and copy buttons", async () => {
+    await page.focus("#query");
+    await page.keyboard.type("sign session cookie");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("#results li.result");
+    expect(await page.textContent("#results li.result .where")).toBe("src/signSessionCookie.ts:1-3");
+    expect(await page.locator("#results li.result").first().locator("mark").allTextContents()).toContain(
+      "signSessionCookie",
+    );
+    expect(
+      await page.locator("#results li.result").first().locator(".actions button").allTextContents(),
+    ).toEqual(["Copy path:line", "Copy snippet"]);
+    await page.screenshot({ path: join(SHOTS, "code-search.png"), fullPage: true });
+  });
+
+  test("the Memory tab (arrow keys) shows memories as text, never as markup", async () => {
+    await page.fill("#query", "invoice totals preview");
+    await page.focus("#tab-code");
+    await page.keyboard.press("ArrowRight");
+    expect(await page.getAttribute("#tab-memory", "aria-selected")).toBe("true");
+    await page.waitForFunction(`document.getElementById("search-note").textContent.includes("memories")`);
+    const text = await page.textContent("#results");
+    expect(text).toContain('<img src=x onerror="window.__pwned=1">');
+    expect(await page.$$("#results img, #results script")).toHaveLength(0);
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
+    await page.screenshot({ path: join(SHOTS, "memory-search.png"), fullPage: true });
+  });
+
+  test("pinning a chunk puts it in the prelude shown on the page", async () => {
+    await page.click('li.session[data-session="s-markup"] button:text("Chunks")');
+    await page.click('li.session[data-session="s-markup"] .chunks button:text("Pin to prelude")');
+    await page.waitForFunction(
+      `document.getElementById("prelude").textContent.includes("Pinned by the user")`,
+    );
+    expect(await page.textContent("#prelude")).toContain("parseInvoice now escapes");
+  });
+
+  test("forgetting a session on the page takes it out of recall", async () => {
+    const query = "how do we store sessions signed cookies";
+    expect((await recall(app, query)).hits.map((h) => h.session_id)).toContain("s-cookies");
+    await page.click('li.session[data-session="s-cookies"] button:text("Forget session")');
+    await page.waitForFunction(
+      `document.getElementById("sessions-note").textContent.startsWith("forgot session")`,
+    );
+    expect(await page.$('li.session[data-session="s-cookies"]')).toBeNull();
+    expect((await recall(app, query)).hits.map((h) => h.session_id)).not.toContain("s-cookies");
+    await page.screenshot({ path: join(SHOTS, "after-forget.png"), fullPage: true });
+  });
+
+  test("re-index shows live progress, and the new file is searchable after it", async () => {
+    for (let i = 0; i < 40; i++)
+      write(`generatedHelper${i}`, `export const generatedHelper${i} = (x: number) => x + ${i};\n`);
+    write(
+      "computeShippingQuote",
+      "export function computeShippingQuote(weight: number) {\n  return weight * 3;\n}\n",
+    );
+    // Every text the status line shows while the re-index runs, recorded in the page.
+    await page.evaluate(`(() => {
+      const status = document.getElementById("reindex-status");
+      window.statuses = [];
+      new MutationObserver(() => window.statuses.push(status.textContent)).observe(status, { childList: true, characterData: true, subtree: true });
+    })()`);
+    await page.click("#reindex");
+    await page.waitForFunction(`document.getElementById("reindex-status").textContent.startsWith("indexed")`);
+    const statuses: string[] = await page.evaluate("window.statuses");
+    expect(statuses.some((s) => /^indexing \d+ \/ \d+/.test(s))).toBe(true);
+    expect(statuses.at(-1)).toMatch(/^indexed \d+ files/);
+    await page.screenshot({ path: join(SHOTS, "reindex.png"), fullPage: true });
+    await page.click("#tab-code");
+    await page.fill("#query", "compute shipping quote");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(
+      `document.querySelector("#results li.result .where")?.textContent.startsWith("src/computeShippingQuote.ts")`,
+    );
+  });
+
+  test("a narrow window needs no sideways scrolling", async () => {
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.screenshot({ path: join(SHOTS, "narrow.png"), fullPage: true });
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(361);
+  });
+});

@@ -1,0 +1,323 @@
+/**
+ * `serve --http`: a real Bun.serve on 127.0.0.1 over real code-search indexes and a real memory store,
+ * called with fetch (and node:http where a header fetch will not send must be forged).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { type AuthContext, deny, resolveToken, serverHosts } from "../src/http/auth.ts";
+import { type RunningServer, startHttpServer } from "../src/http/server.ts";
+import { recall } from "../src/memory/recall/recall.ts";
+import { indexProject } from "../src/memory/indexer.ts";
+import { readPins } from "../src/memory/pins.ts";
+import { Catalog } from "../src/rag/catalog.ts";
+import { ingestWorkspace, RagService } from "../src/rag/service.ts";
+import { tempDir } from "./support/helpers.ts";
+import { appendRecords, exchange, memoryHome } from "./support/memory-helpers.ts";
+
+const TOKEN = "test-token-0123456789";
+const { home, project } = memoryHome();
+const catalogPath = join(home, "catalog.db");
+
+/** A small repository: each file defines one function whose name and body are its own. */
+function writeWorkspace(root: string, names: string[]): void {
+  mkdirSync(join(root, "src"), { recursive: true });
+  for (const name of names)
+    writeFileSync(
+      join(root, "src", `${name}.ts`),
+      `// ${name} module\nexport function ${name}(input: string): string {\n  const ${name}Result = input.trim();\n  return ${name}Result + "-${name}";\n}\n`,
+    );
+}
+
+const app = project("app");
+writeWorkspace(app, ["signSessionCookie", "parseInvoice", "scheduleRetries"]);
+const other = join(home, "other");
+writeWorkspace(other, ["renderDashboard", "exportLedger"]);
+// A link out of the workspace: its target must never be read.
+const outside = join(home, "outside");
+mkdirSync(outside);
+writeFileSync(join(outside, "secret.ts"), "export const leakedOutsideMarker = 42;\n");
+symlinkSync(outside, join(app, "src", "linked"));
+
+let server: RunningServer;
+let base: string;
+let rag: RagService;
+
+beforeAll(async () => {
+  appendRecords(app, [
+    ...exchange(
+      "s-cookies",
+      "How do we store sessions? Redis maybe?",
+      "We decided on signed cookies with HMAC, no Redis.",
+      1,
+    ),
+    ...exchange(
+      "s-invoices",
+      "The invoice parser breaks on <b>bold</b> totals",
+      "Fixed parseInvoice to strip markup before reading totals.",
+      2,
+    ),
+  ]);
+  await indexProject(app, { llm: null });
+  await ingestWorkspace(app, { catalogPath });
+  await ingestWorkspace(other, { catalogPath });
+  rag = new RagService([app, other], { catalogPath });
+  server = startHttpServer({ host: "127.0.0.1", port: 0, token: TOKEN, rag });
+  base = server.url;
+});
+afterAll(() => server?.stop());
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are whatever the server sent; the assertions check them.
+type Body = any;
+const jsonOf = async (response: Promise<Response>): Promise<Body> => (await response).json();
+const bearer = { authorization: `Bearer ${TOKEN}` };
+
+/** A raw request with headers fetch would not let us forge (Host). */
+function rawGet(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, headers }, (res) => {
+      let body = "";
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("claw-rag-service's API", () => {
+  test("GET /health answers ok as plain text", async () => {
+    const res = await fetch(`${base}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("ok");
+  });
+
+  test("GET /v1/stats keeps claw's two fields and adds files, workspaces, model, memory", async () => {
+    const stats = await jsonOf(fetch(`${base}/v1/stats`));
+    expect(stats.phase).toBe("1-sqlite");
+    expect(stats.chunks).toBeGreaterThanOrEqual(5);
+    expect(stats.files).toBe(5);
+    expect(stats.workspaces.map((w: { root: string }) => w.root)).toEqual(rag.workspaces);
+    expect(typeof stats.model).toBe("string");
+    expect(stats.memory[0]).toMatchObject({ project: rag.workspaces[0], active: true, sessions: 2 });
+  });
+
+  test("POST /v1/query returns claw's hit shape, with the lines the snippet really has", async () => {
+    const res = await post("/v1/query", { query: "sign the session cookie", top_k: 3 });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Body;
+    expect(["1-sqlite-no-db", "1-sqlite-empty", "1-sqlite", "2-qdrant"]).toContain(body.phase);
+    expect(body.hits.length).toBeGreaterThan(0);
+    expect(body.hits.length).toBeLessThanOrEqual(3);
+    const [hit] = body.hits;
+    expect(Object.keys(hit).sort()).toEqual(["end_line", "path", "score", "snippet", "start_line"]);
+    // Two workspaces are served, so a path names its workspace.
+    expect(hit.path).toBe("app:src/signSessionCookie.ts");
+    const lines = readFileSync(join(app, "src", "signSessionCookie.ts"), "utf8").split("\n");
+    expect(hit.snippet).toBe(lines.slice(hit.start_line - 1, hit.end_line).join("\n"));
+  });
+
+  test("top_k defaults to 8 and is capped at 64", async () => {
+    const names = Array.from({ length: 80 }, (_, i) => `widgetHandler${i}`);
+    const big = join(home, "big");
+    writeWorkspace(big, names);
+    await ingestWorkspace(big, { catalogPath });
+    const service = new RagService([big], { catalogPath });
+    expect((await service.query("widget handler input")).hits.length).toBe(8);
+    expect((await service.query("widget handler input", 1000)).hits.length).toBe(64);
+  });
+
+  test("bad requests get JSON errors with the right status and no stack trace", async () => {
+    const cases: [Promise<Response>, number][] = [
+      [post("/v1/query", "{not json"), 400],
+      [post("/v1/query", { query: "   " }), 400],
+      [post("/v1/query", { query: 42 }), 422],
+      [post("/v1/query", { query: "x", top_k: "5" }), 422],
+      [post("/v1/query", { query: "x", top_k: 0 }), 422],
+      [post("/v1/query", [1, 2]), 422],
+      [
+        fetch(`${base}/v1/query`, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" }),
+        415,
+      ],
+      [post("/v1/query", { query: "x".repeat(2 << 20) }), 413],
+      [fetch(`${base}/v1/nothing`), 404],
+      [fetch(`${base}/v1/query`), 405],
+    ];
+    for (const [pending, status] of cases) {
+      const res = await pending;
+      expect(res.status).toBe(status);
+      const body = (await res.json()) as Body;
+      expect(typeof body.error).toBe("string");
+      expect(body.error).not.toMatch(/\n\s+at /);
+    }
+    expect((await fetch(`${base}/v1/query`)).headers.get("allow")).toBe("POST");
+  });
+
+  test("nothing outside a workspace is read: a symlink out of it is not followed", async () => {
+    const body = await jsonOf(post("/v1/query", { query: "leakedOutsideMarker", top_k: 64 }));
+    expect(JSON.stringify(body)).not.toContain("leakedOutsideMarker = 42");
+  });
+});
+
+describe("ingest", () => {
+  test("ingesting one workspace never removes another's chunks", async () => {
+    const before = (await rag.query("renderDashboard")).hits.map((h) => h.path);
+    expect(before).toContain("other:src/renderDashboard.ts");
+    writeWorkspace(app, ["onlyInApp"]);
+    await ingestWorkspace(app, { catalogPath });
+    const catalog = Catalog.open(catalogPath);
+    expect(catalog.workspaces().map((w) => w.root)).toEqual(expect.arrayContaining(rag.workspaces));
+    catalog.close();
+    expect((await rag.query("renderDashboard")).hits.map((h) => h.path)).toContain(
+      "other:src/renderDashboard.ts",
+    );
+  });
+
+  test("POST /v1/ingest streams progress as server-sent events, and the new file is found after it", async () => {
+    writeWorkspace(other, ["computeShippingQuote"]);
+    const res = await post("/v1/ingest", { workspace: other }, bearer);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+    const events = (await res.text())
+      .split("\n\n")
+      .filter(Boolean)
+      .map((block) => ({
+        event: /^event: (.*)$/m.exec(block)?.[1],
+        data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
+      }));
+    expect(events[0].event).toBe("start");
+    const progress = events.filter((e) => e.event === "progress");
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.at(-1)!.data.done).toBe(progress.at(-1)!.data.total);
+    expect(events.find((e) => e.event === "done")!.data).toMatchObject({ files: 3, changed: 1 });
+    expect(events.at(-1)!.event).toBe("end");
+    const hits = (await jsonOf(post("/v1/query", { query: "compute shipping quote" }))).hits;
+    expect(hits[0].path).toBe("other:src/computeShippingQuote.ts");
+  });
+
+  test("a workspace the server does not serve is refused", async () => {
+    const res = await post("/v1/ingest", { workspace: outside }, bearer);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as Body).error).toContain("not a workspace this server serves");
+  });
+});
+
+describe("memory", () => {
+  test("POST /v1/memory/query recalls, marked as data", async () => {
+    const body = await jsonOf(post("/v1/memory/query", { query: "how are sessions stored", top_k: 3 }));
+    expect(body.notice).toContain("not instructions");
+    expect(body.hits[0].session_id).toBe("s-cookies");
+    expect((await post("/v1/memory/query", { query: "x", mode: "psychic" })).status).toBe(422);
+    expect((await post("/v1/memory/query", { query: "x", project: "/" })).status).toBe(404);
+    expect((await post("/v1/memory/query", { query: "x", project: join(app, "..", "..") })).status).toBe(404);
+  });
+
+  test("sessions, their chunks and one chunk can be read", async () => {
+    const { sessions } = await jsonOf(fetch(`${base}/v1/memory/sessions`));
+    expect(sessions.map((s: { session_id: string }) => s.session_id).sort()).toEqual([
+      "s-cookies",
+      "s-invoices",
+    ]);
+    const { chunks } = await jsonOf(fetch(`${base}/v1/memory/sessions/s-invoices`));
+    expect(chunks[0].text).toContain("<b>bold</b>");
+    const one = await jsonOf(fetch(`${base}/v1/memory/chunks/${chunks[0].id}`));
+    expect(one.chunk.turns.map((t: { role: string }) => t.role)).toEqual(["user", "assistant"]);
+    expect((await fetch(`${base}/v1/memory/chunks/999999`)).status).toBe(404);
+    expect((await fetch(`${base}/v1/memory/sessions/nope`)).status).toBe(404);
+  });
+
+  test("a pinned chunk is carried by the prelude; forgetting its session removes it from recall and the pins", async () => {
+    const { chunks } = await jsonOf(fetch(`${base}/v1/memory/sessions/s-cookies`));
+    const pinned = await post("/v1/memory/pins", { chunk_id: chunks[0].id }, bearer);
+    expect(pinned.status).toBe(201);
+    const prelude = await jsonOf(fetch(`${base}/v1/memory/prelude`));
+    expect(prelude.pinned).toContain("signed cookies with HMAC");
+    expect(readPins(app).map((p) => p.chunk_id)).toEqual([chunks[0].id]);
+
+    const forgot = await fetch(`${base}/v1/memory/sessions/s-cookies`, { method: "DELETE", headers: bearer });
+    expect(forgot.status).toBe(200);
+    expect((await forgot.json()) as Body).toMatchObject({ status: "forgotten", chunks: 1, pins: 1 });
+    const after = await recall(app, "how are sessions stored with signed cookies", { topK: 5 });
+    expect(after.hits.map((h) => h.session_id)).not.toContain("s-cookies");
+    expect(readPins(app)).toEqual([]);
+    // As `triforge forget` does: a second forget finds nothing left to remove.
+    const again = await fetch(`${base}/v1/memory/sessions/s-cookies`, { method: "DELETE", headers: bearer });
+    expect((await again.json()) as Body).toMatchObject({ status: "forgotten", chunks: 0, lines: 0 });
+    expect(
+      (await fetch(`${base}/v1/memory/sessions/never-seen`, { method: "DELETE", headers: bearer })).status,
+    ).toBe(404);
+  });
+});
+
+describe("security", () => {
+  test("changing memory on loopback needs the token or the page's own session", async () => {
+    const { chunks } = await jsonOf(fetch(`${base}/v1/memory/sessions/s-invoices`));
+    const pin = (headers: Record<string, string>) =>
+      post("/v1/memory/pins", { chunk_id: chunks[0].id }, headers);
+    expect((await pin({})).status).toBe(401);
+    expect((await pin({ authorization: "Bearer wrong" })).status).toBe(401);
+    const html = await (await fetch(`${base}/`)).text();
+    const pageKey = /name="triforge-page-key" content="([^"]+)"/.exec(html)![1];
+    // Another site's page: its Origin gives it away, even with the key (which it could not read anyway).
+    expect((await pin({ "x-triforge-page": pageKey, origin: "https://evil.example" })).status).toBe(403);
+    expect((await pin({ "x-triforge-page": "guessed" })).status).toBe(401);
+    expect((await pin({ "x-triforge-page": pageKey, origin: base })).status).toBe(201);
+    expect(
+      (await fetch(`${base}/v1/memory/pins/${chunks[0].id}`, { method: "DELETE", headers: bearer })).status,
+    ).toBe(200);
+  });
+
+  test("a Host header that does not name the server is refused (DNS rebinding)", async () => {
+    expect((await rawGet("/v1/stats", { host: "evil.example:80" })).status).toBe(403);
+    expect((await rawGet("/v1/stats", { host: new URL(base).host })).status).toBe(200);
+  });
+
+  test("the page is served with a strict CSP and no CORS", async () => {
+    const res = await fetch(`${base}/`, { headers: { origin: "https://evil.example" } });
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    expect((await fetch(`${base}/page.js`)).headers.get("content-type")).toStartWith("text/javascript");
+  });
+
+  test("off loopback every route but /health needs the token", () => {
+    const context: AuthContext = {
+      token: TOKEN,
+      pageKey: "k",
+      loopback: false,
+      hosts: serverHosts("10.0.0.5", 8787),
+    };
+    const req = (headers: Record<string, string> = {}) =>
+      new Request("http://10.0.0.5:8787/v1/stats", { headers });
+    expect(deny(req(), "open", context)).toBeUndefined();
+    expect(deny(req(), "read", context)?.status).toBe(401);
+    expect(deny(req({ authorization: "Bearer nope" }), "read", context)?.status).toBe(401);
+    expect(deny(req(bearer), "read", context)).toBeUndefined();
+    expect(deny(req(bearer), "curate", context)).toBeUndefined();
+    expect(deny(req({ cookie: `triforge_token=${TOKEN}` }), "read", context)).toBeUndefined();
+    // A cookie alone cannot change memory: a cross-site form would carry it too.
+    expect(deny(req({ cookie: `triforge_token=${TOKEN}` }), "curate", context)?.status).toBe(401);
+  });
+
+  test("a generated token is stored with mode 0600 and reused", () => {
+    const saved = process.env.TRIFORGE_HOME;
+    process.env.TRIFORGE_HOME = tempDir("triforge-token-");
+    try {
+      const first = resolveToken(undefined, {});
+      expect(first.source).toBe("generated");
+      expect(statSync(first.path!).mode & 0o777).toBe(0o600);
+      expect(resolveToken(undefined, {})).toMatchObject({ token: first.token, source: "stored" });
+      expect(resolveToken(undefined, { TRIFORGE_HTTP_TOKEN: "from-env" }).token).toBe("from-env");
+      expect(resolveToken("from-flag", { TRIFORGE_HTTP_TOKEN: "from-env" }).token).toBe("from-flag");
+    } finally {
+      process.env.TRIFORGE_HOME = saved;
+    }
+  });
+});
