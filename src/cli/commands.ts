@@ -89,8 +89,14 @@ export const commands: Record<
   },
   serve: {
     group: "Hooks and servers",
-    summary: "Run the MCP server on stdio (rag_search, memory_status, code_search, find_related)",
+    summary:
+      "Run the MCP server on stdio (rag_search, memory_status, code_search, find_related); --http: the RAG API and web page",
     load: () => import("./commands/serve.ts"),
+  },
+  ingest: {
+    group: "Hooks and servers",
+    summary: "Index workspaces for the HTTP RAG service (serve --http), as claw-rag-service's ingest",
+    load: () => import("./commands/ingest.ts"),
   },
   prelude: {
     group: "Hooks and servers",
