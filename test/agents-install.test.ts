@@ -316,3 +316,71 @@ describe("triforge install (Codex, Cursor, OpenCode)", () => {
     expect(existsSync(join(home, ".claude.json"))).toBe(false);
   });
 });
+
+describe("what install registers, said and removable one by one", () => {
+  test("install names every MCP server with its purpose, and how to leave InsForge out or remove it alone", async () => {
+    const { home, binary } = newHome();
+    const r = await runBinary(["install"], { home, env: { ...ISOLATED, TRIFORGE_BINARY: binary } });
+    expect(r.code).toBe(0);
+    const servers = r.stdout.slice(r.stdout.indexOf("MCP servers registered:"));
+    expect(servers).toMatch(/^ {2}triforge +~\/\.claude\.json: memory and code search/m);
+    expect(servers).toMatch(
+      /^ {2}insforge +~\/\.claude\.json: InsForge's hosted backend \(https:\/\/mcp\.insforge\.dev\/mcp\)/m,
+    );
+    expect(servers).toContain("It needs an InsForge account");
+    expect(servers).toContain("'triforge uninstall --only insforge' removes insforge alone");
+    expect(servers).toContain("'triforge install --without insforge' leaves it out");
+    // Each file written says what it holds for triforge.
+    expect(r.stdout).toContain("~/.claude/commands/rag.md — the /rag command");
+  });
+
+  test("--without insforge (and the older --no-insforge) registers triforge alone; a bad name is a usage error", async () => {
+    for (const flags of [["--without", "insforge"], ["--no-insforge"]]) {
+      const { home, binary } = newHome();
+      const r = await runBinary(["install", ...flags], {
+        home,
+        env: { ...ISOLATED, TRIFORGE_BINARY: binary },
+      });
+      expect(r.code).toBe(0);
+      expect(Object.keys(json(join(home, ".claude.json")).mcpServers)).toEqual(["triforge"]);
+      expect(r.stdout).not.toContain("insforge");
+    }
+    const { home } = newHome();
+    const bad = await runBinary(["install", "--without", "triforge"], { home, env: ISOLATED });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--without takes insforge");
+  });
+
+  test("uninstall --only insforge removes that entry alone; the full uninstall still restores every byte", async () => {
+    const { home, binary } = newHome();
+    const original = `{\n  "theme": "dark",\n  "mcpServers": {\n    "mine": { "command": "mine" }\n  }\n}\n`;
+    writeFileSync(join(home, ".claude.json"), original);
+    const env = { ...ISOLATED, TRIFORGE_BINARY: binary };
+    expect((await runBinary(["install"], { home, env })).code).toBe(0);
+
+    const only = await runBinary(["uninstall", "--only", "insforge"], { home, env });
+    expect(only.stderr).toBe("");
+    expect(only.code).toBe(0);
+    expect(only.stdout).toContain("Removed insforge:");
+    expect(only.stdout).toContain("~/.claude.json");
+    const servers = json(join(home, ".claude.json")).mcpServers;
+    expect(Object.keys(servers).sort()).toEqual(["mine", "triforge"]);
+    const again = await runBinary(["uninstall", "--only", "insforge"], { home, env });
+    expect(again.stdout).toContain("did not add insforge");
+
+    expect((await runBinary(["uninstall"], { home, env: ISOLATED })).code).toBe(0);
+    expect(readFileSync(join(home, ".claude.json"), "utf8")).toBe(original);
+  });
+
+  test("uninstall --only with an unknown server is a usage error and changes nothing", async () => {
+    const { home, binary } = newHome();
+    expect((await runBinary(["install"], { home, env: { ...ISOLATED, TRIFORGE_BINARY: binary } })).code).toBe(
+      0,
+    );
+    const before = snapshot(home);
+    const r = await runBinary(["uninstall", "--only", "triforge"], { home, env: ISOLATED });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--only takes insforge or semble");
+    expect(snapshot(home)).toEqual(before);
+  });
+});

@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { dataDir, projectKey } from "../home/paths.ts";
 import { DEFAULT_CONFIG, findProjectRoot, type ProjectConfig } from "../project/config.ts";
 import { SECTION_ID } from "./claude.ts";
 import { type Applied, type Edit, editTarget } from "./edits.ts";
+import { type GitRepository, gitRepository, type IgnoreTarget, patternFor } from "./git-ignore.ts";
 import { commandLine, type Platform } from "./launcher.ts";
 import agentsMd from "./templates/agents-md.md" with { type: "text" };
 import {
@@ -83,6 +84,8 @@ export interface ActivateOptions {
   launcher: string[];
   storage?: ProjectConfig["storage"];
   platform?: Platform;
+  /** Where the lines keeping personal files out of git go (default: `exclude`). */
+  ignoreFile?: IgnoreTarget;
 }
 
 export function activationChanges(options: ActivateOptions, earlier: ChangeRecord | undefined): FileChange[] {
@@ -100,30 +103,82 @@ export function activationChanges(options: ActivateOptions, earlier: ChangeRecor
   if (options.storage && existsSync(configFile))
     configEdits.push({ kind: "json", path: ["storage"], value: options.storage });
   const changes: FileChange[] = [
-    { path: configFile, edits: configEdits },
+    { path: configFile, edits: configEdits, purpose: "turns memory on: storage, LLM and redaction settings" },
     {
       path: join(root, ".triforge", ".gitignore"),
       edits: [{ kind: "file", content: TRIFORGE_GITIGNORE, createOnly: true }],
+      purpose: "keeps .triforge's local files out of git",
     },
-    { path: join(root, "AGENTS.md"), edits: [{ kind: "section", id: SECTION_ID, body: agentsMd }] },
+    {
+      path: join(root, "AGENTS.md"),
+      edits: [{ kind: "section", id: SECTION_ID, body: agentsMd }],
+      purpose: "a triforge section: how the agent uses memory and code search",
+    },
   ];
   // Claude Code reads CLAUDE.md, not AGENTS.md: an existing CLAUDE.md gets an import line.
   const claudeMd = join(root, "CLAUDE.md");
   const importLine: Edit = { kind: "line", line: "@AGENTS.md" };
   const claudeText = readText(claudeMd);
   if (recorded(claudeMd, importLine) || (claudeText !== undefined && !importsAgentsMd(claudeText))) {
-    changes.push({ path: claudeMd, edits: [importLine] });
+    changes.push({ path: claudeMd, edits: [importLine], purpose: "imports AGENTS.md" });
   }
   const hooks = projectHooks(launcher, root, options.platform);
   changes.push({
     path: join(root, ".claude", "settings.local.json"),
+    purpose: "the capture, index and prelude hooks (yours: they hold this machine's paths)",
     edits: Object.entries(hooks).map(([event, value]) => ({
       kind: "json-append",
       path: ["hooks", event],
       value,
     })),
   });
+  const ignore = gitIgnoreChange(root, options.ignoreFile ?? "exclude", changes, earlier);
+  if (ignore) changes.push(ignore);
   return changes;
+}
+
+/**
+ * The lines that keep this person's files out of `git status` (see git-ignore.ts): with `exclude`, the
+ * hooks file and every file activate creates, in the repository's own info/exclude (a file it only
+ * edits, such as a tracked AGENTS.md, stays visible); with `gitignore`, the hooks file alone, in the
+ * project's .gitignore, the rest being there to commit. Nothing outside a git repository.
+ */
+function gitIgnoreChange(
+  root: string,
+  target: IgnoreTarget,
+  changes: FileChange[],
+  earlier: ChangeRecord | undefined,
+): FileChange | undefined {
+  if (target === "none") return undefined;
+  const repository = gitRepository(root);
+  if (!repository) return undefined;
+  const hooksFile = join(root, ".claude", "settings.local.json");
+  const section = (path: string, files: string[], base: GitRepository) => ({
+    path,
+    purpose: `keeps ${files.length === 1 ? "the hooks file" : "your hooks and the files activate created"} out of git status`,
+    edits: [
+      {
+        kind: "section" as const,
+        id: SECTION_ID,
+        body: files.map((file) => patternFor(base, file)).join("\n"),
+        comments: "hash" as const,
+      },
+    ],
+  });
+  if (target === "gitignore")
+    return section(join(root, ".gitignore"), [hooksFile], { ...repository, top: root });
+  const createdByUs = (path: string) => {
+    const recorded = earlier?.files.find((f) => f.path === path);
+    return recorded ? !recorded.existed : readText(path) === undefined;
+  };
+  const created = changes.map((c) => c.path).filter((path) => path !== hooksFile && createdByUs(path));
+  // A .triforge/ that activate made is excluded whole: its own .gitignore re-includes config.json, and
+  // only an excluded folder is beyond a deeper file's `!` (git never looks inside it).
+  const triforgeDir = join(root, ".triforge");
+  const madeTriforgeDir = created.includes(join(triforgeDir, "config.json"));
+  const files = created.filter((path) => !madeTriforgeDir || dirname(path) !== triforgeDir);
+  const patterns = [hooksFile, ...(madeTriforgeDir ? [`${triforgeDir}${sep}`] : []), ...files];
+  return section(join(repository.gitDir, "info", "exclude"), patterns, repository);
 }
 
 export function activate(options: ActivateOptions): { root: string; outcomes: Outcome[] } {

@@ -76,8 +76,16 @@ export function claudeChanges(
   if (options.semble)
     servers.push({ kind: "json", path: ["mcpServers", "semble"], value: sembleServer, keepExisting: true });
   return [
-    { path: paths.configJson, edits: servers },
-    { path: paths.instructions, edits: [{ kind: "section", id: SECTION_ID, body: claudeMd }] },
-    { path: paths.ragCommand, edits: [{ kind: "file", content: ragCommandText(launcher) }] },
+    { path: paths.configJson, edits: servers, purpose: "the MCP servers listed below" },
+    {
+      path: paths.instructions,
+      edits: [{ kind: "section", id: SECTION_ID, body: claudeMd }],
+      purpose: "a triforge section: when Claude Code uses memory and code search",
+    },
+    {
+      path: paths.ragCommand,
+      edits: [{ kind: "file", content: ragCommandText(launcher) }],
+      purpose: "the /rag command, which runs 'triforge activate' in a project",
+    },
   ];
 }

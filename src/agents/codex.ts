@@ -29,6 +29,7 @@ export function codexChanges(home: string, launcher: string[], env = process.env
       path,
       edits: [{ kind: "toml-table", name: "mcp_servers.triforge", table: codexTable(launcher) }],
       validate: (text) => checkToml(text, path),
+      purpose: "the triforge MCP server",
     },
   ];
 }

@@ -12,6 +12,7 @@ export function cursorChanges(home: string, launcher: string[]): FileChange[] {
     {
       path: join(cursorConfigDir(home), "mcp.json"),
       edits: [{ kind: "json", path: ["mcpServers", "triforge"], value: server }],
+      purpose: "the triforge MCP server",
     },
   ];
 }

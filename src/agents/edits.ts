@@ -8,6 +8,7 @@ import {
 } from "./json-edit.ts";
 import {
   addLine,
+  type CommentStyle,
   getTomlTable,
   removeLine,
   removeSection,
@@ -22,8 +23,11 @@ export type Edit =
   | { kind: "json"; path: JsonPath; value: unknown; keepExisting?: boolean }
   /** Append an element to a JSON array (hooks), unless an equal element is there. */
   | { kind: "json-append"; path: JsonPath; value: unknown }
-  /** A Markdown section between `<!-- id:begin -->` / `<!-- id:end -->` markers. */
-  | { kind: "section"; id: string; body: string }
+  /**
+   * A section between `<!-- id:begin -->` / `<!-- id:end -->` markers (Markdown), or between
+   * `# id:begin` / `# id:end` lines with `comments: "hash"` (git's ignore files).
+   */
+  | { kind: "section"; id: string; body: string; comments?: CommentStyle }
   /** A single line (e.g. `@AGENTS.md` in CLAUDE.md). */
   | { kind: "line"; line: string }
   /** A TOML table `[name]` (header and key lines). */
@@ -84,7 +88,7 @@ export function applyEdit(
       };
     }
     case "section": {
-      const next = upsertSection(current, edit.id, edit.body);
+      const next = upsertSection(current, edit.id, edit.body, edit.comments);
       return next === current ? { text, applied: null } : { text: next, applied: edit };
     }
     case "line": {
@@ -122,7 +126,7 @@ export function revertEdit(
       return { text: removeJsonArrayItem(text, applied.path, applied.value, created, parents, file) };
     }
     case "section":
-      return { text: removeSection(text, applied.id) };
+      return { text: removeSection(text, applied.id, applied.comments) };
     case "line":
       return { text: removeLine(text, applied.line) };
     case "toml-table":

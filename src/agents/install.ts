@@ -6,6 +6,7 @@ import { claudeChanges } from "./claude.ts";
 import { codexChanges, codexConfigDir } from "./codex.ts";
 import { cursorChanges, cursorConfigDir } from "./cursor.ts";
 import { opencodeChanges, opencodeConfigDir } from "./opencode.ts";
+import type { Applied } from "./edits.ts";
 import {
   applyChanges,
   type ChangeRecord,
@@ -15,6 +16,7 @@ import {
   readRecord,
   removeIfEmpty,
   revertChanges,
+  revertEdits,
   writeRecord,
 } from "./tracked.ts";
 
@@ -67,10 +69,41 @@ export function installChanges(agent: Agent, options: InstallOptions, home: stri
   }
 }
 
+/**
+ * The servers install registers beside triforge's own, with what each is for: install names them, and
+ * `uninstall --only <name>` removes one alone.
+ */
+export const EXTRA_SERVERS = {
+  insforge:
+    "InsForge's hosted backend (https://mcp.insforge.dev/mcp), with which the agent adds a database, auth, file storage and functions to the apps you build. It needs an InsForge account (https://insforge.dev): until you connect one, 'claude mcp list' shows it as failing",
+  semble: "semble's code search (uvx --from semble[mcp] semble), run by uv on this machine",
+} as const;
+export type ExtraServer = keyof typeof EXTRA_SERVERS;
+
+/** The server an applied edit registers: `mcpServers.<name>` (JSON), `mcp.<name>` (OpenCode), `[mcp_servers.<name>]`. */
+export function serverOf(edit: Applied): string | undefined {
+  if (edit.kind === "toml-table") return /^mcp_servers\.(.+)$/.exec(edit.name)?.[1];
+  if (edit.kind !== "json") return undefined;
+  const [top, ...rest] = edit.path.map(String);
+  return (top === "mcpServers" || top === "mcp") && rest.length ? rest[rest.length - 1] : undefined;
+}
+
+/** Every server the record shows triforge registered (a same-named entry the user had is theirs, not listed). */
+export function registeredServers(record: ChangeRecord): { name: string; file: string }[] {
+  return record.files.flatMap((file) =>
+    file.edits.flatMap((edit) => {
+      const name = serverOf(edit);
+      return name ? [{ name, file: file.path }] : [];
+    }),
+  );
+}
+
 /** Wires triforge into the agents; a second run with the same options writes nothing. */
 export function install(options: InstallOptions): {
   agents: Agent[];
   outcomes: Outcome[];
+  /** Every MCP server the install record holds, in the file that registers it. */
+  servers: { name: string; file: string }[];
   dataDir: string;
   createdDataDir: boolean;
 } {
@@ -86,7 +119,26 @@ export function install(options: InstallOptions): {
   });
   if (!record || outcomes.some((o) => o.action !== "unchanged"))
     writeRecord(manifestPath(), withDataDirs(next));
-  return { agents, outcomes, dataDir: dataDir(), createdDataDir: createdDirs.length > 0 };
+  return {
+    agents,
+    outcomes,
+    servers: registeredServers(next),
+    dataDir: dataDir(),
+    createdDataDir: createdDirs.length > 0,
+  };
+}
+
+/**
+ * Removes one server install added (`uninstall --only insforge`), from every file that has it, and
+ * keeps the rest of the install recorded. Undefined when nothing is installed; no outcomes when the
+ * record holds no such server (never added, or the user's own entry).
+ */
+export function uninstallServer(name: string): Outcome[] | undefined {
+  const record = readRecord(manifestPath());
+  if (!record) return undefined;
+  const { record: next, outcomes } = revertEdits(record, (edit) => serverOf(edit) === name);
+  if (outcomes.length) writeRecord(manifestPath(), next);
+  return outcomes;
 }
 
 /**

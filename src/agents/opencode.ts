@@ -43,5 +43,11 @@ export function opencodeChanges(home: string, launcher: string[], env = process.
     value: "https://opencode.ai/config.json",
     keepExisting: true,
   };
-  return [{ path: file, edits: [schema, { kind: "json", path: entry.path, value: entry.value }] }];
+  return [
+    {
+      path: file,
+      edits: [schema, { kind: "json", path: entry.path, value: entry.value }],
+      purpose: "the triforge MCP server",
+    },
+  ];
 }

@@ -16,9 +16,12 @@ const VERB: Record<Outcome["action"], string> = {
   missing: "missing ",
 };
 
-/** One line per file: what happened to it, and why when it was not the plain case. */
+/** One line per file: what happened to it, what it is for, and why when it was not the plain case. */
 export function formatOutcomes(outcomes: Outcome[], home = homedir()): string {
   return outcomes
-    .map((o) => `  ${VERB[o.action].padEnd(10)}${displayPath(o.path, home)}${o.note ? `  (${o.note})` : ""}`)
+    .map(
+      (o) =>
+        `  ${VERB[o.action].padEnd(10)}${displayPath(o.path, home)}${o.purpose ? ` — ${o.purpose}` : ""}${o.note ? `  (${o.note})` : ""}`,
+    )
     .join("\n");
 }

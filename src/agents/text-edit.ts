@@ -7,19 +7,32 @@ export function eolOf(text: string): "\n" | "\r\n" {
   return text.includes("\r\n") ? "\r\n" : "\n";
 }
 
-const markers = (id: string) => ({
-  begin: `<!-- ${id}:begin (managed by triforge; removed by uninstall/deactivate) -->`,
-  end: `<!-- ${id}:end -->`,
-});
+/**
+ * How a section's markers are written: as HTML comments (Markdown), or as `#` comment lines for files
+ * where `<!--` would be content (git's ignore files).
+ */
+export type CommentStyle = "html" | "hash";
 
-const BEGIN_PATTERN = (id: string) => new RegExp(`^<!-- ${id}:begin\\b.*-->[ \\t]*$`, "m");
-const END_PATTERN = (id: string) => new RegExp(`^<!-- ${id}:end -->[ \\t]*$`, "m");
+const markers = (id: string, style: CommentStyle) =>
+  style === "hash"
+    ? { begin: `# ${id}:begin (managed by triforge; removed by uninstall/deactivate)`, end: `# ${id}:end` }
+    : {
+        begin: `<!-- ${id}:begin (managed by triforge; removed by uninstall/deactivate) -->`,
+        end: `<!-- ${id}:end -->`,
+      };
+
+const BEGIN_PATTERN = (id: string, style: CommentStyle) =>
+  style === "hash"
+    ? new RegExp(`^# ${id}:begin\\b.*$`, "m")
+    : new RegExp(`^<!-- ${id}:begin\\b.*-->[ \\t]*$`, "m");
+const END_PATTERN = (id: string, style: CommentStyle) =>
+  style === "hash" ? new RegExp(`^# ${id}:end[ \\t]*$`, "m") : new RegExp(`^<!-- ${id}:end -->[ \\t]*$`, "m");
 
 /** Where the marked section lies: [start of begin marker, end of end marker line incl. its break]. */
-function findSection(text: string, id: string): [number, number] | undefined {
-  const begin = BEGIN_PATTERN(id).exec(text);
+function findSection(text: string, id: string, style: CommentStyle): [number, number] | undefined {
+  const begin = BEGIN_PATTERN(id, style).exec(text);
   if (!begin) return undefined;
-  const end = END_PATTERN(id).exec(text.slice(begin.index));
+  const end = END_PATTERN(id, style).exec(text.slice(begin.index));
   if (!end) return undefined;
   let stop = begin.index + end.index + end[0].length;
   if (text.startsWith("\r\n", stop)) stop += 2;
@@ -31,11 +44,11 @@ function findSection(text: string, id: string): [number, number] | undefined {
  * Puts `body` between the markers of `id`: replaced in place when the section exists, else
  * appended after one blank line. Unchanged text comes back when the section already says `body`.
  */
-export function upsertSection(text: string, id: string, body: string): string {
+export function upsertSection(text: string, id: string, body: string, style: CommentStyle = "html"): string {
   const eol = eolOf(text);
-  const { begin, end } = markers(id);
+  const { begin, end } = markers(id, style);
   const block = [begin, ...body.trimEnd().split("\n"), end].join(eol) + eol;
-  const found = findSection(text, id);
+  const found = findSection(text, id, style);
   if (found) return text.slice(0, found[0]) + block + text.slice(found[1]);
   if (text === "") return block;
   const separator = text.endsWith(eol + eol) ? "" : text.endsWith(eol) ? eol : eol + eol;
@@ -43,8 +56,8 @@ export function upsertSection(text: string, id: string, body: string): string {
 }
 
 /** Removes the section of `id` and the blank line that separated it from the text before it. */
-export function removeSection(text: string, id: string): string {
-  const found = findSection(text, id);
+export function removeSection(text: string, id: string, style: CommentStyle = "html"): string {
+  const found = findSection(text, id, style);
   if (!found) return text;
   let [start] = found;
   const eol = eolOf(text);

@@ -26,6 +26,8 @@ export interface FileChange {
   edits: Edit[];
   /** Throws when a text is not valid for the format (run before and after editing). */
   validate?: (text: string) => void;
+  /** What the file holds for triforge, in a few words, for the report of what was written. */
+  purpose?: string;
 }
 
 export interface FileRecord {
@@ -57,6 +59,8 @@ export type Outcome = {
   path: string;
   action: "created" | "updated" | "unchanged" | "restored" | "removed" | "reverted" | "missing";
   note?: string;
+  /** The change's purpose (install and activate say what each file they wrote is for). */
+  purpose?: string;
 };
 
 export function sha256(text: string | Buffer): string {
@@ -288,8 +292,9 @@ export function applyChanges(
   const outcomes: Outcome[] = [];
   for (const { change, current: read, earlier, plan, planned: first } of planned) {
     const path = change.path;
+    const purpose = change.purpose ? { purpose: change.purpose } : {};
     if (first.text === read) {
-      outcomes.push({ path, action: "unchanged" });
+      outcomes.push({ path, action: "unchanged", ...purpose });
       continue;
     }
     for (const dir of makeDirs(dirname(path))) if (!next.dirs.includes(dir)) next.dirs.push(dir);
@@ -312,7 +317,7 @@ export function applyChanges(
     if (text === current) {
       // Someone made the same change meanwhile.
       if (backup) rmSync(backup, { force: true });
-      outcomes.push({ path, action: "unchanged" });
+      outcomes.push({ path, action: "unchanged", ...purpose });
       continue;
     }
     if (backup) next.backups.push(backup);
@@ -335,7 +340,7 @@ export function applyChanges(
         };
     if (earlier) next.files[next.files.indexOf(earlier)] = entry;
     else next.files.push(entry);
-    outcomes.push({ path, action: current === undefined ? "created" : "updated" });
+    outcomes.push({ path, action: current === undefined ? "created" : "updated", ...purpose });
     next.updatedAt = new Date().toISOString();
     options.save?.(next);
   }
@@ -384,6 +389,43 @@ export function revertChanges(record: ChangeRecord, backupsDir: string): Outcome
   removeIfEmpty(backupsDir);
   for (const dir of [...record.dirs].reverse()) removeIfEmpty(dir);
   return outcomes;
+}
+
+/**
+ * Undoes only the recorded edits `pick` selects (one server among several), on each file as it is now;
+ * the rest stays recorded for uninstall/deactivate. Returns the record without them.
+ */
+export function revertEdits(
+  record: ChangeRecord,
+  pick: (edit: Applied) => boolean,
+): { record: ChangeRecord; outcomes: Outcome[] } {
+  const next = structuredClone(record);
+  const outcomes: Outcome[] = [];
+  for (const file of next.files) {
+    const picked = file.edits.filter(pick);
+    if (picked.length === 0) continue;
+    const read = readText(file.path);
+    const kept = file.edits.filter((edit) => !pick(edit));
+    if (read === undefined) {
+      outcomes.push({ path: file.path, action: "missing" });
+      file.edits = kept;
+      continue;
+    }
+    const undo = (current: string | undefined) => {
+      let text = current;
+      for (const edit of [...picked].reverse())
+        if (text !== undefined) text = revertEdit(text, edit, file.path).text;
+      return { text };
+    };
+    const { text, before } = swapFile(file.path, read, undo);
+    // Byte-for-byte restore stays possible only when nobody touched the file since our last write.
+    file.byteRestore = file.byteRestore && before !== undefined && sha256(before) === file.afterSha256;
+    file.afterSha256 = sha256(text ?? "");
+    file.edits = kept;
+    outcomes.push({ path: file.path, action: text === before ? "unchanged" : "reverted" });
+  }
+  next.updatedAt = new Date().toISOString();
+  return { record: next, outcomes };
 }
 
 export function removeIfEmpty(dir: string): void {

@@ -1,15 +1,23 @@
 import { activatedProjects } from "../../agents/activate.ts";
-import { uninstall } from "../../agents/install.ts";
+import { EXTRA_SERVERS, uninstall, uninstallServer } from "../../agents/install.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
 import { dataDir } from "../../home/paths.ts";
 import { triforgeCommand } from "../../home/shell.ts";
-import { defineCommand, UserError } from "../command.ts";
+import { defineCommand, UsageError, UserError } from "../command.ts";
 
 export default defineCommand({
-  usage: "triforge uninstall",
+  usage: "triforge uninstall [--only insforge|semble]",
   description:
-    "Removes exactly what 'triforge install' added. Files nobody changed since come back byte for byte; in files changed since, only triforge's entries and sections go. Project memories stay in the data directory ('triforge purge' removes a project's).",
-  run() {
+    "Removes exactly what 'triforge install' added. Files nobody changed since come back byte for byte; in files changed since, only triforge's entries and sections go. Project memories stay in the data directory ('triforge purge' removes a project's). With --only, removes just that server and keeps the rest installed.",
+  options: {
+    only: {
+      type: "string",
+      arg: "server",
+      description: `Remove only this server install added: ${Object.keys(EXTRA_SERVERS).join(" or ")}`,
+    },
+  },
+  run({ values }) {
+    if (values.only !== undefined) return uninstallOnly(String(values.only));
     let result: ReturnType<typeof uninstall>;
     try {
       result = uninstall();
@@ -34,3 +42,28 @@ export default defineCommand({
     return 0;
   },
 });
+
+function uninstallOnly(name: string): number {
+  if (!Object.hasOwn(EXTRA_SERVERS, name))
+    throw new UsageError(
+      `--only takes ${Object.keys(EXTRA_SERVERS).join(" or ")} (all of triforge goes with a plain 'triforge uninstall'); got '${name}'`,
+    );
+  let outcomes: ReturnType<typeof uninstallServer>;
+  try {
+    outcomes = uninstallServer(name);
+  } catch (error) {
+    throw new UserError((error as Error).message);
+  }
+  if (!outcomes) {
+    process.stdout.write("triforge is not installed here (no install manifest); nothing to remove.\n");
+  } else if (outcomes.length === 0) {
+    process.stdout.write(
+      `triforge install did not add ${name} here (or it is your own entry); nothing removed.\n`,
+    );
+  } else {
+    process.stdout.write(
+      `Removed ${name}:\n${formatOutcomes(outcomes)}\nThe rest of triforge stays installed; a later 'triforge install' adds ${name} back${name === "insforge" ? " unless given --without insforge" : " only with --with-semble"}.\n`,
+    );
+  }
+  return 0;
+}
