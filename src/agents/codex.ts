@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { commandLine } from "./launcher.ts";
 import { tomlString } from "./text-edit.ts";
 import type { FileChange } from "./tracked.ts";
 
@@ -22,6 +23,29 @@ function checkToml(text: string, file: string): void {
   }
 }
 
+/** A capture hook's time budget in seconds: the first capture of a long session reads it whole. */
+export const CAPTURE_TIMEOUT_S = 30;
+
+/**
+ * Memory capture for Codex: a `Stop` hook in `$CODEX_HOME/hooks.json` (Codex 0.114 and later; the file
+ * has Claude Code's shape). After every turn Codex passes `session_id`, `cwd` and `transcript_path` (the
+ * session's rollout file) on stdin; the capture does nothing outside projects where memory is active.
+ */
+export function codexHookChange(home: string, launcher: string[], env = process.env): FileChange {
+  const command = commandLine([...launcher, "capture-agent", "--agent=codex"]);
+  return {
+    path: join(codexConfigDir(home, env), "hooks.json"),
+    edits: [
+      {
+        kind: "json-append",
+        path: ["hooks", "Stop"],
+        value: { hooks: [{ type: "command", command, timeout: CAPTURE_TIMEOUT_S }] },
+      },
+    ],
+    purpose: "memory capture: Codex's Stop hook (Codex 0.114 or later)",
+  };
+}
+
 export function codexChanges(home: string, launcher: string[], env = process.env): FileChange[] {
   const path = join(codexConfigDir(home, env), "config.toml");
   return [
@@ -31,5 +55,6 @@ export function codexChanges(home: string, launcher: string[], env = process.env
       validate: (text) => checkToml(text, path),
       purpose: "the triforge MCP server",
     },
+    codexHookChange(home, launcher, env),
   ];
 }

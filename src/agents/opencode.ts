@@ -32,6 +32,48 @@ export function opencodeEntry(text: string, launcher: string[], file = "opencode
     : { path: ["mcp", "triforge"], value: { type: "local", command, enabled: true } };
 }
 
+/**
+ * The plugin that captures OpenCode sessions. OpenCode loads every file in its `plugins/` folder at
+ * start-up; when a session goes idle (after each reply) this one starts the capture with the session's
+ * id and the folder OpenCode runs in, and waits for nothing, so OpenCode never waits for triforge.
+ */
+export function opencodePlugin(command: string[]): string {
+  return `// Written by \`triforge install\` (\`triforge uninstall\` removes it): after each reply, hands the
+// session to triforge's memory, which reads it from OpenCode's own storage. Nothing happens in
+// projects where triforge memory is not active.
+import { spawn } from "node:child_process";
+
+const command = ${JSON.stringify(command)};
+
+function idle(event) {
+  return event.type === "session.idle" || (event.type === "session.status" && event.properties?.status?.type === "idle");
+}
+
+export const TriforgeMemory = async ({ directory }) => ({
+  event: async ({ event }) => {
+    const sessionID = event.properties?.sessionID;
+    if (!idle(event) || typeof sessionID !== "string") return;
+    const child = spawn(command[0], [...command.slice(1), \`--project=\${directory}\`], {
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+    });
+    child.on("error", () => {});
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify({ session_id: sessionID }));
+    child.unref();
+  },
+});
+`;
+}
+
+export function opencodePluginChange(home: string, launcher: string[], env = process.env): FileChange {
+  return {
+    path: join(opencodeConfigDir(home, env), "plugins", "triforge-memory.js"),
+    edits: [{ kind: "file", content: opencodePlugin([...launcher, "capture-agent", "--agent=opencode"]) }],
+    purpose: "memory capture: an OpenCode plugin",
+  };
+}
+
 export function opencodeChanges(home: string, launcher: string[], env = process.env): FileChange[] {
   const file = opencodeConfigFile(opencodeConfigDir(home, env));
   const text = readText(file) ?? "";
@@ -49,5 +91,6 @@ export function opencodeChanges(home: string, launcher: string[], env = process.
       edits: [schema, { kind: "json", path: entry.path, value: entry.value }],
       purpose: "the triforge MCP server",
     },
+    opencodePluginChange(home, launcher, env),
   ];
 }

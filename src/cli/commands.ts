@@ -77,6 +77,11 @@ export const commands: Record<
     summary: "Build the project's memory from its chat log (SessionEnd hook: --background)",
     load: () => import("./commands/index.ts"),
   },
+  import: {
+    group: "Memory",
+    summary: "Add the project's past Claude Code, Codex, Cursor and OpenCode sessions to its memory",
+    load: () => import("./commands/import.ts"),
+  },
   forget: {
     group: "Memory",
     summary: "Remove one session from the project's memory",
@@ -107,6 +112,11 @@ export const commands: Record<
     group: "Hooks and servers",
     summary: "Stop hook: append the session's new prose, redacted, to the project's chat log",
     load: () => import("./commands/capture.ts"),
+  },
+  "capture-agent": {
+    group: "Hooks and servers",
+    summary: "Codex, Cursor and OpenCode capture hook: append the session's new prose to the chat log",
+    load: () => import("./commands/capture-agent.ts"),
   },
   redact: {
     group: "Tools",

@@ -1,0 +1,77 @@
+import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
+import { defineCommand } from "../command.ts";
+import { logError } from "../../home/log.ts";
+
+const AGENTS = ["codex", "cursor", "opencode"] as const;
+type HookAgent = (typeof AGENTS)[number];
+
+/** The folder a payload says the session runs in: Codex `cwd`, Cursor `workspace_roots[0]`. */
+function payloadFolder(input: Record<string, unknown>): string | undefined {
+  if (typeof input.cwd === "string" && input.cwd) return input.cwd;
+  const roots = input.workspace_roots;
+  return Array.isArray(roots) && typeof roots[0] === "string" ? roots[0] : undefined;
+}
+
+/**
+ * The capture hook of Codex (`Stop`), Cursor (`stop`, `sessionEnd`) and OpenCode (the plugin, on
+ * `session.idle`): reads the session the payload names from the agent's own storage and appends its
+ * new prose, redacted, to the project's chats.jsonl; when something was added, starts the background
+ * indexer. Like every hook it never disturbs the session: failures go to errors.log, exit code 0,
+ * nothing on stdout (Codex and Cursor read a hook's stdout as instructions).
+ */
+export default defineCommand({
+  hook: true,
+  usage:
+    "triforge capture-agent --agent codex|cursor|opencode --project=<path>   (reads the hook's JSON on stdin)",
+  description:
+    "Capture hook for Codex, Cursor and OpenCode: appends the prose the session added since the last capture, redacted, to the project's chats.jsonl, then indexes it in the background. Does nothing in a project without .triforge/config.json.",
+  options: {
+    agent: { type: "string", arg: "name", description: "codex, cursor or opencode" },
+    project: {
+      type: "string",
+      arg: "path",
+      description: "The project (or a folder inside it); default: the folder the payload names",
+    },
+  },
+  async run({ values }) {
+    let root: string | undefined;
+    try {
+      const agent = values.agent as HookAgent;
+      if (!(AGENTS as readonly string[]).includes(agent))
+        throw new Error(`capture-agent: --agent must be one of ${AGENTS.join(", ")}`);
+      const project = typeof values.project === "string" ? values.project : undefined;
+      // PERF: an inactive project is decided before stdin is read or anything else loads.
+      if (project !== undefined && !(root = await findProjectRootAsync(project))) return 0;
+      const raw = (require("node:fs") as typeof import("node:fs")).readFileSync(0, "utf8");
+      let input: Record<string, unknown>;
+      try {
+        input = JSON.parse(raw);
+      } catch {
+        // Only the size: the payload is unredacted and errors.log is on disk.
+        throw new Error(`hook input is not JSON (${raw.length} characters)`);
+      }
+      if (!input || typeof input !== "object") throw new Error("hook input is not a JSON object");
+      if (root === undefined) {
+        const folder = payloadFolder(input);
+        if (!folder || !(root = findProjectRoot(folder))) return 0;
+      }
+      // PERF: the readers, the redactor and the chat log load only for an active project.
+      const { hookSession, importSession } = await import("../../memory/import/history.ts");
+      const { agentHome } = await import("../../memory/import/sessions.ts");
+      const session = hookSession(agent, root, input, agentHome());
+      if (!session) throw new Error(`${agent} hook: the payload names no session triforge can read`);
+      const { appended } = importSession(root, session);
+      if (appended) {
+        const [{ isLocked }, { indexLockPath }, { spawnDetachedIndexer }] = await Promise.all([
+          import("../../memory/lock.ts"),
+          import("../../home/paths.ts"),
+          import("../../memory/background.ts"),
+        ]);
+        if (!isLocked(indexLockPath(root))) spawnDetachedIndexer(root);
+      }
+    } catch (error) {
+      logError("capture-agent", error, root);
+    }
+    return 0;
+  },
+});

@@ -1,0 +1,165 @@
+/**
+ * Codex's sessions: one "rollout" JSONL file each, `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`
+ * (`$CODEX_HOME` defaults to `~/.codex`; archived sessions move to `archived_sessions/`).
+ *
+ * Every line is `{timestamp, type, payload}`. The first is `session_meta` (`payload.id`, `payload.cwd`;
+ * `payload.source` is `{subagent: …}` for a subagent's own thread, which stays out like Claude Code's
+ * sidechains). What was said is recorded twice: as `event_msg` lines (`user_message` is exactly what
+ * the person typed, `agent_message` what the model showed) and as `response_item` messages, whose user
+ * side also carries the instructions and environment Codex injects. The events are read; a rollout
+ * written before Codex recorded them falls back to the messages, minus the injected ones. Tool calls,
+ * reasoning, token counts and turn contexts are never read.
+ *
+ * Each turn is keyed `codex:<session id>:<line number>`: a rollout only grows, so a line keeps its
+ * number however often the file is read (the Stop hook reads it after every turn).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Role } from "../transcript.ts";
+import {
+  type AgentHome,
+  belongsTo,
+  type FoundSession,
+  firstLine,
+  jsonObject,
+  textBlocks,
+} from "./sessions.ts";
+import type { SourceTurn } from "./turns.ts";
+
+export function codexHome({ home, env }: AgentHome): string {
+  return env.CODEX_HOME || join(home, ".codex");
+}
+
+/** What Codex puts into user messages on its own: instructions, environment, AGENTS.md, shell output. */
+const INJECTED_USER_PREFIXES = [
+  "<environment_context>",
+  "<user_instructions>",
+  "<INSTRUCTIONS>",
+  "# AGENTS.md instructions",
+  "<user_shell_command>",
+  "<turn_aborted>",
+];
+
+function injected(text: string): boolean {
+  const start = text.trimStart();
+  return INJECTED_USER_PREFIXES.some((prefix) => start.startsWith(prefix));
+}
+
+export interface RolloutMeta {
+  id: string;
+  cwd?: string;
+  /** A subagent's thread (`source: {subagent: …}`). */
+  subagent: boolean;
+}
+
+/** The session_meta of a rollout's first line (also the bare first line of 2025's early format). */
+export function rolloutMeta(line: string | undefined): RolloutMeta | undefined {
+  const record = line === undefined ? undefined : jsonObject(line);
+  if (!record) return undefined;
+  const payload = (record.type === "session_meta" ? record.payload : record) as Record<string, unknown>;
+  if (!payload || typeof payload.id !== "string") return undefined;
+  const source = payload.source;
+  return {
+    id: payload.id,
+    cwd: typeof payload.cwd === "string" ? payload.cwd : undefined,
+    subagent: typeof source === "object" && source !== null && "subagent" in source,
+  };
+}
+
+function* rolloutFiles(dir: string): Generator<string> {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* rolloutFiles(path);
+    else if (entry.isFile() && entry.name.startsWith("rollout-") && entry.name.endsWith(".jsonl")) yield path;
+  }
+}
+
+export function findCodexSessions(root: string, where: AgentHome): FoundSession[] {
+  const base = codexHome(where);
+  const found: FoundSession[] = [];
+  for (const folder of ["sessions", "archived_sessions"]) {
+    for (const path of rolloutFiles(join(base, folder))) {
+      const meta = rolloutMeta(firstLine(path));
+      // Rollouts of early 2025 have no working folder: nothing says which project they were about.
+      if (!meta?.cwd || meta.subagent || !belongsTo(meta.cwd, root)) continue;
+      const stat = statSync(path);
+      found.push({ agent: "codex", sessionId: meta.id, path, bytes: stat.size, modifiedMs: stat.mtimeMs });
+    }
+  }
+  return found;
+}
+
+/** The rollout of session `id` under `$CODEX_HOME`, for a hook payload that names no transcript. */
+export function findRollout(id: string, where: AgentHome): string | undefined {
+  const base = codexHome(where);
+  for (const folder of ["sessions", "archived_sessions"])
+    for (const path of rolloutFiles(join(base, folder))) if (path.endsWith(`-${id}.jsonl`)) return path;
+  return undefined;
+}
+
+interface Said {
+  line: number;
+  role: Role;
+  text: string;
+  ts?: string;
+}
+
+/**
+ * The prose of a rollout, in order. Pure. `fallbackTs` stands in for lines without a timestamp. Only
+ * complete lines are read: a line Codex is still writing waits for the next read.
+ */
+export function parseRollout(text: string, sessionId: string, fallbackTs: string): SourceTurn[] {
+  const end = text.lastIndexOf("\n") + 1;
+  const lines = text.slice(0, end).split("\n");
+  const events: Said[] = [];
+  const messages: Said[] = [];
+  lines.forEach((line, index) => {
+    const record = jsonObject(line);
+    if (!record) return;
+    const ts = typeof record.timestamp === "string" ? record.timestamp : undefined;
+    // 2025's early rollouts wrote response items bare, without the {type, payload} envelope.
+    const payload = (
+      record.type === "event_msg" || record.type === "response_item" ? record.payload : record
+    ) as Record<string, unknown> | undefined;
+    if (!payload) return;
+    if (record.type === "event_msg") {
+      const message = typeof payload.message === "string" ? payload.message.trim() : "";
+      if (!message) return;
+      // `kind` (0.4x) marks the instructions and environment Codex sends as user messages itself.
+      if (payload.type === "user_message" && (payload.kind === undefined || payload.kind === "plain"))
+        events.push({ line: index, role: "user", text: message, ts });
+      else if (payload.type === "agent_message")
+        events.push({ line: index, role: "assistant", text: message, ts });
+      return;
+    }
+    if (payload.type !== "message" || (payload.role !== "user" && payload.role !== "assistant")) return;
+    const role = payload.role as Role;
+    const texts = textBlocks(payload.content, role === "user" ? ["input_text"] : ["output_text"])
+      .map((t) => t.trim())
+      .filter((t) => t && !(role === "user" && injected(t)));
+    if (texts.length) messages.push({ line: index, role, text: texts.join("\n\n"), ts });
+  });
+  const said = events.length ? events : messages;
+  return said
+    .filter((s) => s.role === "assistant" || !injected(s.text))
+    .map((s) => ({
+      key: `codex:${sessionId}:${s.line}`,
+      role: s.role,
+      text: s.text,
+      ts: s.ts ?? fallbackTs,
+    }));
+}
+
+export function readCodexSession(session: FoundSession): SourceTurn[] {
+  const text = readFileSync(session.path, "utf8");
+  return parseRollout(text, session.sessionId, new Date(session.modifiedMs).toISOString());
+}
+
+/** A rollout named by a hook (`transcript_path`): its session, found from its first line. */
+export function codexSessionAt(path: string): FoundSession | undefined {
+  const meta = rolloutMeta(firstLine(path));
+  if (!meta || meta.subagent) return undefined;
+  const stat = statSync(path);
+  return { agent: "codex", sessionId: meta.id, path, bytes: stat.size, modifiedMs: stat.mtimeMs };
+}

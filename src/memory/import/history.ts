@@ -1,0 +1,126 @@
+/**
+ * Import of a project's existing history: every past session of every supported agent that happened
+ * in the project, appended to its chats.jsonl with the same parser, redaction and keys as live capture.
+ * Running it twice, or while hooks capture, writes nothing twice (see ./turns.ts and ../capture.ts).
+ */
+import { logError } from "../../home/log.ts";
+import { findClaudeSessions, importClaudeSession } from "./claude.ts";
+import { codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
+import { cursorSessionAt, findCursorSessions, findCursorTranscript, readCursorSession } from "./cursor.ts";
+import { findOpencodeSession, findOpencodeSessions, readOpencodeSession } from "./opencode.ts";
+import { type AgentHome, type FoundSession, SOURCE_AGENTS, type SourceAgent } from "./sessions.ts";
+import { type AppendResult, appendTurns } from "./turns.ts";
+
+export function findSessions(
+  root: string,
+  where: AgentHome,
+  agents: readonly SourceAgent[] = SOURCE_AGENTS,
+  sinceMs?: number,
+): FoundSession[] {
+  const found: FoundSession[] = [];
+  for (const agent of agents) {
+    const sessions =
+      agent === "claude"
+        ? findClaudeSessions(root, where)
+        : agent === "codex"
+          ? findCodexSessions(root, where)
+          : agent === "cursor"
+            ? findCursorSessions(root, where)
+            : findOpencodeSessions(root, where);
+    found.push(...sessions.filter((s) => sinceMs === undefined || s.modifiedMs >= sinceMs));
+  }
+  // Oldest first: the log reads in the order things were said, as if captured live.
+  return found.sort((a, b) => a.modifiedMs - b.modifiedMs);
+}
+
+/** Appends one session's turns that chats.jsonl does not hold yet. */
+export function importSession(root: string, session: FoundSession): AppendResult {
+  switch (session.agent) {
+    case "claude":
+      return importClaudeSession(root, session);
+    case "codex":
+      return appendTurns(root, session.sessionId, readCodexSession(session));
+    case "cursor":
+      return appendTurns(root, session.sessionId, readCursorSession(session));
+    case "opencode":
+      return appendTurns(root, session.sessionId, readOpencodeSession(session));
+  }
+}
+
+export interface ImportReport {
+  sessions: number;
+  bytes: number;
+  appended: number;
+  skipped: number;
+  /** Sessions per agent, for the one-line report. */
+  byAgent: Partial<Record<SourceAgent, number>>;
+  /** Sessions that could not be read (logged to errors.log); the others were imported. */
+  failed: number;
+  ms: number;
+}
+
+export interface ImportOptions {
+  agents?: readonly SourceAgent[];
+  sinceMs?: number;
+  /** After each session: how many are done, of how many. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export function importHistory(root: string, where: AgentHome, options: ImportOptions = {}): ImportReport {
+  const started = performance.now();
+  const sessions = findSessions(root, where, options.agents, options.sinceMs);
+  const report: ImportReport = {
+    sessions: 0,
+    bytes: 0,
+    appended: 0,
+    skipped: 0,
+    byAgent: {},
+    failed: 0,
+    ms: 0,
+  };
+  sessions.forEach((session, index) => {
+    try {
+      const result = importSession(root, session);
+      report.appended += result.appended;
+      report.skipped += result.skipped;
+      report.sessions++;
+      report.bytes += session.bytes;
+      report.byAgent[session.agent] = (report.byAgent[session.agent] ?? 0) + 1;
+    } catch (error) {
+      // One unreadable session (a damaged database, a file removed meanwhile) does not stop the rest.
+      report.failed++;
+      logError(`import ${session.agent} session ${session.sessionId}`, error, root);
+    }
+    options.onProgress?.(index + 1, sessions.length);
+  });
+  report.ms = performance.now() - started;
+  return report;
+}
+
+/** The session a hook of `agent` is about, from its JSON on stdin; undefined when it names none we can read. */
+export function hookSession(
+  agent: Exclude<SourceAgent, "claude">,
+  root: string,
+  input: Record<string, unknown>,
+  where: AgentHome,
+): FoundSession | undefined {
+  const transcript =
+    typeof input.transcript_path === "string" && input.transcript_path ? input.transcript_path : undefined;
+  switch (agent) {
+    case "codex": {
+      const id = typeof input.session_id === "string" ? input.session_id : undefined;
+      const path = transcript ?? (id ? findRollout(id, where) : undefined);
+      return path ? codexSessionAt(path) : undefined;
+    }
+    case "cursor": {
+      const id = typeof input.conversation_id === "string" ? input.conversation_id : undefined;
+      if (!id) return undefined;
+      const path = transcript ?? findCursorTranscript(root, id, where);
+      return path ? cursorSessionAt(path, id) : undefined;
+    }
+    case "opencode": {
+      const id = typeof input.session_id === "string" ? input.session_id : undefined;
+      return id ? findOpencodeSession(root, id, where) : undefined;
+    }
+  }
+}

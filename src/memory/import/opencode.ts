@@ -1,0 +1,215 @@
+/**
+ * OpenCode's sessions, in `$XDG_DATA_HOME/opencode/` (default `~/.local/share/opencode/`):
+ *
+ * - OpenCode 1.2 and later: the SQLite database `opencode.db`. Tables `session` (`id`, `directory`,
+ *   `parent_id`, `time_updated`), `message` (`id`, `session_id`, `time_created`, `data`) and `part`
+ *   (`id`, `message_id`, `session_id`, `data`); `data` is the JSON of the message or part without its ids.
+ * - Earlier: one JSON file per object under `storage/`: `session/<project>/<id>.json`,
+ *   `message/<session>/<id>.json`, `part/<message>/<id>.json`. The migration to the database leaves
+ *   these behind, so a session in both is read from the database.
+ *
+ * A message's prose is its `text` parts; parts OpenCode adds itself (`synthetic`, `ignored`: file
+ * contents, tool notices), tool calls, reasoning, and the summary message a compaction writes
+ * (`summary: true`) stay out. A session with a `parent_id` is a subagent's and stays out too. Ids sort
+ * in creation order. Each turn is keyed `opencode:<message id>`; a message is read only once the
+ * session is idle (the plugin's event), when it is complete.
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Role } from "../transcript.ts";
+import { type AgentHome, belongsTo, type FoundSession } from "./sessions.ts";
+import type { SourceTurn } from "./turns.ts";
+
+export function opencodeDataDir({ home, env }: AgentHome): string {
+  return join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode");
+}
+
+interface MessageData {
+  role?: unknown;
+  summary?: unknown;
+  time?: { created?: unknown };
+}
+
+interface PartData {
+  type?: unknown;
+  text?: unknown;
+  synthetic?: unknown;
+  ignored?: unknown;
+}
+
+/** One message with its parts, in either storage. */
+interface StoredMessage {
+  id: string;
+  data: MessageData;
+  parts: PartData[];
+  /** ms since the epoch, when `data.time.created` is missing. */
+  created?: number;
+}
+
+/** The prose of a session's messages, in order. Pure. */
+export function opencodeTurns(messages: StoredMessage[]): SourceTurn[] {
+  const turns: SourceTurn[] = [];
+  for (const message of messages) {
+    const role = message.data.role;
+    if (role !== "user" && role !== "assistant") continue;
+    if (message.data.summary === true) continue;
+    const text = message.parts
+      .filter(
+        (p) => p.type === "text" && typeof p.text === "string" && p.synthetic !== true && p.ignored !== true,
+      )
+      .map((p) => (p.text as string).trim())
+      .filter(Boolean)
+      .join("\n\n");
+    if (!text) continue;
+    const created =
+      typeof message.data.time?.created === "number" ? message.data.time.created : message.created;
+    turns.push({
+      key: `opencode:${message.id}`,
+      role: role as Role,
+      text,
+      ts: new Date(created ?? Date.now()).toISOString(),
+    });
+  }
+  return turns;
+}
+
+function parseJson<T>(text: string): T | undefined {
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === "object" ? (value as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function openDb(path: string): Database {
+  // Read-only: OpenCode may be writing (WAL); we never hold a write lock on its database.
+  return new Database(path, { readonly: true });
+}
+
+function databaseSessions(db: string, root: string): FoundSession[] {
+  const handle = openDb(db);
+  try {
+    const sizes = new Map<string, number>();
+    for (const row of handle
+      .query("SELECT session_id AS id, SUM(LENGTH(data)) AS bytes FROM part GROUP BY session_id")
+      .all() as { id: string; bytes: number }[])
+      sizes.set(row.id, row.bytes);
+    const rows = handle
+      .query("SELECT id, directory, time_updated AS updated FROM session WHERE parent_id IS NULL")
+      .all() as { id: string; directory: string; updated: number }[];
+    return rows
+      .filter((row) => typeof row.directory === "string" && belongsTo(row.directory, root))
+      .map((row) => ({
+        agent: "opencode" as const,
+        sessionId: row.id,
+        path: db,
+        bytes: sizes.get(row.id) ?? 0,
+        modifiedMs: row.updated,
+      }));
+  } finally {
+    handle.close();
+  }
+}
+
+function databaseMessages(db: string, sessionId: string): StoredMessage[] {
+  const handle = openDb(db);
+  try {
+    const messages = (
+      handle
+        .query(
+          "SELECT id, time_created AS created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+        )
+        .all(sessionId) as { id: string; created: number; data: string }[]
+    ).map((row) => ({
+      id: row.id,
+      created: row.created,
+      data: parseJson<MessageData>(row.data) ?? {},
+      parts: [] as PartData[],
+    }));
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    for (const row of handle
+      .query("SELECT message_id AS message, data FROM part WHERE session_id = ? ORDER BY id")
+      .all(sessionId) as { message: string; data: string }[]) {
+      const part = parseJson<PartData>(row.data);
+      if (part) byId.get(row.message)?.parts.push(part);
+    }
+    return messages;
+  } finally {
+    handle.close();
+  }
+}
+
+function jsonFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => join(dir, name));
+}
+
+function readJsonFile<T>(path: string): T | undefined {
+  try {
+    return parseJson<T>(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function storageSessions(storage: string, root: string): FoundSession[] {
+  const sessions = join(storage, "session");
+  if (!existsSync(sessions)) return [];
+  const found: FoundSession[] = [];
+  for (const project of readdirSync(sessions, { withFileTypes: true })) {
+    if (!project.isDirectory()) continue;
+    for (const file of jsonFiles(join(sessions, project.name))) {
+      const info = readJsonFile<{ id?: unknown; directory?: unknown; parentID?: unknown }>(file);
+      if (typeof info?.id !== "string" || typeof info.directory !== "string" || info.parentID) continue;
+      if (!belongsTo(info.directory, root)) continue;
+      const messages = join(storage, "message", info.id);
+      let bytes = 0;
+      let modifiedMs = statSync(file).mtimeMs;
+      for (const message of jsonFiles(messages)) {
+        const stat = statSync(message);
+        modifiedMs = Math.max(modifiedMs, stat.mtimeMs);
+        const id = message.slice(message.lastIndexOf("/") + 1, -".json".length);
+        for (const part of jsonFiles(join(storage, "part", id))) bytes += statSync(part).size;
+      }
+      found.push({ agent: "opencode", sessionId: info.id, path: storage, bytes, modifiedMs });
+    }
+  }
+  return found;
+}
+
+function storageMessages(storage: string, sessionId: string): StoredMessage[] {
+  return jsonFiles(join(storage, "message", sessionId)).flatMap((file) => {
+    const data = readJsonFile<MessageData & { id?: unknown; parts?: unknown }>(file);
+    if (!data || typeof data.id !== "string") return [];
+    const parts = jsonFiles(join(storage, "part", data.id)).flatMap((p) => readJsonFile<PartData>(p) ?? []);
+    // The first releases kept the parts inside the message.
+    if (!parts.length && Array.isArray(data.parts)) parts.push(...(data.parts as PartData[]));
+    return [{ id: data.id, data, parts }];
+  });
+}
+
+export function findOpencodeSessions(root: string, where: AgentHome): FoundSession[] {
+  const dir = opencodeDataDir(where);
+  const db = join(dir, "opencode.db");
+  const fromDb = existsSync(db) ? databaseSessions(db, root) : [];
+  const inDb = new Set(fromDb.map((s) => s.sessionId));
+  const fromFiles = storageSessions(join(dir, "storage"), root).filter((s) => !inDb.has(s.sessionId));
+  return [...fromDb, ...fromFiles];
+}
+
+export function readOpencodeSession(session: FoundSession): SourceTurn[] {
+  const messages = session.path.endsWith(".db")
+    ? databaseMessages(session.path, session.sessionId)
+    : storageMessages(session.path, session.sessionId);
+  return opencodeTurns(messages);
+}
+
+/** Session `id` of the project, wherever OpenCode keeps it (the plugin names only the id). */
+export function findOpencodeSession(root: string, id: string, where: AgentHome): FoundSession | undefined {
+  return findOpencodeSessions(root, where).find((s) => s.sessionId === id);
+}

@@ -1,0 +1,404 @@
+/**
+ * Import of existing history and capture for Codex, Cursor and OpenCode. The fixtures in
+ * test/fixtures/agents/ are each agent's real on-disk format with anonymised content; their project
+ * folder, /home/user/acme-shop, is rewritten to a temporary project here.
+ */
+import { Database } from "bun:sqlite";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { claudeSlug, findClaudeSessions } from "../src/memory/import/claude.ts";
+import { findCodexSessions, parseRollout, readCodexSession } from "../src/memory/import/codex.ts";
+import {
+  cursorSlug,
+  cursorUserProse,
+  findCursorSessions,
+  readCursorSession,
+} from "../src/memory/import/cursor.ts";
+import { findSessions } from "../src/memory/import/history.ts";
+import { findOpencodeSessions, readOpencodeSession } from "../src/memory/import/opencode.ts";
+import type { AgentHome } from "../src/memory/import/sessions.ts";
+import { appendTurns } from "../src/memory/import/turns.ts";
+import { chatLogPath } from "../src/home/paths.ts";
+import { opencodePlugin } from "../src/agents/opencode.ts";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
+
+const FIXTURES = join(import.meta.dir, "fixtures", "agents");
+const PLACEHOLDER = "/home/user/acme-shop";
+const CLAUDE_SESSION = "8c2f4e61-1d3b-4a5c-9e7f-0a1b2c3d4e5f";
+const CODEX_SESSION = "0199a1f2-7c3e-7d10-9b8e-4f2a6c1d3e5b";
+const CODEX_ROLLOUT = `rollout-2026-03-14T09-02-11-${CODEX_SESSION}.jsonl`;
+const CURSOR_SESSION = "3b8e41d0-6f2a-4c19-a7d5-9e0b1c2d3f4a";
+
+/** A fixture with the placeholder project folder replaced by `root` (JSON-escaped). */
+function fixture(path: string, root: string): string {
+  return readFileSync(join(FIXTURES, path), "utf8").replaceAll(
+    PLACEHOLDER,
+    JSON.stringify(root).slice(1, -1),
+  );
+}
+
+function put(path: string, text: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+/** Lays out, under `home`, what the four agents would have on disk after sessions in `root`. */
+function installHistories(home: string, root: string) {
+  const claudeDir = join(home, ".claude", "projects", claudeSlug(root));
+  const claude = put(
+    join(claudeDir, `${CLAUDE_SESSION}.jsonl`),
+    fixture(`claude/${CLAUDE_SESSION}.jsonl`, root),
+  );
+  put(
+    join(claudeDir, CLAUDE_SESSION, "subagents", "agent-a3f9c21.jsonl"),
+    fixture("claude/subagent.jsonl", root),
+  );
+  const subfolder = "subfolder-d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f70.jsonl";
+  put(
+    join(
+      home,
+      ".claude",
+      "projects",
+      claudeSlug(`${root}/services/worker`),
+      "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f70.jsonl",
+    ),
+    fixture(`claude/${subfolder}`, root),
+  );
+  // A sibling project whose slug starts with this one's: its sessions are not this project's.
+  put(
+    join(
+      home,
+      ".claude",
+      "projects",
+      claudeSlug(`${root}-admin`),
+      "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7081.jsonl",
+    ),
+    fixture(`claude/${subfolder}`, `${root}-admin`).replaceAll("/services/worker", ""),
+  );
+
+  const codexDir = join(home, ".codex", "sessions", "2026", "03", "14");
+  const codex = put(join(codexDir, CODEX_ROLLOUT), fixture(`codex/${CODEX_ROLLOUT}`, root));
+  for (const name of readdirSync(join(FIXTURES, "codex")))
+    if (name.startsWith("rollout-") && name !== CODEX_ROLLOUT)
+      put(
+        join(home, ".codex", "sessions", name.slice(8, 12), name.slice(13, 15), name.slice(16, 18), name),
+        fixture(`codex/${name}`, root),
+      );
+
+  const cursorDir = join(home, ".cursor", "projects", cursorSlug(root), "agent-transcripts", CURSOR_SESSION);
+  const cursor = put(
+    join(cursorDir, `${CURSOR_SESSION}.jsonl`),
+    fixture(`cursor/${CURSOR_SESSION}.jsonl`, root),
+  );
+  put(join(cursorDir, "subagents", "9f8e7d6c.jsonl"), fixture("cursor/subagent.jsonl", root));
+
+  const opencode = join(home, ".local", "share", "opencode");
+  cpSync(join(FIXTURES, "opencode", "storage"), join(opencode, "storage"), { recursive: true });
+  for (const file of readdirSync(join(opencode, "storage"), { recursive: true, withFileTypes: true }))
+    if (file.isFile()) {
+      const path = join(file.parentPath, file.name);
+      writeFileSync(path, readFileSync(path, "utf8").replaceAll(PLACEHOLDER, root));
+    }
+  const db = new Database(join(opencode, "opencode.db"));
+  db.exec(fixture("opencode/opencode.sql", root));
+  db.close();
+  return { claude, codex, cursor };
+}
+
+function chatLog(root: string): { uuid: string; role: string; text: string; session_id: string }[] {
+  let text = "";
+  try {
+    text = readFileSync(chatLogPath(root), "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+describe("each agent's format → turns", () => {
+  const home = tempDir("triforge-import-home-");
+  const root = join(home, "acme-shop");
+  const where: AgentHome = { home, env: {} };
+  beforeAll(() => {
+    mkdirSync(root, { recursive: true });
+    installHistories(home, root);
+  });
+
+  test("Claude Code: the project's folder and its subfolders' folders, never subagent files or a sibling project", () => {
+    const sessions = findClaudeSessions(root, where);
+    expect(sessions.map((s) => s.sessionId).sort()).toEqual([
+      CLAUDE_SESSION,
+      "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f70",
+    ]);
+  });
+
+  test("Codex: the events' prose, in order; injected instructions, reasoning and tool calls stay out", () => {
+    const [session] = findCodexSessions(root, where).filter((s) => s.sessionId === CODEX_SESSION);
+    const turns = readCodexSession(session);
+    expect(turns.map((t) => [t.role, t.text.slice(0, 40)])).toEqual([
+      ["user", "Checkout totals are off by a cent for so"],
+      ["assistant", "Rounding happens once, at the end, in sr"],
+    ]);
+    expect(turns[0].ts).toBe("2026-03-14T09:02:19.872Z");
+    expect(turns.map((t) => t.key)).toEqual([`codex:${CODEX_SESSION}:7`, `codex:${CODEX_SESSION}:14`]);
+  });
+
+  test("Codex: a rollout written before events were recorded falls back to its messages; a subagent's thread stays out", () => {
+    const sessions = findCodexSessions(root, where);
+    expect(sessions.map((s) => s.sessionId).sort()).toEqual(
+      [CODEX_SESSION, "5f0c7e21-3a4b-4c5d-9e8f-1a2b3c4d5e6f"].sort(),
+    );
+    const old = sessions.find((s) => s.sessionId !== CODEX_SESSION);
+    expect(old && readCodexSession(old).map((t) => [t.role, t.text])).toEqual([
+      ["user", "Which queue do we use for order emails?"],
+      ["assistant", "Order emails go through the BullMQ queue named mailer, defined in src/jobs/mailer.ts."],
+    ]);
+  });
+
+  test("Codex: a line still being written is left for the next read; numbering does not move", () => {
+    const text = fixture(`codex/${CODEX_ROLLOUT}`, root);
+    const cut = text.slice(0, text.lastIndexOf('{"timestamp"', text.indexOf('"agent_message"')) + 30);
+    const partial = parseRollout(cut, CODEX_SESSION, "2026-01-01T00:00:00.000Z");
+    expect(partial.map((t) => t.key)).toEqual([`codex:${CODEX_SESSION}:7`]);
+  });
+
+  test("Cursor: the person's query without attached context; notices Cursor writes itself stay out", () => {
+    const [session] = findCursorSessions(root, where);
+    expect(session.sessionId).toBe(CURSOR_SESSION);
+    const turns = readCursorSession(session);
+    expect(turns.map((t) => [t.role, t.text])).toEqual([
+      ["user", "search results flicker while typing, can we debounce?"],
+      ["assistant", "Let me look at how the search box calls the API."],
+      [
+        "assistant",
+        "We agreed to debounce the search box by 250 ms with useDebouncedValue in src/search/box.tsx, and to cancel stale requests with an AbortController.",
+      ],
+      ["assistant", "The unit tests passed."],
+    ]);
+    expect(cursorUserProse("<rules>\nbe terse\n</rules>\nrename foo to bar")).toBe("rename foo to bar");
+  });
+
+  test("OpenCode: database and JSON storage; a migrated session once; subagents, other projects, synthetic parts and compaction summaries stay out", () => {
+    const sessions = findOpencodeSessions(root, where);
+    expect(sessions.map((s) => s.sessionId).sort()).toEqual([
+      "ses_3a0e9b8a0ffeB2advisoryLock",
+      "ses_3a1f0c9a1ffeA1pnpmWorkspcs",
+      "ses_3a1f0d0a2ffeC3migratedBoth",
+    ]);
+    const byId = new Map(sessions.map((s) => [s.sessionId, s]));
+    const fromDb = byId.get("ses_3a1f0c9a1ffeA1pnpmWorkspcs");
+    expect(fromDb?.path.endsWith("opencode.db")).toBe(true);
+    expect(fromDb && readOpencodeSession(fromDb).map((t) => [t.role, t.text])).toEqual([
+      ["user", "Should the admin app live in this repo or its own?"],
+      [
+        "assistant",
+        "Keep it here: we decided on pnpm workspaces, with the admin app under apps/admin sharing packages/ui.",
+      ],
+    ]);
+    const fromFiles = byId.get("ses_3a0e9b8a0ffeB2advisoryLock");
+    expect(fromFiles?.path.endsWith("storage")).toBe(true);
+    expect(fromFiles && readOpencodeSession(fromFiles).map((t) => t.key)).toEqual([
+      "opencode:msg_c4d0e5f0a001BbbbbbbbbbbbbB",
+      "opencode:msg_c4d0e5f0b001BbbbbbbbbbbbbB",
+    ]);
+    expect(byId.get("ses_3a1f0d0a2ffeC3migratedBoth")?.path.endsWith("opencode.db")).toBe(true);
+  });
+
+  test("--since keeps the sessions changed on or after the date", () => {
+    const all = findSessions(root, where);
+    expect(all.length).toBe(2 + 2 + 1 + 3);
+    expect(findSessions(root, where, undefined, Date.now() + 60_000)).toEqual([]);
+  });
+});
+
+describe("appending another agent's turns", () => {
+  test("keys already in chats.jsonl are not written again; text is redacted", () => {
+    const home = tempDir("triforge-import-append-");
+    process.env.TRIFORGE_HOME = join(home, "data");
+    const root = join(home, "project");
+    mkdirSync(root, { recursive: true });
+    const secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+    const turns = [
+      {
+        key: "codex:s:1",
+        role: "user" as const,
+        text: `deploy with ${secret}`,
+        ts: "2026-01-01T00:00:00.000Z",
+      },
+      { key: "codex:s:2", role: "assistant" as const, text: "Deployed.", ts: "2026-01-01T00:00:01.000Z" },
+    ];
+    expect(appendTurns(root, "s", turns)).toEqual({ appended: 2, skipped: 0 });
+    expect(appendTurns(root, "s", turns)).toEqual({ appended: 0, skipped: 2 });
+    const more = [
+      ...turns,
+      { key: "codex:s:3", role: "user" as const, text: "thanks", ts: "2026-01-01T00:00:02.000Z" },
+    ];
+    expect(appendTurns(root, "s", more)).toEqual({ appended: 1, skipped: 2 });
+    const log = chatLog(root);
+    expect(log.map((r) => r.uuid)).toEqual(["codex:s:1", "codex:s:2", "codex:s:3"]);
+    expect(log[0].text).not.toContain(secret);
+  });
+});
+
+describe("triforge activate --import, then import again and capture live (compiled binary)", () => {
+  const home = tempDir("triforge-import-e2e-");
+  const root = join(home, "acme-shop");
+  const env = {
+    CLAUDE_CONFIG_DIR: "",
+    CODEX_HOME: join(home, ".codex"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_CONFIG_HOME: join(home, ".config"),
+  };
+  const run = (args: string[], stdin?: string) => runBinary(args, { home, env, stdin, cwd: root });
+  let files: ReturnType<typeof installHistories>;
+  beforeAll(() => {
+    mkdirSync(root, { recursive: true });
+    files = installHistories(home, root);
+  });
+
+  test("every agent's history is searchable right after activate --import", async () => {
+    const activated = await run(["activate", "--import"]);
+    expect(activated.stderr).toBe("");
+    expect(activated.code).toBe(0);
+    expect(activated.stdout).toContain(
+      "Imported 8 session(s) (Claude Code 2, Codex 2, Cursor 1, OpenCode 3;",
+    );
+    for (const [query, expected] of [
+      ["stream uploads to S3 multipart", "multipart upload (5 MB parts)"],
+      ["money as integer cents", "integer cents (priceCents)"],
+      ["debounce the search box", "debounce the search box by 250 ms"],
+      ["pnpm workspaces admin app", "pnpm workspaces"],
+      ["advisory lock invoice job", "pg_try_advisory_lock"],
+      ["worker health check port", "9464"],
+    ]) {
+      const recalled = await run(["recall", query, "--json"]);
+      expect(recalled.code).toBe(0);
+      const hits = JSON.parse(recalled.stdout).hits as { text: string }[];
+      expect(hits.some((h) => h.text.includes(expected))).toBe(true);
+    }
+  }, 120_000);
+
+  test("a second import adds nothing; live capture on top adds only the new turns", async () => {
+    const before = chatLogFrom(home, root);
+    const again = await run(["import"]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("0 new record(s)");
+    expect(chatLogFrom(home, root)).toEqual(before);
+
+    // One more turn in each live-captured session, then each agent's hook.
+    writeFileSync(files.claude, readFileSync(files.claude, "utf8") + fixture("claude/turn-2.jsonl", root));
+    writeFileSync(files.codex, readFileSync(files.codex, "utf8") + fixture("codex/turn-2.jsonl", root));
+    writeFileSync(files.cursor, readFileSync(files.cursor, "utf8") + fixture("cursor/turn-2.jsonl", root));
+    const hooks = [
+      await run(
+        ["capture", `--project=${root}`],
+        JSON.stringify({
+          session_id: CLAUDE_SESSION,
+          transcript_path: files.claude,
+          cwd: root,
+          hook_event_name: "Stop",
+        }),
+      ),
+      await run(
+        ["capture-agent", "--agent=codex"],
+        JSON.stringify({
+          session_id: CODEX_SESSION,
+          transcript_path: files.codex,
+          cwd: root,
+          hook_event_name: "Stop",
+        }),
+      ),
+      await run(
+        ["capture-agent", "--agent=cursor"],
+        JSON.stringify({ conversation_id: CURSOR_SESSION, workspace_roots: [root], hook_event_name: "stop" }),
+      ),
+    ];
+    for (const hook of hooks) expect([hook.code, hook.stdout]).toEqual([0, ""]);
+    const after = chatLogFrom(home, root);
+    expect(after.length).toBe(before.length + 6);
+    expect(new Set(after.map((r) => r.uuid)).size).toBe(after.length);
+    expect(after.slice(before.length).map((r) => r.text)).toContain(
+      "Done: taxCents now rounds half to even in src/cart/tax.ts.",
+    );
+
+    // The hooks once more, and a third import: nothing new.
+    await run(
+      ["capture-agent", "--agent=codex"],
+      JSON.stringify({ session_id: CODEX_SESSION, transcript_path: files.codex, cwd: root }),
+    );
+    const third = await run(["import"]);
+    expect(third.stdout).toContain("0 new record(s)");
+    expect(chatLogFrom(home, root).length).toBe(after.length);
+  }, 120_000);
+
+  test("OpenCode: the plugin install writes hands an idle session to the capture", async () => {
+    const before = chatLogFrom(home, root).length;
+    const db = new Database(join(home, ".local", "share", "opencode", "opencode.db"));
+    const session = "ses_3a1f0c9a1ffeA1pnpmWorkspcs";
+    const message = "msg_c5e0f6a1d001AaaaaaaaaaaaaA";
+    db.run("INSERT INTO message VALUES (?, ?, ?, ?, ?)", [
+      message,
+      session,
+      1773478900000,
+      1773478900000,
+      JSON.stringify({ role: "user", time: { created: 1773478900000 }, agent: "build" }),
+    ]);
+    db.run("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", [
+      "prt_c5e0f6a1d002AaaaaaaaaaaaaA",
+      message,
+      session,
+      1773478900000,
+      1773478900000,
+      JSON.stringify({ type: "text", text: "Rename packages/ui to packages/design-system." }),
+    ]);
+    db.close();
+    const plugin = put(
+      join(home, ".config", "opencode", "plugins", "triforge-memory.js"),
+      opencodePlugin([await compiledBinary(), "capture-agent", "--agent=opencode"]),
+    );
+    const { TriforgeMemory } = await import(plugin);
+    const saved = { ...process.env };
+    Object.assign(process.env, env, { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge") });
+    try {
+      const hooks = await TriforgeMemory({ directory: root });
+      await hooks.event({ event: { type: "message.updated", properties: { sessionID: session } } });
+      await hooks.event({ event: { type: "session.idle", properties: { sessionID: session } } });
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
+    // The plugin waits for nothing: the capture finishes on its own.
+    const deadline = Date.now() + 20_000;
+    while (chatLogFrom(home, root).length === before && Date.now() < deadline) await Bun.sleep(50);
+    const added = chatLogFrom(home, root).slice(before);
+    expect(added.map((r) => [r.uuid, r.text])).toEqual([
+      [`opencode:${message}`, "Rename packages/ui to packages/design-system."],
+    ]);
+  }, 60_000);
+
+  test("the capture hook of another agent does nothing outside an active project", async () => {
+    const elsewhere = join(home, "elsewhere");
+    mkdirSync(elsewhere, { recursive: true });
+    const hook = await runBinary(["capture-agent", "--agent=codex"], {
+      home,
+      env,
+      stdin: JSON.stringify({ session_id: CODEX_SESSION, transcript_path: files.codex, cwd: elsewhere }),
+    });
+    expect([hook.code, hook.stdout, hook.stderr]).toEqual([0, "", ""]);
+  });
+});
+
+function chatLogFrom(home: string, root: string) {
+  const previous = process.env.TRIFORGE_HOME;
+  process.env.TRIFORGE_HOME = join(home, ".claude", "triforge");
+  try {
+    return chatLog(root);
+  } finally {
+    process.env.TRIFORGE_HOME = previous;
+  }
+}
