@@ -37,7 +37,7 @@ export function parseWithout(list: string | undefined): Set<string> {
 export default defineCommand({
   usage: "triforge install [--agents claude,codex,cursor,opencode] [--without insforge] [--with-semble]",
   description:
-    "Wires triforge into your coding agents: the MCP server (memory and code search), the instructions in ~/.claude/CLAUDE.md and the /rag command; for Claude Code also InsForge's hosted backend server unless --without insforge. Claude Code always; Codex, Cursor and OpenCode when installed or named. Needs no API key; running it again changes nothing. 'triforge uninstall' undoes it ('--only insforge' removes InsForge alone).",
+    "Wires triforge into your coding agents: the MCP server (memory and code search), the instructions in ~/.claude/CLAUDE.md and the /rag command, and for Codex, Cursor and OpenCode the hook or plugin that captures their sessions in projects where memory is active; for Claude Code also InsForge's hosted backend server unless --without insforge. Claude Code always; Codex, Cursor and OpenCode when installed or named. Needs no API key; running it again changes nothing. 'triforge uninstall' undoes it ('--only insforge' removes InsForge alone).",
   options: {
     agents: { type: "string", arg: "list", description: "Only these agents (comma-separated)" },
     without: {
@@ -86,7 +86,7 @@ export default defineCommand({
         `Data directory: ${displayPath(result.dataDir)}${result.createdDataDir ? " (created)" : ""}`,
       );
       lines.push(
-        "Next: in a project, type /rag in Claude Code (or run 'triforge activate' there) to turn memory on.",
+        `Next: in a project, type /rag in Claude Code (or run 'triforge activate' there) to turn memory on: from then on its ${names} sessions are captured, and activate offers to import the earlier ones.`,
       );
     }
     process.stdout.write(`${lines.join("\n")}\n`);
