@@ -8,8 +8,9 @@
  * ../shared/fixtures/transcripts (real Claude Code records, CLI 1.0.98 to 2.1.332) `copies` times, uuids
  * and session ids renumbered per copy so no two are the same, and as many Codex rollouts (the test
  * fixture's records, renumbered). Then, `rounds` times, interleaved: reading every session file whole
- * (the baseline: what any import must pay), and the import itself (find, parse, redact, append to
- * chats.jsonl, per-session state) into a fresh data directory. Indexing is not included (see
+ * (the baseline: what any import must pay), reading and parsing them (what is left is redaction and
+ * the writes), and the import itself (find, parse, redact, append to chats.jsonl, per-session state)
+ * into a fresh data directory. Indexing is not included (see
  * benchmark/index.ts). Prints MB/s and sessions/s for both, medians of the rounds.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -17,7 +18,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { claudeSlug } from "../src/memory/import/claude.ts";
+import { parseRollout } from "../src/memory/import/codex.ts";
 import { findSessions, importHistory } from "../src/memory/import/history.ts";
+import { parseTranscript } from "../src/memory/transcript.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const TRANSCRIPTS = resolve(ROOT, "../shared/fixtures/transcripts");
@@ -77,6 +80,7 @@ function median(xs: number[]): number {
 }
 
 const readMs: number[] = [];
+const parseMs: number[] = [];
 const importMs: number[] = [];
 let appended = 0;
 for (let round = 0; round < rounds; round++) {
@@ -85,6 +89,14 @@ for (let round = 0; round < rounds; round++) {
   for (const s of sessions) total += readFileSync(s.path).length;
   readMs.push(performance.now() - start);
   if (total !== bytes) throw new Error(`read ${total} bytes of ${bytes}`);
+
+  start = performance.now();
+  for (const s of sessions) {
+    const text = readFileSync(s.path, "utf8");
+    if (s.agent === "claude") parseTranscript(text);
+    else parseRollout(text, s.sessionId, "");
+  }
+  parseMs.push(performance.now() - start);
 
   process.env.TRIFORGE_HOME = join(work, `data-${round}`);
   start = performance.now();
@@ -102,5 +114,6 @@ console.log(
   `${sessions.length} sessions (${sessions.filter((s) => s.agent === "claude").length} Claude Code, ${sessions.filter((s) => s.agent === "codex").length} Codex), ${mb.toFixed(1)} MB, ${appended} records; median of ${rounds} rounds`,
 );
 console.log(line("read the files alone", median(readMs)));
+console.log(line("read and parse alone", median(parseMs)));
 console.log(line("triforge import", median(importMs)));
 console.log(`import / read: ${(median(importMs) / median(readMs)).toFixed(1)}x the time`);
