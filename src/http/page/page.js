@@ -305,45 +305,6 @@ async function loadSessions() {
   }
 }
 
-/** A bar of the chart; its width is set through the CSSOM, which the page's CSP allows (style attributes it does not). */
-function bar(className, share) {
-  const node = el("div", { className });
-  node.style.width = `${Math.round(share * 100)}%`;
-  return node;
-}
-
-async function loadLedger() {
-  const note = document.getElementById("ledger-note");
-  const chart = document.getElementById("ledger");
-  try {
-    const ledger = await api(withProject("/v1/memory/ledger"));
-    if (!ledger.sessions.length) {
-      note.textContent = "no hook runs recorded yet";
-      return;
-    }
-    const max = Math.max(1, ...ledger.sessions.map((s) => Math.max(s.injected, s.saved)));
-    note.textContent = "tokens injected into each session (blue) and saved by code search (green)";
-    chart.replaceChildren(
-      ...ledger.sessions.flatMap((s) => [
-        el(
-          "div",
-          { className: "bar-row" },
-          el("span", { text: `${s.session_id.slice(0, 10)} injected ${s.injected}` }),
-          bar("bar", s.injected / max),
-        ),
-        el(
-          "div",
-          { className: "bar-row" },
-          el("span", { text: `saved ${s.saved}` }),
-          bar("bar saved", s.saved / max),
-        ),
-      ]),
-    );
-  } catch (error) {
-    note.textContent = `no token ledger: ${error.message}`;
-  }
-}
-
 async function reindex() {
   const button = document.getElementById("reindex");
   const bar = document.getElementById("reindex-progress");
@@ -409,4 +370,4 @@ loadStats()
   .catch((error) => {
     document.getElementById("stats").textContent = `stats unavailable: ${error.message}`;
   })
-  .finally(() => Promise.all([loadPrelude(), loadSessions(), loadLedger()]));
+  .finally(() => Promise.all([loadPrelude(), loadSessions()]));
