@@ -1,7 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { newestEntries, preludeContext, summaryEntries } from "../src/memory/prelude.ts";
+import { checkPaths, markPaths, namedPaths } from "../src/memory/freshness.ts";
+import {
+  newestEntries,
+  type ProjectPresent,
+  preludeContext,
+  summaryEntries,
+  withoutReplaced,
+} from "../src/memory/prelude.ts";
 import { runBinary, tempDir } from "./support/helpers.ts";
 
 /** The data folder the binary uses for `project` under an isolated HOME (same formula as runBinary). */
@@ -206,5 +213,137 @@ describe("triforge prelude (compiled binary)", () => {
     const log = join(data, "errors.log");
     expect(existsSync(log)).toBe(true);
     expect(readFileSync(log, "utf8")).toContain("[prelude]");
+  });
+});
+
+describe("a prelude an agent can trust (pure core)", () => {
+  const day = (d: number) => Date.parse(`2025-03-${String(d).padStart(2, "0")}T12:00:00Z`);
+  const present = (files: Record<string, number>, focus: string[] = []): ProjectPresent => ({
+    now: day(20),
+    stat: (path) => files[path],
+    focus,
+  });
+
+  test("a decision changed in a later session: only the new one is shown, and the count is said", () => {
+    const summary = [
+      entry(
+        1,
+        "old",
+        "Discussed: sessions.\nDecided:\n- We'll store sessions in Redis (`src/auth/session.ts`).\nFiles: src/auth/session.ts",
+      ),
+      entry(2, "mid", "Discussed: retries.\nDecided:\n- Add a retry with backoff in src/jobs/worker.ts."),
+      entry(
+        3,
+        "new",
+        "Discussed: sessions again.\nDecided:\n- Sessions will be signed cookies (HMAC) in `src/auth/session.ts`, no Redis.",
+      ),
+    ].join("\n\n");
+    const { entries, replaced } = withoutReplaced(summaryEntries(summary));
+    expect(replaced).toBe(1);
+    expect(entries[0]).not.toContain("Redis (`src");
+    expect(entries[0]).not.toContain("Decided:");
+    expect(entries[1]).toContain("retry with backoff");
+    const context = preludeContext(summary)!;
+    expect(context).toContain("signed cookies (HMAC)");
+    expect(context).not.toContain("store sessions in Redis");
+    expect(context).toContain("1 earlier decision(s) replaced");
+  });
+
+  test("two decisions that share only a file are about different things: both stay", () => {
+    const summary = [
+      entry(1, "a", "Decided:\n- Add a retry with backoff in src/jobs/worker.ts."),
+      entry(2, "b", "Decided:\n- Log every failure to errors.log from src/jobs/worker.ts."),
+    ].join("\n\n");
+    expect(withoutReplaced(summaryEntries(summary)).replaced).toBe(0);
+  });
+
+  test("named files are marked changed since or gone; bare names not at the root are left alone", () => {
+    const text =
+      "Decided:\n- Keep `src/auth/session.ts` small.\nFiles: src/auth/session.ts, src/legacy/old.ts, util.ts, README.md";
+    expect(namedPaths(text)).toEqual(["src/auth/session.ts", "src/legacy/old.ts", "util.ts", "README.md"]);
+    const checks = checkPaths(
+      namedPaths(text),
+      "2025-03-05",
+      (p) => ({ "src/auth/session.ts": day(17), "README.md": day(5) })[p],
+    );
+    expect(checks).toEqual([
+      { path: "src/auth/session.ts", state: "changed", modifiedMs: day(17) },
+      { path: "src/legacy/old.ts", state: "gone" },
+      { path: "README.md", state: "unchanged" },
+    ]);
+    expect(markPaths(text, checks, day(20))).toBe(
+      "Decided:\n- Keep `src/auth/session.ts` [changed since, 3 days ago] small.\n" +
+        "Files: src/auth/session.ts [changed since, 3 days ago], src/legacy/old.ts [gone], util.ts, README.md",
+    );
+  });
+
+  test("ranked for the present: the branch's topic comes in, a memory whose files are all gone goes out", () => {
+    const filler = (d: number) => entry(d, `s${d}`, `Discussed: ${"something else entirely ".repeat(8)}`);
+    const billing = entry(
+      1,
+      "billing",
+      "Discussed: the billing export.\nDecided:\n- Export invoices as CSV from src/billing/export.ts.",
+    );
+    const summary = [billing, ...[2, 3, 4, 5, 6].map(filler)].join("\n\n");
+    const budget = billing.length + filler(6).length + filler(5).length + 4;
+    const byRecency = preludeContext(summary, { budget, present: present({}) })!;
+    expect(byRecency).not.toContain("session billing");
+    const onBranch = preludeContext(summary, {
+      budget,
+      present: present({ "src/billing/export.ts": day(1) }, ["billing", "export"]),
+    })!;
+    expect(onBranch).toContain("session billing");
+    expect(onBranch).toContain("session s6");
+    // The same entry with its only file deleted ranks below the newer ones, branch or not.
+    const gone = preludeContext(summary, { budget, present: present({}, ["billing", "export"]) })!;
+    expect(gone).not.toContain("session billing");
+    expect(gone).toContain("session s6");
+  });
+});
+
+describe("triforge prelude against the project on disk (compiled binary)", () => {
+  const home = tempDir();
+
+  test("a remembered file that was deleted is marked gone and a changed one changed since; a .git with no reflog is fine", async () => {
+    const summary = [
+      entry(
+        1,
+        "auth",
+        "Discussed: auth.\nDecided:\n- Sessions as signed cookies in `src/auth/session.ts`.\nFiles: src/auth/session.ts, src/auth/legacy.ts",
+      ),
+      entry(2, "later", "Discussed: docs.\nFiles: docs/guide.md"),
+    ].join("\n\n");
+    const root = await activeProject(home, `${summary}\n`);
+    mkdirSync(join(root, "src", "auth"), { recursive: true });
+    writeFileSync(join(root, "src", "auth", "session.ts"), "export {};\n"); // modified now: after 2025-03-01
+    mkdirSync(join(root, "docs"), { recursive: true });
+    writeFileSync(join(root, "docs", "guide.md"), "# guide\n");
+    utimesSync(
+      join(root, "docs", "guide.md"),
+      new Date("2025-03-02T10:00:00Z"),
+      new Date("2025-03-02T10:00:00Z"),
+    );
+    mkdirSync(join(root, ".git", "logs"), { recursive: true });
+    writeFileSync(join(root, ".git", "HEAD"), "ref: refs/heads/feature/auth-cookies\n");
+    const { code, stdout } = await runBinary(["prelude", `--project=${root}`], { home });
+    expect(code).toBe(0);
+    const context = contextOf(stdout);
+    expect(context).toContain("src/auth/legacy.ts [gone]");
+    expect(context).toMatch(/src\/auth\/session\.ts` \[changed since, \d+ days? ago|today\]/);
+    expect(context).toContain("docs/guide.md\n");
+    expect(context).toContain("[gone] no longer exists");
+  });
+
+  test("`prelude.tokens` in the project's config sets the budget", async () => {
+    const entries = Array.from({ length: 20 }, (_, i) =>
+      entry(i + 1, `t${i}`, `Body ${i} ${"word ".repeat(60)}`),
+    );
+    const root = await activeProject(home, `${entries.join("\n\n")}\n`);
+    const full = contextOf((await runBinary(["prelude", `--project=${root}`], { home })).stdout);
+    writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ prelude: { tokens: 200 } }));
+    const small = contextOf((await runBinary(["prelude", `--project=${root}`], { home })).stdout);
+    expect(full.length).toBeGreaterThan(2_500);
+    expect(small.length).toBeLessThan(1_400);
+    expect(small).toContain("session t19");
   });
 });

@@ -17,6 +17,8 @@ export interface ProjectConfig {
   exclude: string[];
   /** Optional model names per provider, e.g. {"anthropic": "claude-haiku-4-5"}. */
   models?: Partial<Record<"anthropic" | "openai" | "ollama", string>>;
+  /** The SessionStart prelude's budget in tokens (default 800, src/memory/prelude.ts). */
+  prelude?: { tokens?: number };
 }
 
 export const DEFAULT_CONFIG: ProjectConfig = { storage: "local", llm: "auto", exclude: [] };
@@ -39,6 +41,9 @@ export function configProblems(config: ProjectConfig, llmSettings: readonly stri
     problems.push(`storage is ${shown(config.storage)}, expected one of ${STORAGE_SETTINGS.join(", ")}`);
   if (!Array.isArray(exclude) || exclude.some((rule) => typeof rule !== "string"))
     problems.push(`exclude is ${shown(exclude)}, expected a list of strings`);
+  const tokens: unknown = config.prelude?.tokens;
+  if (tokens !== undefined && !(typeof tokens === "number" && Number.isInteger(tokens) && tokens > 0))
+    problems.push(`prelude.tokens is ${shown(tokens)}, expected a positive whole number`);
   return problems;
 }
 

@@ -1,7 +1,8 @@
 import { logError } from "../../home/log.ts";
 import { summaryPath } from "../../home/paths.ts";
-import { preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
-import { findProjectRootAsync } from "../../project/config.ts";
+import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
+import { projectPresent } from "../../memory/present.ts";
+import { configPath, findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
 
 // PERF: a SessionStart hook on every session; imports only small local modules (no SDK, no zod, no
@@ -17,8 +18,9 @@ export default defineCommand({
   hook: true,
   usage: "triforge prelude [--project=<path>]",
   description:
-    "SessionStart hook: prints Claude Code hook JSON carrying the newest entries of the project's session summary " +
-    "as recalled data. Prints nothing for a project that is not active or has no summary yet. Never fails the session.",
+    "SessionStart hook: prints Claude Code hook JSON carrying the entries of the project's session summary that matter " +
+    "to this session (ranked by the branch, recent commits and recency; files marked changed or gone; replaced " +
+    "decisions left out; `prelude.tokens` in .triforge/config.json, default 800) as recalled data. Prints nothing for a project that is not active or has no summary yet. Never fails the session.",
   options: {
     project: {
       type: "string",
@@ -35,9 +37,14 @@ export default defineCommand({
       const summary = Bun.file(summaryPath(root));
       const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
       if (!tail) return 0;
+      const options = {
+        budget: (await preludeTokens(root)) * CHARS_PER_TOKEN,
+        present: await projectPresent(root),
+      };
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
       const context =
-        preludeContext(tail.text) ?? (tail.partial ? preludeContext(await summary.text()) : undefined);
+        preludeContext(tail.text, options) ??
+        (tail.partial ? preludeContext(await summary.text(), options) : undefined);
       if (context) console.log(sessionStartOutput(context));
     } catch (error) {
       logError("prelude", error, root);
@@ -45,6 +52,20 @@ export default defineCommand({
     return 0;
   },
 });
+
+/**
+ * `"prelude": {"tokens": N}` of the project's config, else PRELUDE_TOKENS. A bad value is not fatal here:
+ * `status` and `doctor` name it (configProblems).
+ */
+async function preludeTokens(root: string): Promise<number> {
+  try {
+    const tokens = ((await Bun.file(configPath(root)).json()) as { prelude?: { tokens?: unknown } })?.prelude
+      ?.tokens;
+    return typeof tokens === "number" && Number.isInteger(tokens) && tokens > 0 ? tokens : PRELUDE_TOKENS;
+  } catch {
+    return PRELUDE_TOKENS;
+  }
+}
 
 /**
  * The `cwd` of the hook JSON on stdin, when the hook was not given --project. Absent, empty or
