@@ -1,0 +1,107 @@
+/**
+ * `triforge ingest` and `triforge serve --http` as users run them: the compiled binary, an isolated
+ * home, claw-rag-service's environment names, and its client's request (`POST /v1/query` without a token).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
+
+const home = tempDir("triforge-http-cli-");
+const catalog = join(home, "rag", "index.sqlite");
+
+function workspace(name: string, functions: string[]): string {
+  const root = join(home, name);
+  mkdirSync(join(root, "lib"), { recursive: true });
+  for (const fn of functions)
+    writeFileSync(
+      join(root, "lib", `${fn}.py`),
+      `def ${fn}(value):\n    """${fn} of the value."""\n    return value\n`,
+    );
+  return root;
+}
+const alpha = workspace("alpha", ["normalize_address", "geocode_street"]);
+const beta = workspace("beta", ["render_invoice_pdf"]);
+
+const running: { kill(signal?: number | NodeJS.Signals): void }[] = [];
+afterAll(() => {
+  for (const proc of running) proc.kill("SIGKILL");
+});
+
+/** Starts `serve --http` and waits for the line that says where it listens. */
+async function startServe(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([await compiledBinary(), "serve", "--http", "--port", "0", ...args], {
+    cwd: home,
+    env: { ...process.env, HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  running.push(proc);
+  const reader = proc.stderr.getReader();
+  let text = "";
+  while (!/listening on (http:\/\/\S+)/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`serve --http exited early: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { proc, url: /listening on (http:\/\/\S+)/.exec(text)![1], stderr: text };
+}
+
+describe("triforge ingest", () => {
+  test("ingests several workspaces into one catalog, each on its own", async () => {
+    const first = await runBinary(["ingest", "-w", alpha, "-w", beta, "--db", catalog], { home });
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`ingest: ${alpha}: files=2`);
+    expect(first.stdout).toContain(`ingest: ${beta}: files=1`);
+    // Again with only one of them, through claw-rag-service's variable: nothing changed, nothing removed.
+    const again = await runBinary(["ingest", "-w", alpha, "--json"], { home, env: { CLAW_RAG_DB: catalog } });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ root: alpha, files: 2, changed: 0, removed: 0 });
+  });
+
+  test("a missing workspace or none at all is a clear error", async () => {
+    const none = await runBinary(["ingest"], { home });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("give at least one -w DIR");
+    const missing = await runBinary(["ingest", "-w", join(home, "nope"), "--db", catalog], { home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("does not exist");
+    expect(missing.stderr).not.toContain("    at ");
+  });
+});
+
+describe("triforge serve --http", () => {
+  test("serves the catalog's workspaces to a claw-rag-service client, and the embedded page", async () => {
+    const { proc, url, stderr } = await startServe([], { CLAW_RAG_DB: catalog });
+    expect(url).toStartWith("http://127.0.0.1:");
+    expect(stderr).toContain(alpha);
+    expect(stderr).toContain(beta);
+    expect(await (await fetch(`${url}/health`)).text()).toBe("ok");
+    // What claw-analog's retrieve_context sends: no Authorization header, `query` and `top_k`.
+    const res = await fetch(`${url}/v1/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "render the invoice as a pdf", top_k: 3 }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { phase: string; hits: { path: string }[] };
+    expect(body.phase).toBe("1-sqlite");
+    expect(body.hits[0].path).toBe("beta:lib/render_invoice_pdf.py");
+    const page = await (await fetch(`${url}/`)).text();
+    expect(page).toContain('<script src="/page.js"');
+    expect(await (await fetch(`${url}/page.js`)).text()).toContain("textContent");
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  });
+
+  test("a port in use is a clear error", async () => {
+    const { url } = await startServe(["--workspace", alpha]);
+    const port = new URL(url).port;
+    const clash = await runBinary(["serve", "--http", "--port", port, "--workspace", alpha], { home });
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(`cannot listen on 127.0.0.1:${port}`);
+  });
+});
