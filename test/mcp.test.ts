@@ -1,13 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  type JSONRPCMessage,
+  ListRootsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { BoundedStdioTransport, MAX_MESSAGE_BYTES, TopLevelId } from "../src/mcp/stdio.ts";
 import { indexFile } from "../src/code/store.ts";
 import { projectDataDir, storePath } from "../src/home/paths.ts";
 import { compiledBinary, ROOT, runBinary, tempDir } from "./support/helpers.ts";
+import { seededRandom } from "./support/random.ts";
 
 type ToolResult = {
   isError?: boolean;
@@ -590,5 +599,167 @@ describe("triforge serve: the wire and shutdown", () => {
     const deadline = Date.now() + 3_000;
     while (alive() && Date.now() < deadline) await Bun.sleep(20);
     expect(alive()).toBe(false);
+  });
+});
+
+/** A transport on in-memory streams: what it passes on, and what it answers by itself. */
+function memoryTransport(limit?: number) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const transport = new BoundedStdioTransport(input, output, limit);
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (message) => received.push(message);
+  let written = "";
+  output.on("data", (chunk) => {
+    written += chunk.toString();
+  });
+  const replies = () =>
+    written
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  return { input, transport, received, replies };
+}
+
+describe("bounded stdio transport", () => {
+  test("a message split anywhere, CRLF or LF, arrives whole; blank lines are ignored", async () => {
+    const { input, transport, received, replies } = memoryTransport();
+    await transport.start();
+    const text = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { q: "ключ ✓" } })}\r\n\n`;
+    const bytes = new TextEncoder().encode(text.repeat(3));
+    const random = seededRandom(7);
+    for (let at = 0; at < bytes.length; ) {
+      const size = 1 + Math.floor(random() * 9);
+      input.write(bytes.subarray(at, at + size));
+      at += size;
+    }
+    await Bun.sleep(10);
+    expect(received).toEqual(
+      Array(3).fill({ jsonrpc: "2.0", id: 1, method: "ping", params: { q: "ключ ✓" } }),
+    );
+    expect(replies()).toEqual([]);
+  });
+
+  test("not JSON: -32700 with id null; JSON but not JSON-RPC: -32600 with its id when it has one", async () => {
+    const { input, transport, received, replies } = memoryTransport();
+    await transport.start();
+    input.write('{"jsonrpc": "2.0", "id": 3, "method"\n');
+    input.write('{"jsonrpc":"2.0","id":4,"method":17}\n');
+    input.write('[{"jsonrpc":"2.0","id":5,"method":"ping"}]\n');
+    input.write('{"jsonrpc":"2.0","id":6,"method":"ping"}\n');
+    await Bun.sleep(10);
+    expect(replies().map((r) => [r.id, r.error.code])).toEqual([
+      [null, ErrorCode.ParseError],
+      [4, ErrorCode.InvalidRequest],
+      [null, ErrorCode.InvalidRequest],
+    ]);
+    expect(received).toEqual([{ jsonrpc: "2.0", id: 6, method: "ping" }]);
+  });
+
+  test("a line over the limit is skipped, not kept: -32600 under its own id (even written last), then reading goes on", async () => {
+    const { input, transport, received, replies } = memoryTransport(1_000);
+    await transport.start();
+    const huge = `{"method":"tools/call","params":{"arguments":{"id":1,"query":"${"x".repeat(50_000)}"}},"jsonrpc":"2.0","id":"call-7"}\n`;
+    for (let at = 0; at < huge.length; at += 999) input.write(huge.slice(at, at + 999));
+    input.write(`${"y".repeat(5_000)}\n`);
+    input.write('{"jsonrpc":"2.0","id":8,"method":"ping"}\n');
+    await Bun.sleep(10);
+    expect(replies().map((r) => [r.id, r.error.code])).toEqual([
+      ["call-7", ErrorCode.InvalidRequest],
+      [null, ErrorCode.InvalidRequest],
+    ]);
+    expect(replies()[0].error.message).toContain("at most 1000 bytes");
+    expect(received).toEqual([{ jsonrpc: "2.0", id: 8, method: "ping" }]);
+  });
+
+  test("the top-level id is found in any split of the bytes, and never inside the parameters", () => {
+    const cases: [string, string | number | null][] = [
+      ['{"jsonrpc":"2.0","id":5,"method":"x"}', 5],
+      ['{"method":"m","params":{"id":9,"q":"a\\"id\\":3"},"jsonrpc":"2.0","id":42}', 42],
+      ['{"params":{"x":[1,2,{"id":1}]},"id":"abc\\"d"}', 'abc"d'],
+      ['{ "id" : "ключ" , "x": 1 }', "ключ"],
+      ['{"idx":1,"id":-7}', -7],
+      ['[{"id":1}]', null],
+      ['{"id":{"a":1}}', null],
+      ['{"id":null,"method":"m"}', null],
+      [`{"id":"${"z".repeat(300)}"}`, null],
+      [JSON.stringify({ params: { text: '}}}{{{[[\\"]] \\\\', id: 1 }, id: 11 }), 11],
+    ];
+    const random = seededRandom(3);
+    for (const [text, id] of cases) {
+      const bytes = new TextEncoder().encode(text);
+      for (let trial = 0; trial < 20; trial++) {
+        const scanner = new TopLevelId();
+        for (let at = 0; at < bytes.length; ) {
+          const size = 1 + Math.floor(random() * 6);
+          scanner.scan(bytes.subarray(at, at + size));
+          at += size;
+        }
+        expect([text, scanner.id]).toEqual([text, id]);
+      }
+    }
+  });
+});
+
+describe("triforge serve: hostile messages", () => {
+  test("raw bytes: a line over the limit, garbage and non-JSON-RPC get JSON-RPC errors; the server keeps serving and exits when stdin closes", async () => {
+    const proc = await spawnRaw(folder("hostile"));
+    const oversized = `${JSON.stringify({
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "rag_search", arguments: { query: "x".repeat(MAX_MESSAGE_BYTES + 1024) } },
+      id: 2,
+    })}\n`;
+    proc.stdin.write(`${line(INITIALIZE)}${line(INITIALIZED)}not json at all\n{"hello":"world"}\n`);
+    for (let at = 0; at < oversized.length; at += 1 << 16)
+      proc.stdin.write(oversized.slice(at, at + (1 << 16)));
+    proc.stdin.write(line({ jsonrpc: "2.0", id: 3, method: "tools/list" }));
+    await proc.stdin.flush();
+    // The answer to tools/list is written after the errors: everything before it was read.
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    let stdout = "";
+    while (!stdout.includes('"id":3')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stdout += new TextDecoder().decode(value);
+    }
+    proc.stdin.end();
+    expect(await exitWithin(proc, 1_900)).toBe(0);
+    const messages = stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const errors = messages.filter((m) => m.error).map((m) => [m.id, m.error.code]);
+    expect(errors).toEqual([
+      [null, ErrorCode.ParseError],
+      [null, ErrorCode.InvalidRequest],
+      [2, ErrorCode.InvalidRequest],
+    ]);
+    expect(messages.find((m) => m.id === 3).result.tools.length).toBe(4);
+  });
+
+  test("stdin closing in the middle of an oversized line still ends the server", async () => {
+    const proc = await spawnRaw(folder("hostile-eof"));
+    proc.stdin.write(line(INITIALIZE));
+    const chunk = "z".repeat(1 << 20);
+    for (let i = 0; i < 12; i++) proc.stdin.write(chunk);
+    await proc.stdin.flush();
+    proc.stdin.end();
+    expect(await exitWithin(proc, 1_900)).toBe(0);
+  });
+
+  test("the SDK client: an oversized call fails at once with -32600, and the next call is answered", async () => {
+    const { client } = await connect({ cwd: folder("hostile-sdk") });
+    try {
+      const error = await call(client, "rag_search", { query: "q".repeat(MAX_MESSAGE_BYTES) }).catch(
+        (e) => e,
+      );
+      expect(error).toBeInstanceOf(McpError);
+      expect((error as McpError).code).toBe(ErrorCode.InvalidRequest);
+      const { tools } = await client.listTools();
+      expect(tools.length).toBe(4);
+    } finally {
+      await client.close();
+    }
   });
 });

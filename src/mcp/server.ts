@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import pkg from "../../package.json" with { type: "json" };
 import { logError } from "../home/log.ts";
 import { findProjectRoot } from "../project/config.ts";
@@ -8,6 +7,7 @@ import type { ServerContext } from "./context.ts";
 import { activeProject } from "./errors.ts";
 import instructions from "./instructions.txt" with { type: "text" };
 import { ClientRoots } from "./roots.ts";
+import { BoundedStdioTransport } from "./stdio.ts";
 import { registerCodeSearch } from "./tools/code_search.ts";
 import { registerFindRelated } from "./tools/find_related.ts";
 import { registerMemoryStatus } from "./tools/memory_status.ts";
@@ -45,7 +45,7 @@ export async function serve(options: { project?: string } = {}): Promise<never> 
     defaultRoot: () => (options.project ? resolve(options.project) : (roots.root ?? cwd)),
   };
   const server = createServer(context);
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   const inFlight = instrumentTransport(transport, {
     onInitialize: (params) => {
       if (!options.project && params?.capabilities?.roots) roots.expect();
@@ -93,7 +93,7 @@ type InitializeParams = { capabilities?: { roots?: unknown } } | undefined;
  * `holdToolCalls()` settles (order among them kept). Responses to our own requests pass at once.
  */
 function instrumentTransport(
-  transport: StdioServerTransport,
+  transport: BoundedStdioTransport,
   hooks: { onInitialize: (params: InitializeParams) => void; holdToolCalls: () => Promise<void> },
 ): Set<string | number> {
   const inFlight = new Set<string | number>();
