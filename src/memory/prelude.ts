@@ -7,7 +7,7 @@
  * PERF: imports only other import-free modules; this runs on every session start.
  */
 import { checkPaths, type FileCheck, markPaths, namedPaths, type Stat } from "./freshness.ts";
-import { type DatedDecision, supersededDecisions } from "./supersede.ts";
+import { type DatedDecision, type Replacement, supersededDecisions } from "./supersede.ts";
 
 /** Tokens of memory a prelude injects unless `.triforge/config.json` says `"prelude": {"tokens": N}`. */
 export const PRELUDE_TOKENS = 800;
@@ -83,9 +83,12 @@ const PRELUDE_TAG = "triforge-memory";
 
 const ENTRY_DATE = /^## (\d{4}-\d{2}-\d{2})/;
 
-/** The entries with the decisions a later session replaced taken out; how many were. */
-export function withoutReplaced(entries: string[]): { entries: string[]; replaced: number } {
-  const lines = entries.map((e) => e.split("\n"));
+/** The Decided: bullets of summary entries (oldest first) that a later session replaced, with what replaced them. */
+export function withoutReplacedDecisions(entries: string[]): Map<DatedDecision, Replacement> {
+  return supersededDecisions(datedDecisions(entries.map((e) => e.split("\n"))));
+}
+
+function datedDecisions(lines: string[][]): DatedDecision[] {
   const decisions: DatedDecision[] = [];
   lines.forEach((entryLines, entry) => {
     const date = ENTRY_DATE.exec(entryLines[0])?.[1] ?? "";
@@ -96,7 +99,13 @@ export function withoutReplaced(entries: string[]): { entries: string[]; replace
       else inDecided = false;
     });
   });
-  const replaced = supersededDecisions(decisions);
+  return decisions;
+}
+
+/** The entries with the decisions a later session replaced taken out; how many were. */
+export function withoutReplaced(entries: string[]): { entries: string[]; replaced: number } {
+  const lines = entries.map((e) => e.split("\n"));
+  const replaced = supersededDecisions(datedDecisions(lines));
   if (replaced.size === 0) return { entries, replaced: 0 };
   const drop = new Set([...replaced.keys()].map((d) => `${d.entry}:${d.line}`));
   const kept = lines.map((entryLines, entry) => {

@@ -24,6 +24,8 @@ const hitSchema = z.object({
   session_id: z.string(),
   score: z.number(),
   source: z.string(),
+  /** Its files changed or gone since, a decision in it replaced later (src/memory/hit-checks.ts). */
+  check: z.string().optional(),
 });
 
 export function registerRagSearch(server: McpServer, context: ServerContext): void {
@@ -68,8 +70,13 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
         // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
         const { recall, formatRecalled } = await import("../../memory/recall/recall.ts");
         const result = await recall(root, query, { topK: top_k, mode, speaker });
-        const text = result.hits.length
-          ? formatRecalled(result.hits)
+        const { checkHits } = await import("../../memory/hit-checks.ts");
+        const checks = await checkHits(root, result.hits);
+        const hits = result.hits.map((hit, i) => ({ ...hit, check: checks[i] }));
+        const text = hits.length
+          ? formatRecalled(
+              hits.map((hit) => (hit.check ? { ...hit, text: `${hit.check}\n${hit.text}` } : hit)),
+            )
           : `${NO_MEMORY_FOUND}: ${result.reason ?? "no excerpt matched the query"}`;
         return {
           content: [{ type: "text", text }],
@@ -78,13 +85,14 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
             project: root,
             mode,
             // The contract's fields only: per-turn ids serve in-process callers and are noise to an agent.
-            hits: result.hits.map(({ text, role, ts, session_id, score, source }) => ({
+            hits: hits.map(({ text, role, ts, session_id, score, source, check }) => ({
               text,
               role,
               ts,
               session_id,
               score,
               source,
+              ...(check ? { check } : {}),
             })),
             ...(result.reason ? { reason: result.reason } : {}),
           },
