@@ -8,7 +8,13 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { claudeSlug, findClaudeSessions } from "../src/memory/import/claude.ts";
-import { findCodexSessions, parseRollout, readCodexSession } from "../src/memory/import/codex.ts";
+import {
+  codexHookTurns,
+  codexReplyKey,
+  findCodexSessions,
+  parseRollout,
+  readCodexSession,
+} from "../src/memory/import/codex.ts";
 import {
   cursorSlug,
   cursorUserProse,
@@ -145,7 +151,10 @@ describe("each agent's format → turns", () => {
       ["assistant", "Rounding happens once, at the end, in sr"],
     ]);
     expect(turns[0].ts).toBe("2026-03-14T09:02:19.872Z");
-    expect(turns.map((t) => t.key)).toEqual([`codex:${CODEX_SESSION}:7`, `codex:${CODEX_SESSION}:14`]);
+    expect(turns.map((t) => t.key)).toEqual([
+      `codex:${CODEX_SESSION}:7`,
+      codexReplyKey(CODEX_SESSION, "0199a1f2-9a01-7e22-8c3d-2b1a0f9e8d7c", turns[1].text),
+    ]);
   });
 
   test("Codex: a rollout written before events were recorded falls back to its messages; a subagent's thread stays out", () => {
@@ -165,6 +174,28 @@ describe("each agent's format → turns", () => {
     const cut = text.slice(0, text.lastIndexOf('{"timestamp"', text.indexOf('"agent_message"')) + 30);
     const partial = parseRollout(cut, CODEX_SESSION, "2026-01-01T00:00:00.000Z");
     expect(partial.map((t) => t.key)).toEqual([`codex:${CODEX_SESSION}:7`]);
+  });
+
+  test("Codex: a Stop hook that comes before the reply is in the rollout stores the payload's reply once", () => {
+    const home = tempDir("triforge-import-codex-race-");
+    process.env.TRIFORGE_HOME = join(home, "data");
+    const rolloutText = fixture(`codex/${CODEX_ROLLOUT}`, root);
+    const turn2 = fixture("codex/turn-2.jsonl", root).split("\n");
+    const path = put(join(home, CODEX_ROLLOUT), rolloutText + turn2.slice(0, 3).join("\n") + "\n");
+    const session = { agent: "codex" as const, sessionId: CODEX_SESSION, path, bytes: 0, modifiedMs: 0 };
+    const stop = {
+      session_id: CODEX_SESSION,
+      turn_id: "0199a1f5-1b2c-7d3e-8f40-5a6b7c8d9e0f",
+      last_assistant_message: "Done: taxCents now rounds half to even in src/cart/tax.ts.",
+    };
+    expect(appendTurns(root, CODEX_SESSION, codexHookTurns(session, stop)).appended).toBe(4);
+    // Codex writes the reply afterwards; the next Stop (or an import) finds it already stored.
+    writeFileSync(path, rolloutText + turn2.join("\n"));
+    expect(appendTurns(root, CODEX_SESSION, codexHookTurns(session, {}))).toEqual({
+      appended: 0,
+      skipped: 4,
+    });
+    expect(chatLog(root).map((r) => r.text)).toContain(stop.last_assistant_message);
   });
 
   test("Cursor: the person's query without attached context; notices Cursor writes itself stay out", () => {

@@ -1,15 +1,19 @@
 import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
 import { logError } from "../../home/log.ts";
+import type { HookAgent } from "../../memory/import/history.ts";
 
-const AGENTS = ["codex", "cursor", "opencode"] as const;
-type HookAgent = (typeof AGENTS)[number];
+const AGENTS: readonly HookAgent[] = ["codex", "cursor", "opencode"];
 
-/** The folder a payload says the session runs in: Codex `cwd`, Cursor `workspace_roots[0]`. */
-function payloadFolder(input: Record<string, unknown>): string | undefined {
-  if (typeof input.cwd === "string" && input.cwd) return input.cwd;
-  const roots = input.workspace_roots;
-  return Array.isArray(roots) && typeof roots[0] === "string" ? roots[0] : undefined;
+/** The active project a payload's folders lie in: Codex `cwd`, Cursor `workspace_roots`. */
+function payloadProject(input: Record<string, unknown>): string | undefined {
+  const roots = Array.isArray(input.workspace_roots) ? input.workspace_roots : [];
+  for (const folder of [input.cwd, ...roots])
+    if (typeof folder === "string" && folder) {
+      const root = findProjectRoot(folder);
+      if (root) return root;
+    }
+  return undefined;
 }
 
 /**
@@ -37,7 +41,7 @@ export default defineCommand({
     let root: string | undefined;
     try {
       const agent = values.agent as HookAgent;
-      if (!(AGENTS as readonly string[]).includes(agent))
+      if (!AGENTS.includes(agent))
         throw new Error(`capture-agent: --agent must be one of ${AGENTS.join(", ")}`);
       const project = typeof values.project === "string" ? values.project : undefined;
       // PERF: an inactive project is decided before stdin is read or anything else loads.
@@ -51,16 +55,13 @@ export default defineCommand({
         throw new Error(`hook input is not JSON (${raw.length} characters)`);
       }
       if (!input || typeof input !== "object") throw new Error("hook input is not a JSON object");
-      if (root === undefined) {
-        const folder = payloadFolder(input);
-        if (!folder || !(root = findProjectRoot(folder))) return 0;
-      }
+      if (root === undefined && !(root = payloadProject(input))) return 0;
       // PERF: the readers, the redactor and the chat log load only for an active project.
-      const { hookSession, importSession } = await import("../../memory/import/history.ts");
-      const { agentHome } = await import("../../memory/import/sessions.ts");
-      const session = hookSession(agent, root, input, agentHome());
-      if (!session) throw new Error(`${agent} hook: the payload names no session triforge can read`);
-      const { appended } = importSession(root, session);
+      const [{ captureHook }, { agentHome }] = await Promise.all([
+        import("../../memory/import/history.ts"),
+        import("../../memory/import/sessions.ts"),
+      ]);
+      const { appended } = captureHook(agent, root, input, agentHome());
       if (appended) {
         const [{ isLocked }, { indexLockPath }, { spawnDetachedIndexer }] = await Promise.all([
           import("../../memory/lock.ts"),

@@ -10,8 +10,10 @@
  * written before Codex recorded them falls back to the messages, minus the injected ones. Tool calls,
  * reasoning, token counts and turn contexts are never read.
  *
- * Each turn is keyed `codex:<session id>:<line number>`: a rollout only grows, so a line keeps its
- * number however often the file is read (the Stop hook reads it after every turn).
+ * A turn is keyed `codex:<session id>:<line number>` (a rollout only grows, so a line keeps its number
+ * however often the file is read; the Stop hook reads it after every turn), and a reply within a turn
+ * Codex names (`task_started.turn_id`) `codex:<session id>:<turn id>:<hash of the text>`, the key the
+ * Stop hook's `last_assistant_message` gets when the rollout does not hold the reply yet.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -99,10 +101,19 @@ export function findRollout(id: string, where: AgentHome): string | undefined {
 }
 
 interface Said {
-  line: number;
+  key: string;
   role: Role;
   text: string;
   ts?: string;
+}
+
+/**
+ * The key of a reply the model gave in turn `turnId`. The Stop hook's `last_assistant_message` may
+ * arrive before Codex has written that reply to the rollout: stored under this key, it is the same
+ * record the rollout's line becomes once written, so it is kept once.
+ */
+export function codexReplyKey(sessionId: string, turnId: string, text: string): string {
+  return `codex:${sessionId}:${turnId}:${Bun.hash(text.trim()).toString(36)}`;
 }
 
 /**
@@ -114,23 +125,38 @@ export function parseRollout(text: string, sessionId: string, fallbackTs: string
   const lines = text.slice(0, end).split("\n");
   const events: Said[] = [];
   const messages: Said[] = [];
+  const lineKey = (index: number) => `codex:${sessionId}:${index}`;
+  // The turn being recorded (`task_started` carries its id since 2026); replies in it are keyed by it.
+  let turnId: string | undefined;
   lines.forEach((line, index) => {
     const record = jsonObject(line);
     if (!record) return;
     const ts = typeof record.timestamp === "string" ? record.timestamp : undefined;
+    if (record.type === "turn_context") {
+      const context = record.payload as { turn_id?: unknown } | undefined;
+      if (typeof context?.turn_id === "string") turnId = context.turn_id;
+      return;
+    }
     // 2025's early rollouts wrote response items bare, without the {type, payload} envelope.
     const payload = (
       record.type === "event_msg" || record.type === "response_item" ? record.payload : record
     ) as Record<string, unknown> | undefined;
     if (!payload) return;
     if (record.type === "event_msg") {
+      if (payload.type === "task_started" || payload.type === "turn_started")
+        turnId = typeof payload.turn_id === "string" ? payload.turn_id : undefined;
       const message = typeof payload.message === "string" ? payload.message.trim() : "";
       if (!message) return;
       // `kind` (0.4x) marks the instructions and environment Codex sends as user messages itself.
       if (payload.type === "user_message" && (payload.kind === undefined || payload.kind === "plain"))
-        events.push({ line: index, role: "user", text: message, ts });
+        events.push({ key: lineKey(index), role: "user", text: message, ts });
       else if (payload.type === "agent_message")
-        events.push({ line: index, role: "assistant", text: message, ts });
+        events.push({
+          key: turnId ? codexReplyKey(sessionId, turnId, message) : lineKey(index),
+          role: "assistant",
+          text: message,
+          ts,
+        });
       return;
     }
     if (payload.type !== "message" || (payload.role !== "user" && payload.role !== "assistant")) return;
@@ -138,22 +164,31 @@ export function parseRollout(text: string, sessionId: string, fallbackTs: string
     const texts = textBlocks(payload.content, role === "user" ? ["input_text"] : ["output_text"])
       .map((t) => t.trim())
       .filter((t) => t && !(role === "user" && injected(t)));
-    if (texts.length) messages.push({ line: index, role, text: texts.join("\n\n"), ts });
+    if (texts.length) messages.push({ key: lineKey(index), role, text: texts.join("\n\n"), ts });
   });
   const said = events.length ? events : messages;
   return said
     .filter((s) => s.role === "assistant" || !injected(s.text))
-    .map((s) => ({
-      key: `codex:${sessionId}:${s.line}`,
-      role: s.role,
-      text: s.text,
-      ts: s.ts ?? fallbackTs,
-    }));
+    .map((s) => ({ key: s.key, role: s.role, text: s.text, ts: s.ts ?? fallbackTs }));
 }
 
 export function readCodexSession(session: FoundSession): SourceTurn[] {
   const text = readFileSync(session.path, "utf8");
   return parseRollout(text, session.sessionId, new Date(session.modifiedMs).toISOString());
+}
+
+/**
+ * The turns of the session a Stop hook is about: the rollout's, plus the payload's
+ * `last_assistant_message` when Codex has not written that reply to the rollout yet.
+ */
+export function codexHookTurns(session: FoundSession, input: Record<string, unknown>): SourceTurn[] {
+  const turns = readCodexSession(session);
+  const { turn_id: turnId, last_assistant_message: last } = input;
+  if (typeof turnId !== "string" || typeof last !== "string" || !last.trim()) return turns;
+  const key = codexReplyKey(session.sessionId, turnId, last);
+  if (!turns.some((t) => t.key === key))
+    turns.push({ key, role: "assistant", text: last.trim(), ts: new Date().toISOString() });
+  return turns;
 }
 
 /** A rollout named by a hook (`transcript_path`): its session, found from its first line. */

@@ -5,7 +5,7 @@
  */
 import { logError } from "../../home/log.ts";
 import { findClaudeSessions, importClaudeSession } from "./claude.ts";
-import { codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
+import { codexHookTurns, codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
 import { cursorSessionAt, findCursorSessions, findCursorTranscript, readCursorSession } from "./cursor.ts";
 import { findOpencodeSession, findOpencodeSessions, readOpencodeSession } from "./opencode.ts";
 import { type AgentHome, type FoundSession, SOURCE_AGENTS, type SourceAgent } from "./sessions.ts";
@@ -99,7 +99,7 @@ export function importHistory(root: string, where: AgentHome, options: ImportOpt
 
 /** The session a hook of `agent` is about, from its JSON on stdin; undefined when it names none we can read. */
 export function hookSession(
-  agent: Exclude<SourceAgent, "claude">,
+  agent: HookAgent,
   root: string,
   input: Record<string, unknown>,
   where: AgentHome,
@@ -123,4 +123,23 @@ export function hookSession(
       return id ? findOpencodeSession(root, id, where) : undefined;
     }
   }
+}
+
+export type HookAgent = Exclude<SourceAgent, "claude">;
+
+/**
+ * What a capture hook of Codex, Cursor or OpenCode does: the session its payload names, read from the
+ * agent's storage, appended where chats.jsonl does not hold it yet. Throws when the payload names no
+ * session that can be read (the hook logs it).
+ */
+export function captureHook(
+  agent: HookAgent,
+  root: string,
+  input: Record<string, unknown>,
+  where: AgentHome,
+): AppendResult {
+  const session = hookSession(agent, root, input, where);
+  if (!session) throw new Error(`${agent} hook: the payload names no session triforge can read`);
+  if (agent === "codex") return appendTurns(root, session.sessionId, codexHookTurns(session, input));
+  return importSession(root, session);
 }
