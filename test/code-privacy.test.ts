@@ -11,7 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { redactKeepingLines } from "../src/code/redact.ts";
-import { indexFile, loadIndex, saveIndex } from "../src/code/store.ts";
+import { indexFile, indexLayout, loadIndex, saveIndex } from "../src/code/store.ts";
 import { connectServe, runBinary, tempDir } from "./support/helpers.ts";
 
 const AWS_KEY = "AKIAZ3MSJK4QWERTY7XQ";
@@ -128,7 +128,7 @@ describe("the code index holds no secrets (compiled binary)", () => {
     try {
       const file = indexFile(root);
       const raw = readFileSync(file);
-      const header = JSON.parse(raw.subarray(12, 12 + raw.readUInt32LE(8)).toString("utf8"));
+      const { header, headerBytes } = indexLayout(raw);
       const index = loadIndex(root, header.modelId);
       if (!index) throw new Error("the index just built did not load");
       index.texts = index.texts.map((t) => t.replace("[REDACTED:aws]", AWS_KEY));
@@ -137,6 +137,8 @@ describe("the code index holds no secrets (compiled binary)", () => {
       const formatAt = saved.indexOf(`"format":${header.format},`);
       expect(formatAt).toBeGreaterThan(0);
       saved.write(`"format":2,`, formatAt);
+      // A file written by that format, not a damaged one: its header checksum matches.
+      saved.writeUInt32LE(Bun.hash.crc32(saved.subarray(headerBytes.start, headerBytes.end)), 12);
       writeFileSync(file, saved);
       expect(readFileSync(file, "latin1")).toContain(AWS_KEY);
     } finally {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   findRelated,
@@ -7,6 +7,7 @@ import {
   locateRepository,
   openIndex,
   searchCode,
+  searchLoaded,
 } from "../src/code/code-search.ts";
 import {
   definesSymbol,
@@ -17,8 +18,10 @@ import {
   stemCovered,
 } from "../src/code/rank.ts";
 import { refreshIndex } from "../src/code/refresh.ts";
-import { indexFile, loadIndex } from "../src/code/store.ts";
+import { indexFile, indexLayout, loadIndex } from "../src/code/store.ts";
+import { errorLogPath } from "../src/home/paths.ts";
 import { tempDir } from "./support/helpers.ts";
+import { seededRandom } from "./support/random.ts";
 
 beforeAll(() => {
   process.env.TRIFORGE_HOME = tempDir("triforge-home-");
@@ -350,6 +353,49 @@ describe("the index", () => {
     writeFileSync(indexFile((await openIndex(root)).root), "TFCODE01garbage");
     const rebuilt = await refreshIndex((await openIndex(root)).root);
     expect(rebuilt.report.changed).toBe(built.files);
+  });
+
+  test("64 garbled bytes anywhere in index.bin (its header or any section) are a rebuild with one line in errors.log, never served", async () => {
+    const root = repo({
+      "src/invoice.ts": `${filler("billing", 12)}\nexport function parseInvoice(text: string) {\n  return text.split(";");\n}\n`,
+      "src/retry.py": "def schedule_retry(delay):\n    return delay * 2\n",
+      "docs/guide.md": "# Guide\n\nInvoices are parsed on arrival.\n",
+    });
+    const first = await searchCode(root, "parse the invoice text", { content: "all" });
+    const file = indexFile(first.repo);
+    const clean = readFileSync(file);
+    const { header, headerBytes, sections } = indexLayout(clean);
+    const regions = [{ name: "header", ...headerBytes }, ...sections];
+    const log = errorLogPath();
+    const logLines = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []);
+    const before = logLines().length;
+    const random = seededRandom(18);
+    const trials = 3;
+    for (const { name, start, end } of regions) {
+      expect([name, end - start > 0]).toEqual([name, true]);
+      for (let trial = 0; trial < trials; trial++) {
+        const garbled = Buffer.from(clean);
+        const length = Math.min(64, end - start);
+        const at = start + Math.floor(random() * (end - start - length + 1));
+        // XOR with 1–255 changes every byte it touches.
+        for (let i = 0; i < length; i++) garbled[at + i] ^= 1 + Math.floor(random() * 255);
+        writeFileSync(file, garbled);
+        expect([name, loadIndex(first.repo, header.modelId)]).toEqual([name, undefined]);
+        expect(existsSync(file)).toBe(false);
+      }
+    }
+    const lines = logLines().slice(before);
+    expect(lines.length).toBe(regions.length * trials);
+    for (const line of lines)
+      expect(line).toMatch(/\[code index\] .*index\.bin is damaged \(.*\); rebuilding it/);
+    writeFileSync(file, clean);
+    expect(loadIndex(first.repo, header.modelId)).toBeDefined();
+    // A process without the index in memory rebuilds it from the files, to the same answers.
+    rmSync(file);
+    const rebuilt = await refreshIndex(first.repo);
+    expect(rebuilt.report.changed).toBe(3);
+    const again = await searchLoaded(rebuilt, "parse the invoice text", { content: "all" });
+    expect(again.hits).toEqual(first.hits);
   });
 });
 

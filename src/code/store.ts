@@ -1,8 +1,9 @@
 /**
  * The on-disk code index: one file per repository, `dataDir()/code/<projectKey>/index.bin`, written
  * whole to a temporary name and renamed, so a reader sees the old index or the new one, never half.
- * Layout: magic, a JSON header (files, vocabulary, report), then 4-byte-aligned typed-array sections
- * that load as views without parsing.
+ * Layout: magic, the header's length and CRC-32, a JSON header (files, vocabulary, report, a CRC-32
+ * of every section), then 4-byte-aligned typed-array sections that load as views without parsing.
+ * Every byte that is read is checked: a damaged file is rebuilt, never served.
  */
 import {
   closeSync,
@@ -16,6 +17,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { dataDir, projectKey } from "../home/paths.ts";
+import { logError } from "../home/log.ts";
+import { findProjectRoot } from "../project/config.ts";
 import { averageOf, type Bm25Index, termIdsOf } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
 import type { SkipCounts } from "./walk.ts";
@@ -23,9 +26,14 @@ import type { SkipCounts } from "./walk.ts";
 /**
  * Bumped whenever chunking, tokens or layout change, so an old index is rebuilt, not misread.
  * 3: chunk texts are redacted; an index of format 2 may hold secrets verbatim, so it must not survive.
+ * 4: checksums over the header and every section (the magic changed with the prefix).
  */
-export const INDEX_FORMAT = 3;
-const MAGIC = "TFCODE01";
+export const INDEX_FORMAT = 4;
+const MAGIC = "TFCODE02";
+/** The magic of formats 1–3, whose files are rebuilt without a word: they are old, not damaged. */
+const OLD_MAGIC = "TFCODE01";
+/** Magic, header length, header CRC-32. */
+const PREFIX_BYTES = 16;
 
 export interface FileEntry {
   path: string;
@@ -100,7 +108,23 @@ interface Header {
   chunkCount: number;
   postingCount: number;
   textBytes: number;
+  /** CRC-32 of each section, in SECTIONS order. */
+  checksums: number[];
 }
+
+/** The typed-array sections after the header, in file order. */
+const SECTIONS = [
+  "chunk files",
+  "chunk starts",
+  "chunk ends",
+  "text offsets",
+  "BM25 lengths",
+  "vectors",
+  "BM25 offsets",
+  "BM25 postings",
+  "BM25 frequencies",
+  "texts",
+] as const;
 
 const align4 = (n: number) => (n + 3) & ~3;
 
@@ -121,8 +145,8 @@ export function saveIndex(index: CodeIndex): void {
     chunkCount: n,
     postingCount: index.bm25.docs.length,
     textBytes: textBlob.length,
+    checksums: [],
   };
-  const headerBytes = new TextEncoder().encode(JSON.stringify(header));
   const sections: ArrayBufferView[] = [
     index.chunkFile,
     index.chunkStart,
@@ -135,9 +159,14 @@ export function saveIndex(index: CodeIndex): void {
     index.bm25.freqs,
     textBlob,
   ];
-  const prefix = new Uint8Array(12);
+  header.checksums = sections.map((section) =>
+    Bun.hash.crc32(new Uint8Array(section.buffer, section.byteOffset, section.byteLength)),
+  );
+  const headerBytes = new TextEncoder().encode(JSON.stringify(header));
+  const prefix = new Uint8Array(PREFIX_BYTES);
   prefix.set(new TextEncoder().encode(MAGIC), 0);
   new DataView(prefix.buffer).setUint32(8, headerBytes.length, true);
+  new DataView(prefix.buffer).setUint32(12, Bun.hash.crc32(headerBytes), true);
   const dir = indexDir(index.root);
   mkdirSync(dir, { recursive: true });
   const file = indexFile(index.root);
@@ -167,9 +196,41 @@ export function saveIndex(index: CodeIndex): void {
   renameSync(temporary, file);
 }
 
+/** Why a saved index cannot be read: it was damaged after it was written. */
+class DamagedIndex extends Error {}
+
+/** Where each section of an index file lies (byte offsets into `bytes`), with its header. */
+export function indexLayout(bytes: Uint8Array): {
+  header: Header;
+  /** Where the JSON header's bytes lie (its CRC-32 is in the prefix). */
+  headerBytes: { start: number; end: number };
+  sections: { name: (typeof SECTIONS)[number]; start: number; end: number }[];
+} {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length < PREFIX_BYTES) throw new DamagedIndex("shorter than its prefix");
+  const headerLength = view.getUint32(8, true);
+  const headerBytes = bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + headerLength);
+  if (headerBytes.length !== headerLength || Bun.hash.crc32(headerBytes) !== view.getUint32(12, true))
+    throw new DamagedIndex("header checksum mismatch");
+  const header = JSON.parse(new TextDecoder().decode(headerBytes)) as Header;
+  const widths = [4, 4, 4, 4, 4, 4, 4, 4, 2, 1];
+  const n = header.chunkCount;
+  const p = header.postingCount;
+  const counts = [n, n, n, n + 1, n, n * header.dim, header.terms.length + 1, p, p, header.textBytes];
+  let at = align4(PREFIX_BYTES + headerLength);
+  const sections = SECTIONS.map((name, i) => {
+    const start = at;
+    at = align4(start + counts[i] * widths[i]);
+    return { name, start, end: start + counts[i] * widths[i] };
+  });
+  if (sections[sections.length - 1].end > bytes.length) throw new DamagedIndex("truncated");
+  return { header, headerBytes: { start: PREFIX_BYTES, end: PREFIX_BYTES + headerLength }, sections };
+}
+
 /**
  * The saved index of `root`, or undefined when there is none, it was built by another format or
- * model, or it is damaged (the caller rebuilds; a damaged file is removed).
+ * model, or it is damaged: a checksum that does not match, a truncated file. The caller rebuilds; a
+ * damaged file is removed, with one line in errors.log (the project's when it is active).
  */
 export function loadIndex(root: string, modelId: string): CodeIndex | undefined {
   const file = indexFile(root);
@@ -178,37 +239,37 @@ export function loadIndex(root: string, modelId: string): CodeIndex | undefined 
     const raw = readFileSync(file);
     // Typed-array views need 4-byte alignment of the underlying buffer.
     const bytes = raw.byteOffset % 4 === 0 ? raw : new Uint8Array(raw);
-    if (new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) throw new Error("bad magic");
-    const headerLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true);
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength))) as Header;
+    const magic = new TextDecoder().decode(bytes.subarray(0, 8));
+    if (magic === OLD_MAGIC) return undefined;
+    if (magic !== MAGIC) throw new DamagedIndex("bad magic");
+    const { header, sections } = indexLayout(bytes);
     if (header.format !== INDEX_FORMAT || header.modelId !== modelId || header.root !== root)
       return undefined;
+    for (const [i, { name, start, end }] of sections.entries())
+      if (Bun.hash.crc32(bytes.subarray(start, end)) !== header.checksums[i])
+        throw new DamagedIndex(`${name} checksum mismatch`);
     const n = header.chunkCount;
-    const p = header.postingCount;
-    const v = header.terms.length;
-    let at = bytes.byteOffset + align4(12 + headerLength);
-    const take = <T>(
-      make: (buffer: ArrayBuffer, offset: number, length: number) => T,
-      length: number,
+    const base = bytes.byteOffset;
+    const section = <T>(
+      i: number,
+      make: new (buffer: ArrayBuffer, offset: number, length: number) => T,
       width: number,
-    ): T => {
-      const view = make(bytes.buffer as ArrayBuffer, at, length);
-      at = align4(at + length * width);
-      return view;
-    };
-    const int32 = (b: ArrayBuffer, o: number, l: number) => new Int32Array(b, o, l);
-    const chunkFile = take(int32, n, 4);
-    const chunkStart = take(int32, n, 4);
-    const chunkEnd = take(int32, n, 4);
-    const textOffsets = take((b, o, l) => new Uint32Array(b, o, l), n + 1, 4);
-    const lengths = take((b, o, l) => new Float32Array(b, o, l), n, 4);
-    const vectors = take((b, o, l) => new Float32Array(b, o, l), n * header.dim, 4);
-    const offsets = take(int32, v + 1, 4);
-    const docs = take(int32, p, 4);
-    const freqs = take((b, o, l) => new Uint16Array(b, o, l), p, 2);
-    const blob = take((b, o, l) => new Uint8Array(b, o, l), header.textBytes, 1);
-    if (at - bytes.byteOffset > align4(bytes.byteLength)) throw new Error("truncated");
-    const allText = new TextDecoder().decode(blob);
+    ): T =>
+      new make(
+        bytes.buffer as ArrayBuffer,
+        base + sections[i].start,
+        (sections[i].end - sections[i].start) / width,
+      );
+    const chunkFile = section(0, Int32Array, 4);
+    const chunkStart = section(1, Int32Array, 4);
+    const chunkEnd = section(2, Int32Array, 4);
+    const textOffsets = section(3, Uint32Array, 4);
+    const lengths = section(4, Float32Array, 4);
+    const vectors = section(5, Float32Array, 4);
+    const offsets = section(6, Int32Array, 4);
+    const docs = section(7, Int32Array, 4);
+    const freqs = section(8, Uint16Array, 2);
+    const allText = new TextDecoder().decode(section(9, Uint8Array, 1));
     const texts = new Array<string>(n);
     for (let i = 0; i < n; i++) texts[i] = allText.slice(textOffsets[i], textOffsets[i + 1]);
     return {
@@ -233,7 +294,12 @@ export function loadIndex(root: string, modelId: string): CodeIndex | undefined 
       redactionRules: header.redactionRules,
       report: header.report,
     };
-  } catch {
+  } catch (error) {
+    logError(
+      "code index",
+      `${file} is damaged (${error instanceof DamagedIndex ? error.message : (error as Error).message}); rebuilding it from the files`,
+      findProjectRoot(root),
+    );
     rmSync(file, { force: true });
     return undefined;
   }
