@@ -34,7 +34,14 @@ async function main(argv: string[]): Promise<number> {
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
-    console.error(`triforge: unknown command '${name}'\n\n${usage()}`);
+    // PERF: the suggestion is computed only for a mistyped command, never on a hook's path.
+    const { closest } = await import("./cli/suggest.ts");
+    const match = closest(name, Object.keys(commands));
+    console.error(
+      match
+        ? `triforge: unknown command '${name}'; did you mean '${match}'? ('triforge --help' lists every command)`
+        : `triforge: unknown command '${name}'\n\n${usage()}`,
+    );
     return 2;
   }
   const { runCommand } = await import("./cli/run.ts");

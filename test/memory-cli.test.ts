@@ -101,7 +101,7 @@ describe("triforge index / recall / forget", () => {
     expect(indexed.code).toBe(0);
     // The report is the command's output: on stdout, with nothing on stderr when all went well.
     expect(indexed.stdout).toBe(
-      `indexed ${root}: 2 new chunk(s) from 4 record(s) in 2 session(s); graph by the local extractor (no LLM)\n`,
+      `Indexed ~/fg: 4 new turns from 2 sessions, stored as 2 excerpts; knowledge graph by the local extractor (no LLM).\n`,
     );
     expect(indexed.stderr).toBe("");
     const text = await runBinary(["recall", "why is buildIndex slow", "--project", root, "--top-k", "1"], {
@@ -136,7 +136,7 @@ describe("triforge index / recall / forget", () => {
     await runBinary(["index", `--project=${root}`], { home });
     const forgot = await runBinary(["forget", "--session", "cli-1", `--project=${root}`], { home });
     expect(forgot.code).toBe(0);
-    expect(forgot.stdout).toContain("forgot session cli-1: 1 chunk(s), 2 chats.jsonl line(s)");
+    expect(forgot.stdout).toContain("Forgot session cli-1: 1 excerpt and 2 lines of the chat log removed.");
     expect(readFileSync(join(dataDir, "chats.jsonl"), "utf8")).not.toContain("buildIndex");
     const after = await runBinary(["recall", "buildIndex", "--project", root, "--json"], { home });
     expect(JSON.parse(after.stdout).hits.every((h: { session_id: string }) => h.session_id !== "cli-1")).toBe(

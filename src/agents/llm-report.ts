@@ -53,6 +53,13 @@ export async function describeLlm(
 const SETTING_HELP =
   'to keep everything on this machine, set "llm": "none" in .triforge/config.json (or TRIFORGE_LLM=none)';
 
+/** A skipped provider in a few words: the missing key, or the Ollama that did not answer. */
+function shortReason(skip: { provider: string; reason: string }): string {
+  if (/ is not set$/.test(skip.reason)) return `no ${skip.reason.replace(/ is not set$/, "")}`;
+  const unreachable = /^Ollama at (\S+) is not reachable/.exec(skip.reason);
+  return unreachable ? `no Ollama at ${unreachable[1]}` : skip.reason;
+}
+
 /** One sentence: what is used, what is sent where, and how to keep everything local. */
 export function describeLlmReport(report: LlmReport): string {
   const said =
@@ -60,11 +67,13 @@ export function describeLlmReport(report: LlmReport): string {
   if (report.error)
     return `${report.error}; nothing is sent until it names a provider (auto, none, anthropic, openai, ollama)`;
   if (report.provider) {
-    const local = report.provider === "ollama";
-    return `${report.provider} ${report.model} (${said}): redacted excerpts of your conversations go to ${report.destination} at every index${local ? " (a local server)" : ""}; ${SETTING_HELP}`;
+    const local = report.provider === "ollama" ? " (your local server)" : "";
+    return `${report.provider} ${report.model} (${said}): redacted excerpts of your conversations go to ${report.destination}${local} at every index; ${SETTING_HELP}`;
   }
   if (report.setting === "none")
     return `none (${said}): nothing leaves this machine; the knowledge graph is built locally`;
-  const why = report.skipped.map((s) => s.reason).join("; ");
-  return `none found (${said}${why ? `: ${why}` : ""}): nothing leaves this machine; the knowledge graph is built locally. A key for Anthropic or OpenAI, or a local Ollama, turns on LLM extraction`;
+  const why = report.skipped.map(shortReason).join(", ");
+  if (report.setting !== "auto")
+    return `${report.setting} is not usable (${said}: ${why}): nothing leaves this machine until it is; the knowledge graph is built locally`;
+  return `none found (${said}: ${why}): nothing leaves this machine; the knowledge graph is built locally. An Anthropic or OpenAI key, or a local Ollama, turns on LLM extraction`;
 }

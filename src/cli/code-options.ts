@@ -33,7 +33,8 @@ function nonNegativeInteger(value: string, flag: string): number {
 
 /** The options every command that prints snippets takes (search, find-related), so they read alike. */
 export const SNIPPET_OPTIONS = {
-  k: { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
+  // `-k` in every command that returns a ranked list; `--top-k` is the same option spelled out.
+  "top-k": { type: "string", short: "k", arg: "n", default: "5", description: "How many snippets" },
   "max-snippet-lines": {
     type: "string",
     arg: "n",
@@ -46,7 +47,7 @@ export const SNIPPET_OPTIONS = {
 export function snippetValues(values: OptionValues): { topK: number; maxSnippetLines?: number } {
   const lines = values["max-snippet-lines"];
   return {
-    topK: positiveInteger(values.k as string, "-k"),
+    topK: positiveInteger(values["top-k"] as string, "-k"),
     maxSnippetLines:
       lines === undefined ? undefined : nonNegativeInteger(lines as string, "--max-snippet-lines"),
   };

@@ -1,3 +1,5 @@
+import { didYouMean } from "./suggest.ts";
+
 /** One option of a command, plus its help line. */
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -93,7 +95,10 @@ export function parseCommandArgs(
       const eq = arg.indexOf("=");
       name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
-      if (!Object.hasOwn(specs, name)) throw new UsageError(`unknown option '--${name}'`);
+      if (!Object.hasOwn(specs, name))
+        throw new UsageError(
+          `unknown option '--${name}'${didYouMean(name, Object.keys(specs), (known) => `--${known}`)}`,
+        );
     } else if (arg.startsWith("-") && arg.length > 1) {
       name = byShort.get(arg[1]);
       if (!name) throw new UsageError(`unknown option '-${arg[1]}'`);

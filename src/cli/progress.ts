@@ -1,7 +1,8 @@
 /**
- * One progress bar for the commands that index (`index`, `code-index`): `label [####----] 12/40 unit`
- * redrawn in place on one line of stderr. Only a terminal gets one; piped or redirected output stays
- * clean for the program reading it.
+ * Progress for the long commands (`index`, `code-index`, `forget`, `import`): a bar
+ * `label [####----] 12/40 unit` for work that counts its steps, a status line for work that does not,
+ * each redrawn in place on one line of stderr. Only a terminal gets them; piped or redirected output
+ * stays clean for the program reading it. Not for hook paths (`isTTY` opens the stream).
  */
 
 /** Redraws at most this often: a progress bar must not cost more than the work it shows. */
@@ -32,6 +33,34 @@ export function terminalProgress(
       const filled = total ? Math.min(BAR_WIDTH, Math.round((BAR_WIDTH * done) / total)) : BAR_WIDTH;
       const bar = `[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}]`;
       stream.write(`\r\x1b[2K${label ? `${label} ` : ""}${bar} ${done}/${total} ${unit}`);
+      drawn = true;
+    },
+    clear() {
+      if (drawn) stream.write("\r\x1b[2K");
+      drawn = false;
+    },
+  };
+}
+
+export interface StatusLine {
+  /** Replaces the line's text. */
+  set(text: string): void;
+  /** Erases the line. */
+  clear(): void;
+}
+
+/**
+ * One line saying what a job that cannot count its steps is doing (`forgetting session …`), redrawn in
+ * place on stderr and erased when done; on anything but a terminal, nothing at all.
+ */
+export function terminalStatus(
+  stream: Pick<NodeJS.WriteStream, "isTTY" | "write"> = process.stderr,
+): StatusLine | undefined {
+  if (!stream.isTTY) return undefined;
+  let drawn = false;
+  return {
+    set(text) {
+      stream.write(`\r\x1b[2K${text}`);
       drawn = true;
     },
     clear() {

@@ -43,9 +43,11 @@ export async function runChecks(projectStart?: string): Promise<Check[]> {
       checks.push({
         name: "model cache",
         ok: true,
-        detail: cache.repaired
-          ? `${cache.path} was damaged or missing: extracted again`
-          : `${cache.path} intact`,
+        detail: cache.firstUse
+          ? `extracted to ${cache.path} (the first run of this binary)`
+          : cache.repaired
+            ? `${cache.path} did not match the model in the binary: extracted again`
+            : `${cache.path} intact`,
       });
     }
   } catch (error) {
@@ -76,7 +78,9 @@ export async function runChecks(projectStart?: string): Promise<Check[]> {
   }
   // PERF: agent config and project checks load only for doctor.
   const { agentChecks, projectChecks } = await import("./agent-checks.ts");
+  const { llmChecks } = await import("./llm-checks.ts");
   const { resolveProject } = await import("../agents/activate.ts");
-  checks.push(...agentChecks(), ...projectChecks(resolveProject(projectStart)));
+  const root = resolveProject(projectStart);
+  checks.push(...agentChecks(), ...projectChecks(root), ...(await llmChecks(root)));
   return checks;
 }

@@ -127,15 +127,18 @@ async function embeddedModelFiles(embedded: EmbeddedModel, refresh = false): Pro
  * Checks the extracted copy of the embedded model against the hash built into the binary and
  * extracts it again when it differs (`triforge doctor`). Undefined when no model is embedded.
  */
-export async function repairEmbeddedModelCache(): Promise<{ path: string; repaired: boolean } | undefined> {
+export async function repairEmbeddedModelCache(): Promise<
+  { path: string; repaired: boolean; firstUse: boolean } | undefined
+> {
   const embedded = await embeddedModelInfo();
   if (!embedded) return undefined;
   const path = extractedWeightsPath(embedded);
+  // Not there yet is the normal first run of a new binary, not damage: doctor words the two apart.
+  const firstUse = !existsSync(path);
   const intact =
-    existsSync(path) &&
-    new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex") === embedded.sha256;
+    !firstUse && new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex") === embedded.sha256;
   if (!intact) await extractWeights(embedded, path);
-  return { path, repaired: !intact };
+  return { path, repaired: !intact && !firstUse, firstUse };
 }
 
 /** Where the model that `loadModel()` would use comes from, without loading it. */

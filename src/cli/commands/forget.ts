@@ -1,9 +1,11 @@
 import { triforgeCommand } from "../../home/shell.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
+import { terminalStatus } from "../progress.ts";
+import { count } from "../words.ts";
 
 export default defineCommand({
-  usage: "triforge forget --session <id> [--project=<path>] [--force]",
+  usage: "triforge forget --session <id> [--project <path>] [--force]",
   description:
     "Removes one session from the project's memory: its chunks, exactly the graph weight they contributed, its summary entries and its lines in chats.jsonl. The session stays forgotten: a rebuild will not bring it back. An id the project has never seen is refused unless --force.",
   options: {
@@ -30,7 +32,14 @@ export default defineCommand({
     if (!root)
       throw new UserError(`memory is not active for ${start} (no .triforge/config.json here or above)`);
     const { forgetSession } = await import("../../memory/forget.ts");
-    const report = await forgetSession(root, session, { force: values.force === true });
+    // The store's part can take seconds on a large memory and cannot count its steps: say what is going on.
+    const status = terminalStatus();
+    status?.set(
+      `Forgetting session ${session}: removing its excerpts and what they added to the knowledge graph…`,
+    );
+    const report = await forgetSession(root, session, { force: values.force === true }).finally(() =>
+      status?.clear(),
+    );
     if (report.status === "busy")
       throw new UserError("an indexer is still running for this project; try again in a moment");
     if (report.status === "unknown")
@@ -43,8 +52,12 @@ export default defineCommand({
       );
       return 0;
     }
+    const graph =
+      report.facts || report.entities || report.edgesRemoved || report.edgesLowered
+        ? ` From the knowledge graph: ${count(report.facts, "fact")} and ${count(report.entities, "name or topic", "names and topics")} only this session mentioned are gone, ${count(report.edgesRemoved, "link")} removed and ${count(report.edgesLowered, "link")} shared with other sessions weakened.`
+        : "";
     process.stdout.write(
-      `forgot session ${session}: ${report.chunks} chunk(s), ${report.lines} chats.jsonl line(s), ${report.facts} fact(s), ${report.entities} phrase node(s); ${report.edgesRemoved} edge(s) removed, ${report.edgesLowered} lowered\n`,
+      `Forgot session ${session}: ${count(report.chunks, "excerpt")} and ${count(report.lines, "line")} of the chat log removed.${graph} It will not come back on a rebuild.\n`,
     );
     return 0;
   },

@@ -1,7 +1,9 @@
 import { logError } from "../../home/log.ts";
+import { errorLogPath } from "../../home/paths.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
 import { terminalProgress } from "../progress.ts";
+import { count } from "../words.ts";
 
 /**
  * `triforge index`: builds the project's memory from chats.jsonl. The SessionEnd hook runs it with
@@ -9,7 +11,7 @@ import { terminalProgress } from "../progress.ts";
  * child, and anything that goes wrong lands in errors.log with exit 0.
  */
 export default defineCommand({
-  usage: "triforge index [--project=<path>] [--background]",
+  usage: "triforge index [--project <path>] [--background]",
   description:
     "Indexes what is new in the project's chats.jsonl: chunks, embeddings, BM25, the knowledge graph (LLM OpenIE when a key is configured, the local extractor otherwise) and summary.md. One indexer per project runs at a time; a damaged index is rebuilt from chats.jsonl.",
   options: {
@@ -58,16 +60,34 @@ export default defineCommand({
         process.stdout.write(`another indexer is running for ${root}; it will pick up the new lines\n`);
         return 0;
       }
+      // PERF: not at module load: this module is on the SessionEnd hook's path, and report.ts loads node:os.
+      const { displayPath } = await import("../../agents/report.ts");
+      const where = displayPath(root);
+      if (result.records === 0 && result.chunks === 0 && !result.rebuilt && !result.llmFailures) {
+        process.stdout.write(`Memory of ${where} is up to date: nothing new since the last index.\n`);
+        return 0;
+      }
       const parts = [
-        `${result.chunks} new chunk(s) from ${result.records} record(s) in ${result.sessions} session(s)`,
+        `${count(result.records, "new turn")} from ${count(result.sessions, "session")}, stored as ${count(result.chunks, "excerpt")}`,
       ];
-      if (result.rebuilt) parts.push("index was damaged and has been rebuilt");
-      if (result.badLines) parts.push(`${result.badLines} unreadable line(s) skipped`);
-      parts.push(result.llm ? `graph by ${result.llm}` : "graph by the local extractor (no LLM)");
-      if (result.llmFailures)
-        parts.push(`${result.llmFailures} LLM failure(s), retried next run (see errors.log)`);
+      if (result.rebuilt) parts.push("the index was damaged and has been rebuilt from the chat log");
+      if (result.badLines) parts.push(`${count(result.badLines, "unreadable line")} of the chat log skipped`);
+      parts.push(
+        result.llm ? `knowledge graph by ${result.llm}` : "knowledge graph by the local extractor (no LLM)",
+      );
+      // Every call failing is a setup problem (a bad key, no network), not bad luck: said as such.
+      const allFailed = result.llm !== null && result.llmFailures > 0 && result.llmFailures >= result.chunks;
+      if (allFailed)
+        parts.push(
+          `every LLM call failed (${result.llmFailures}), so the local extractor built the graph; those excerpts are retried at the next index. The errors are in ${displayPath(errorLogPath(root))}; 'triforge doctor' checks the LLM`,
+        );
+      else if (result.llmFailures)
+        parts.push(
+          `${count(result.llmFailures, "LLM call")} failed and will be retried at the next index (see ${displayPath(errorLogPath(root))})`,
+        );
       // The run's report is its output (stdout); stderr carries only the progress bar and errors.
-      process.stdout.write(`indexed ${root}: ${parts.join("; ")}\n`);
+      process.stdout.write(`Indexed ${where}: ${parts.join("; ")}.\n`);
+      if (allFailed) process.stderr.write("triforge index: warning: every LLM call failed (see above)\n");
       return 0;
     } catch (error) {
       logError("index", error, root);

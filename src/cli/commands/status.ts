@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolveProject } from "../../agents/activate.ts";
+import { describeLlm, describeLlmReport } from "../../agents/llm-report.ts";
 import { displayPath } from "../../agents/report.ts";
 import { diskUsage, formatBytes, formatUsage, recentErrors } from "../../agents/status.ts";
 import { describeStorage, storageAvailable } from "../../agents/storage.ts";
@@ -38,6 +39,8 @@ export default defineCommand({
     // PERF: the store (SQLite, graph) is opened only here, never on a hook's path.
     const { memoryStatus } = await import("../../memory/status.ts");
     const memory: Record<string, unknown> = existsSync(dir) ? { ...(await memoryStatus(root)) } : {};
+    // What the next index would send where: the provider resolved from llm and the environment, now.
+    const llmInUse = config && !configError ? await describeLlm(config) : undefined;
     const report = {
       project: root,
       active,
@@ -45,6 +48,7 @@ export default defineCommand({
       // Where memory really is: a configured backend this version lacks falls back to the local store.
       storedIn: config ? (storageAvailable(config.storage) ? config.storage : "local") : undefined,
       llm: config?.llm,
+      ...(llmInUse ? { llmInUse } : {}),
       ...(configError ? { configError } : {}),
       dataDir: dir,
       ...memory,
@@ -63,6 +67,7 @@ export default defineCommand({
       lines.push(
         `Config     ${displayPath(configPath(root))}: ${problems.join("; ")} (see 'triforge doctor')`,
       );
+    if (llmInUse) lines.push(`LLM        ${describeLlmReport(llmInUse)}`);
     if (existsSync(dir) && !active) {
       // memoryStatus reads nothing of an inactive project: its zero counts would say the memory is gone.
       lines.push(
@@ -81,7 +86,7 @@ export default defineCommand({
         lines.push(
           `Pending    ${memory.pendingRecords} captured record(s) not indexed yet (the next session end indexes them, or 'triforge index')`,
         );
-      lines.push(`LLM spend  ${formatUsage(memory.llmUsage)}`);
+      lines.push(`LLM spend  ${formatUsage(memory.llmUsage)} (all indexing so far)`);
       const top = files.slice(0, 5).map((f) => `${f.name} ${formatBytes(f.bytes)}`);
       lines.push(
         `On disk    ${formatBytes(report.disk.totalBytes)} in ${displayPath(dir)}${top.length ? ` (${top.join(", ")})` : ""}`,
