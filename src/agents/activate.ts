@@ -86,7 +86,15 @@ export interface ActivateOptions {
   platform?: Platform;
   /** Where the lines keeping personal files out of git go (default: `exclude`). */
   ignoreFile?: IgnoreTarget;
+  /**
+   * `settings` (default): the hooks go in `.claude/settings.local.json`. `plugin`: the triforge Claude
+   * Code plugin brings its own hooks, so none are written (they would run twice).
+   */
+  hooks?: HookHome;
 }
+
+export const HOOK_HOMES = ["settings", "plugin"] as const;
+export type HookHome = (typeof HOOK_HOMES)[number];
 
 export function activationChanges(options: ActivateOptions, earlier: ChangeRecord | undefined): FileChange[] {
   const { root, launcher } = options;
@@ -122,16 +130,18 @@ export function activationChanges(options: ActivateOptions, earlier: ChangeRecor
   if (recorded(claudeMd, importLine) || (claudeText !== undefined && !importsAgentsMd(claudeText))) {
     changes.push({ path: claudeMd, edits: [importLine], purpose: "imports AGENTS.md" });
   }
-  const hooks = projectHooks(launcher, root, options.platform);
-  changes.push({
-    path: join(root, ".claude", "settings.local.json"),
-    purpose: "the capture, index and prelude hooks (yours: they hold this machine's paths)",
-    edits: Object.entries(hooks).map(([event, value]) => ({
-      kind: "json-append",
-      path: ["hooks", event],
-      value,
-    })),
-  });
+  if ((options.hooks ?? "settings") === "settings") {
+    const hooks = projectHooks(launcher, root, options.platform);
+    changes.push({
+      path: join(root, ".claude", "settings.local.json"),
+      purpose: "the capture, index and prelude hooks (yours: they hold this machine's paths)",
+      edits: Object.entries(hooks).map(([event, value]) => ({
+        kind: "json-append",
+        path: ["hooks", event],
+        value,
+      })),
+    });
+  }
   const ignore = gitIgnoreChange(root, options.ignoreFile ?? "exclude", changes, earlier);
   if (ignore) changes.push(ignore);
   return changes;
@@ -153,6 +163,7 @@ function gitIgnoreChange(
   const repository = gitRepository(root);
   if (!repository) return undefined;
   const hooksFile = join(root, ".claude", "settings.local.json");
+  const writesHooks = changes.some((c) => c.path === hooksFile);
   const section = (path: string, files: string[], base: GitRepository) => ({
     path,
     purpose: `keeps ${files.length === 1 ? "the hooks file" : "your hooks and the files activate created"} out of git status`,
@@ -166,7 +177,9 @@ function gitIgnoreChange(
     ],
   });
   if (target === "gitignore")
-    return section(join(root, ".gitignore"), [hooksFile], { ...repository, top: root });
+    return writesHooks
+      ? section(join(root, ".gitignore"), [hooksFile], { ...repository, top: root })
+      : undefined;
   const createdByUs = (path: string) => {
     const recorded = earlier?.files.find((f) => f.path === path);
     return recorded ? !recorded.existed : readText(path) === undefined;
@@ -177,7 +190,12 @@ function gitIgnoreChange(
   const triforgeDir = join(root, ".triforge");
   const madeTriforgeDir = created.includes(join(triforgeDir, "config.json"));
   const files = created.filter((path) => !madeTriforgeDir || dirname(path) !== triforgeDir);
-  const patterns = [hooksFile, ...(madeTriforgeDir ? [`${triforgeDir}${sep}`] : []), ...files];
+  const patterns = [
+    ...(writesHooks ? [hooksFile] : []),
+    ...(madeTriforgeDir ? [`${triforgeDir}${sep}`] : []),
+    ...files,
+  ];
+  if (patterns.length === 0) return undefined;
   return section(join(repository.gitDir, "info", "exclude"), patterns, repository);
 }
 

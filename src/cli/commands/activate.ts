@@ -18,7 +18,7 @@ const STORAGES = ["local", "postgres", "insforge"] as const;
 
 export default defineCommand({
   usage:
-    "triforge activate [--project <path>] [--storage local|postgres|insforge] [--ignore-file exclude|gitignore|none] [--import | --no-import]",
+    "triforge activate [--project <path>] [--storage local|postgres|insforge] [--ignore-file exclude|gitignore|none] [--hooks settings|plugin] [--import | --no-import]",
   description:
     "Turns memory on in a project (what /rag runs): .triforge/config.json and .gitignore, a section in AGENTS.md (imported from CLAUDE.md when there is one), and Claude Code hooks in .claude/settings.local.json that capture, index and recall. On a terminal it then offers to import the project's earlier Claude Code, Codex, Cursor and OpenCode sessions ('triforge import'). 'triforge deactivate' removes exactly what activate wrote.",
   options: {
