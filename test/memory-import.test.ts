@@ -22,7 +22,11 @@ import {
   readCursorSession,
 } from "../src/memory/import/cursor.ts";
 import { findSessions } from "../src/memory/import/history.ts";
-import { findOpencodeSessions, readOpencodeSession } from "../src/memory/import/opencode.ts";
+import {
+  findOpencodeSession,
+  findOpencodeSessions,
+  readOpencodeSession,
+} from "../src/memory/import/opencode.ts";
 import type { AgentHome } from "../src/memory/import/sessions.ts";
 import { appendTurns } from "../src/memory/import/turns.ts";
 import { chatLogPath } from "../src/home/paths.ts";
@@ -238,6 +242,11 @@ describe("each agent's format → turns", () => {
       "opencode:msg_c4d0e5f0b001BbbbbbbbbbbbbB",
     ]);
     expect(byId.get("ses_3a1f0d0a2ffeC3migratedBoth")?.path.endsWith("opencode.db")).toBe(true);
+    // What the plugin's hook looks up by id alone: the same sessions, and nothing it must not read.
+    expect(findOpencodeSession(root, "ses_3a0e9b8a0ffeB2advisoryLock", where)?.path).toBe(fromFiles?.path);
+    expect(findOpencodeSession(root, "ses_3a1f0c9a1ffeA1pnpmWorkspcs", where)?.path).toBe(fromDb?.path);
+    expect(findOpencodeSession(root, "ses_3a1f0e0a3ffeD4subagentTask", where)).toBeUndefined();
+    expect(findOpencodeSession(root, "ses_3a1f0f0a4ffeE5otherProject", where)).toBeUndefined();
   });
 
   test("--since keeps the sessions changed on or after the date", () => {

@@ -16,7 +16,7 @@
  */
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Role } from "../transcript.ts";
 import { type AgentHome, belongsTo, type FoundSession } from "./sessions.ts";
 import type { SourceTurn } from "./turns.ts";
@@ -88,17 +88,21 @@ function openDb(path: string): Database {
   return new Database(path, { readonly: true });
 }
 
-function databaseSessions(db: string, root: string): FoundSession[] {
+/** The project's main sessions in the database (only session `id`, when given). */
+function databaseSessions(db: string, root: string, id?: string): FoundSession[] {
   const handle = openDb(db);
   try {
+    const only = id === undefined ? "" : " AND id = ?1";
+    const rows = handle
+      .query(`SELECT id, directory, time_updated AS updated FROM session WHERE parent_id IS NULL${only}`)
+      .all(...(id === undefined ? [] : [id])) as { id: string; directory: string; updated: number }[];
     const sizes = new Map<string, number>();
     for (const row of handle
-      .query("SELECT session_id AS id, SUM(LENGTH(data)) AS bytes FROM part GROUP BY session_id")
-      .all() as { id: string; bytes: number }[])
+      .query(
+        `SELECT session_id AS id, SUM(LENGTH(data)) AS bytes FROM part${id === undefined ? "" : " WHERE session_id = ?1"} GROUP BY session_id`,
+      )
+      .all(...(id === undefined ? [] : [id])) as { id: string; bytes: number }[])
       sizes.set(row.id, row.bytes);
-    const rows = handle
-      .query("SELECT id, directory, time_updated AS updated FROM session WHERE parent_id IS NULL")
-      .all() as { id: string; directory: string; updated: number }[];
     return rows
       .filter((row) => typeof row.directory === "string" && belongsTo(row.directory, root))
       .map((row) => ({
@@ -157,6 +161,21 @@ function readJsonFile<T>(path: string): T | undefined {
   }
 }
 
+/** The session a JSON file under `storage/session/` describes, when it is one of the project's main sessions. */
+function storageSession(storage: string, file: string, root: string): FoundSession | undefined {
+  const info = readJsonFile<{ id?: unknown; directory?: unknown; parentID?: unknown }>(file);
+  if (typeof info?.id !== "string" || typeof info.directory !== "string" || info.parentID) return undefined;
+  if (!belongsTo(info.directory, root)) return undefined;
+  let bytes = 0;
+  let modifiedMs = statSync(file).mtimeMs;
+  for (const message of jsonFiles(join(storage, "message", info.id))) {
+    modifiedMs = Math.max(modifiedMs, statSync(message).mtimeMs);
+    const id = basename(message, ".json");
+    for (const part of jsonFiles(join(storage, "part", id))) bytes += statSync(part).size;
+  }
+  return { agent: "opencode", sessionId: info.id, path: storage, bytes, modifiedMs };
+}
+
 function storageSessions(storage: string, root: string): FoundSession[] {
   const sessions = join(storage, "session");
   if (!existsSync(sessions)) return [];
@@ -164,19 +183,8 @@ function storageSessions(storage: string, root: string): FoundSession[] {
   for (const project of readdirSync(sessions, { withFileTypes: true })) {
     if (!project.isDirectory()) continue;
     for (const file of jsonFiles(join(sessions, project.name))) {
-      const info = readJsonFile<{ id?: unknown; directory?: unknown; parentID?: unknown }>(file);
-      if (typeof info?.id !== "string" || typeof info.directory !== "string" || info.parentID) continue;
-      if (!belongsTo(info.directory, root)) continue;
-      const messages = join(storage, "message", info.id);
-      let bytes = 0;
-      let modifiedMs = statSync(file).mtimeMs;
-      for (const message of jsonFiles(messages)) {
-        const stat = statSync(message);
-        modifiedMs = Math.max(modifiedMs, stat.mtimeMs);
-        const id = message.slice(message.lastIndexOf("/") + 1, -".json".length);
-        for (const part of jsonFiles(join(storage, "part", id))) bytes += statSync(part).size;
-      }
-      found.push({ agent: "opencode", sessionId: info.id, path: storage, bytes, modifiedMs });
+      const session = storageSession(storage, file, root);
+      if (session) found.push(session);
     }
   }
   return found;
@@ -209,7 +217,22 @@ export function readOpencodeSession(session: FoundSession): SourceTurn[] {
   return opencodeTurns(messages);
 }
 
-/** Session `id` of the project, wherever OpenCode keeps it (the plugin names only the id). */
+/**
+ * Session `id` of the project, wherever OpenCode keeps it (the plugin names only the id). Looked up by
+ * its id alone: the hook runs after every reply and must not read every session there is.
+ */
 export function findOpencodeSession(root: string, id: string, where: AgentHome): FoundSession | undefined {
-  return findOpencodeSessions(root, where).find((s) => s.sessionId === id);
+  const dir = opencodeDataDir(where);
+  const db = join(dir, "opencode.db");
+  if (existsSync(db)) {
+    const found = databaseSessions(db, root, id);
+    if (found.length) return found[0];
+  }
+  const storage = join(dir, "storage");
+  const sessions = join(storage, "session");
+  if (!existsSync(sessions)) return undefined;
+  for (const project of readdirSync(sessions))
+    if (existsSync(join(sessions, project, `${id}.json`)))
+      return storageSession(storage, join(sessions, project, `${id}.json`), root);
+  return undefined;
 }
