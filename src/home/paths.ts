@@ -65,6 +65,11 @@ export function storePath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), STORE_FILE);
 }
 
+/** The local store's recall arrays, persisted: written by the indexer, memory-mapped by recall. */
+export function recallSnapshotPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "recall.bin");
+}
+
 /** Session summaries, newest last: what the SessionStart prelude injects. */
 export function summaryPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "summary.md");
