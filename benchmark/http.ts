@@ -1,0 +1,342 @@
+#!/usr/bin/env bun
+/**
+ * The HTTP RAG service under bounded load on 127.0.0.1, and how a query's cost grows with the index.
+ *
+ * 1. Load: `triforge serve --http` (a separate process) over a generated workspace of 10,000 files;
+ *    50 concurrent clients send 20,000 `POST /v1/query` in all (distinct queries, so no answer is reused),
+ *    then the same load of `GET /health`, the baseline in the same run: latency p50/p99, throughput,
+ *    errors, and the server's RSS before and after. Goal: p99 ≤ 50 ms for code queries.
+ * 2. Growth: one code query over indexes of ~1k, ~10k and ~100k chunks (generated the same way), next to
+ *    the linear scan claw-rag-service runs per query (cosine against every stored vector; 1,536
+ *    dimensions, its default text-embedding-3-small), timed in the same process and run.
+ *
+ * Usage: bun benchmark/http.ts [--files 10000] [--requests 20000] [--clients 50] [--json]
+ * The workspaces are generated under /tmp and removed at the end.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { openIndex, searchLoaded } from "../src/code/code-search.ts";
+import { ingestWorkspace } from "../src/rag/service.ts";
+import { seededRandom } from "../test/support/random.ts";
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: number) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
+};
+const FILES = option("files", 10_000);
+const REQUESTS = option("requests", 20_000);
+const CLIENTS = option("clients", 50);
+const FUNCTIONS_PER_FILE = 10;
+/** claw-rag-service's default embedding model (text-embedding-3-small) has 1,536 dimensions. */
+const CLAW_DIM = 1536;
+const GROWTH_QUERIES = 200;
+/** Workspaces of ~1k, ~10k and ~100k chunks (ten generated functions a file). */
+const GROWTH_FILES = [100, 1_000, 10_000];
+
+const scratch = mkdtempSync(join(tmpdir(), "triforge-bench-http-"));
+process.env.TRIFORGE_HOME = join(scratch, "data");
+const catalogPath = join(scratch, "catalog.db");
+
+const random = seededRandom(14);
+const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+const VERBS = [
+  "parse",
+  "load",
+  "save",
+  "merge",
+  "render",
+  "fetch",
+  "encode",
+  "decode",
+  "index",
+  "retry",
+  "schedule",
+  "sign",
+  "verify",
+  "resize",
+  "export",
+  "import",
+  "compute",
+  "resolve",
+  "flush",
+  "rotate",
+];
+const NOUNS = Array.from({ length: 400 }, (_, i) => {
+  const syllables = [
+    "ka",
+    "lo",
+    "mir",
+    "tan",
+    "vex",
+    "dor",
+    "pel",
+    "qua",
+    "rin",
+    "sol",
+    "tur",
+    "zen",
+    "bri",
+    "cos",
+    "fal",
+  ];
+  return `${pick(syllables)}${pick(syllables)}${pick(syllables)}${i}`;
+});
+const camel = (verb: string, noun: string) => verb + noun[0].toUpperCase() + noun.slice(1);
+
+/** One generated function of about 700 characters: one chunk of code search's ~750-character target. */
+function generatedFunction(verb: string, noun: string, other: string): string {
+  const name = camel(verb, noun);
+  const lines = [
+    `/** ${verb} a ${noun} record, then hand it to the ${other} stage. */`,
+    `export function ${name}(${noun}: ${noun[0].toUpperCase()}${noun.slice(1)}Record, limit = ${Math.floor(random() * 90) + 10}): Result {`,
+    `  const started = Date.now();`,
+    `  const items = ${noun}.items.filter((item) => item.size < limit && item.kind !== "${other}");`,
+    `  for (const item of items) {`,
+    `    if (item.retries > ${Math.floor(random() * 5) + 1}) throw new Error("${name}: too many retries for " + item.id);`,
+    `    item.state = ${camel("next", other)}(item.state, "${verb}");`,
+    `  }`,
+    `  const total = items.reduce((sum, item) => sum + item.size, 0);`,
+    `  log("${name}", { count: items.length, total, took: Date.now() - started });`,
+    `  return { ok: total > 0, total, ${other}: items.map((item) => item.id) };`,
+    `}`,
+  ];
+  return lines.join("\n");
+}
+
+/** A workspace of `files` files with FUNCTIONS_PER_FILE generated functions each; returns its queries. */
+function generateWorkspace(root: string, files: number): string[] {
+  const queries: string[] = [];
+  for (let f = 0; f < files; f++) {
+    const folder = join(root, "src", `module${f % 100}`);
+    if (f < 100) mkdirSync(folder, { recursive: true });
+    const functions: string[] = [];
+    for (let i = 0; i < FUNCTIONS_PER_FILE; i++) {
+      const [verb, noun, other] = [pick(VERBS), pick(NOUNS), pick(NOUNS)];
+      functions.push(generatedFunction(verb, noun, other));
+      if (random() < 0.05)
+        queries.push(random() < 0.5 ? camel(verb, noun) : `where do we ${verb} ${noun} before ${other}`);
+    }
+    writeFileSync(join(folder, `file${f}.ts`), `${functions.join("\n\n")}\n`);
+  }
+  return queries;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB/m);
+  return line ? Number(line[1]) / 1024 : Number.NaN;
+}
+
+interface LoadResult {
+  requests: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  max: number;
+  perSecond: number;
+}
+
+/** CLIENTS workers sending `total` requests in all, each waiting for its answer before the next. */
+async function load(total: number, send: (i: number) => Promise<Response>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const t = performance.now();
+        try {
+          const res = await send(i);
+          await res.arrayBuffer();
+          if (res.status !== 200) errors++;
+        } catch {
+          errors++;
+        }
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: total,
+    errors,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    max: latencies.at(-1)!,
+    perSecond: total / seconds,
+  };
+}
+
+async function startServer(
+  workspace: string,
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      resolve(import.meta.dir, "../src/index.ts"),
+      "serve",
+      "--http",
+      "--port",
+      "0",
+      "--workspace",
+      workspace,
+      "--db",
+      catalogPath,
+    ],
+    {
+      env: { ...process.env },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    },
+  );
+  const reader = proc.stderr.getReader();
+  let text = "";
+  while (!/listening on (http:\/\/\S+)/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`serve --http exited: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    url: /listening on (http:\/\/\S+)/.exec(text)![1],
+    pid: proc.pid,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+/** claw-rag-service's query: cosine of the query against every stored vector, then the top k. */
+function linearScan(vectors: Float32Array, count: number, query: Float32Array, topK: number): number[] {
+  const scores = new Float32Array(count);
+  for (let r = 0; r < count; r++) {
+    let dot = 0;
+    let norm = 0;
+    const base = r * CLAW_DIM;
+    for (let d = 0; d < CLAW_DIM; d++) {
+      const v = vectors[base + d];
+      dot += v * query[d];
+      norm += v * v;
+    }
+    scores[r] = dot / Math.sqrt(norm || 1);
+  }
+  return Array.from(scores.keys())
+    .sort((a, b) => scores[b] - scores[a])
+    .slice(0, topK);
+}
+
+function randomRows(count: number, dim: number): Float32Array {
+  const rows = new Float32Array(count * dim);
+  for (let i = 0; i < rows.length; i++) rows[i] = random() - 0.5;
+  return rows;
+}
+
+const report: Record<string, unknown> = { files: FILES, requests: REQUESTS, clients: CLIENTS };
+try {
+  // 1. Load on the 10k-file workspace.
+  const big = join(scratch, "ws-big");
+  const queries = generateWorkspace(big, FILES);
+  let t = performance.now();
+  const ingested = await ingestWorkspace(big, { catalogPath });
+  report.ingest = { files: ingested.files, chunks: ingested.chunks, seconds: (performance.now() - t) / 1000 };
+  console.error(
+    `ingested ${ingested.files} files, ${ingested.chunks} chunks in ${(report.ingest as { seconds: number }).seconds.toFixed(1)} s`,
+  );
+  const server = await startServer(big);
+  try {
+    // One query loads the index and the model, as a server's first client would.
+    await fetch(`${server.url}/v1/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: queries[0] }),
+    });
+    const rssBefore = rssMb(server.pid);
+    const health = await load(REQUESTS, () => fetch(`${server.url}/health`));
+    const query = await load(REQUESTS, (i) =>
+      fetch(`${server.url}/v1/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `${queries[i % queries.length]} ${i}`, top_k: 8 }),
+      }),
+    );
+    report.load = {
+      health,
+      query,
+      rssMb: { before: rssBefore, after: rssMb(server.pid) },
+      distinctQueries: REQUESTS,
+    };
+  } finally {
+    await server.stop();
+  }
+
+  // 2. Growth: 1k, 10k, 100k chunks, next to a 1,536-dimension linear scan of as many vectors.
+  const growth: { chunks: number; triforgeMs: number; linearScanMs: number }[] = [];
+  for (const files of GROWTH_FILES.filter((f) => f <= FILES)) {
+    const root = files === FILES ? big : join(scratch, `ws-${files}`);
+    const own = files === FILES ? queries : generateWorkspace(root, files);
+    if (files !== FILES) await ingestWorkspace(root, { catalogPath });
+    const index = await openIndex(root, { refresh: "never" });
+    const chunks = index.texts.length;
+    const timings: number[] = [];
+    for (let q = 0; q < GROWTH_QUERIES; q++) {
+      t = performance.now();
+      await searchLoaded(index, own[q % own.length], {
+        topK: 8,
+        maxSnippetLines: 12,
+        content: "all",
+        refresh: false,
+      });
+      timings.push(performance.now() - t);
+    }
+    const vectors = randomRows(chunks, CLAW_DIM);
+    const queryVector = randomRows(1, CLAW_DIM);
+    const scans: number[] = [];
+    for (let q = 0; q < Math.min(GROWTH_QUERIES, 40); q++) {
+      t = performance.now();
+      linearScan(vectors, chunks, queryVector, 8);
+      scans.push(performance.now() - t);
+    }
+    timings.sort((a, b) => a - b);
+    scans.sort((a, b) => a - b);
+    growth.push({ chunks, triforgeMs: percentile(timings, 0.5), linearScanMs: percentile(scans, 0.5) });
+    console.error(
+      `${chunks} chunks: triforge p50 ${percentile(timings, 0.5).toFixed(2)} ms, linear scan p50 ${percentile(scans, 0.5).toFixed(2)} ms`,
+    );
+  }
+  report.growth = growth;
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+if (args.includes("--json")) console.log(JSON.stringify(report, null, 2));
+else {
+  const { load: l, growth } = report as {
+    load: { health: LoadResult; query: LoadResult; rssMb: { before: number; after: number } };
+    growth: { chunks: number; triforgeMs: number; linearScanMs: number }[];
+  };
+  const row = (name: string, r: LoadResult) =>
+    `| ${name} | ${r.requests} | ${r.errors} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${Math.round(r.perSecond)} |`;
+  console.log(
+    `Load: ${CLIENTS} clients, ${REQUESTS} requests each route, workspace ${JSON.stringify(report.ingest)}`,
+  );
+  console.log(
+    "| route | requests | errors | p50 ms | p99 ms | max ms | req/s |\n|---|---|---|---|---|---|---|",
+  );
+  console.log(row("GET /health (baseline)", l.health));
+  console.log(row("POST /v1/query", l.query));
+  console.log(`server RSS: ${l.rssMb.before.toFixed(0)} MB before, ${l.rssMb.after.toFixed(0)} MB after`);
+  console.log("\n| chunks | triforge query p50 ms | linear scan 1536-d p50 ms | ratio |\n|---|---|---|---|");
+  for (const g of growth)
+    console.log(
+      `| ${g.chunks} | ${g.triforgeMs.toFixed(2)} | ${g.linearScanMs.toFixed(2)} | ${(g.linearScanMs / g.triforgeMs).toFixed(1)}× |`,
+    );
+}
