@@ -31,7 +31,7 @@ import type { AgentHome } from "../src/memory/import/sessions.ts";
 import { appendTurns } from "../src/memory/import/turns.ts";
 import { chatLogPath } from "../src/home/paths.ts";
 import { opencodePlugin } from "../src/agents/opencode.ts";
-import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
+import { compiledBinary, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "agents");
 const PLACEHOLDER = "/home/user/acme-shop";
@@ -442,3 +442,39 @@ function chatLogFrom(home: string, root: string) {
     process.env.TRIFORGE_HOME = previous;
   }
 }
+
+/** util-linux `script` runs a command on a pseudo-terminal, so activate sees a terminal and asks. */
+const ptyRunner = Bun.spawnSync(["script", "--version"]).stdout?.toString().includes("util-linux");
+
+describe.skipIf(!ptyRunner)("activate on a terminal asks before importing (util-linux script)", () => {
+  for (const [answer, expected] of [
+    ["y", "Imported 8 session(s)"],
+    ["n", "Not imported; 'triforge import' adds them any time."],
+  ] as const) {
+    test(`answering ${answer}`, async () => {
+      const home = tempDir("triforge-import-tty-");
+      const root = join(home, "acme-shop");
+      mkdirSync(root, { recursive: true });
+      installHistories(home, root);
+      const command = `${await compiledBinary()} activate --project=${root}`;
+      const result = await spawnCollect(["script", "-qec", command, "/dev/null"], {
+        stdin: `${answer}\n`,
+        env: {
+          ...process.env,
+          HOME: home,
+          TRIFORGE_HOME: join(home, ".claude", "triforge"),
+          CLAUDE_CONFIG_DIR: "",
+          CODEX_HOME: join(home, ".codex"),
+          XDG_DATA_HOME: join(home, ".local", "share"),
+        },
+      });
+      // The output goes with the exit code, so that a failure shows what activate said.
+      expect({ code: result.code, output: result.stdout }).toMatchObject({ code: 0 });
+      expect(result.stdout).toContain(
+        "Found 8 earlier session(s) of this project (Claude Code 2, Codex 2, Cursor 1, OpenCode 3;",
+      );
+      expect(result.stdout).toContain(expected);
+      expect(chatLogFrom(home, root).length > 0).toBe(answer === "y");
+    }, 120_000);
+  }
+});

@@ -105,7 +105,10 @@ export async function offerImport(root: string, choice: "yes" | "no" | "ask"): P
     }
     const { createInterface } = await import("node:readline/promises");
     const prompt = createInterface({ input: process.stdin, output: process.stdout });
-    const answer = await prompt.question(`Found ${summary}. Import them into memory now? [y/N] `);
+    // A terminal closed before answering (Ctrl-D) is a no.
+    const answer = await prompt
+      .question(`Found ${summary}. Import them into memory now? [y/N] `)
+      .catch(() => "");
     prompt.close();
     if (!/^y(es)?$/i.test(answer.trim())) {
       process.stdout.write("Not imported; 'triforge import' adds them any time.\n");
