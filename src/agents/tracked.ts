@@ -234,11 +234,6 @@ function backupFile(path: string, text: string, backupsDir: string): string {
   return target;
 }
 
-/**
- * Brings each file to the wanted state and returns the updated record. Edits recorded by an
- * earlier run that this run no longer wants are undone first; a file already in the wanted
- * state is not written at all (a second run changes nothing).
- */
 /** The text a file should hold, made from `current`: edits no longer wanted undone, wanted ones applied. */
 function planEdits(
   change: FileChange,
@@ -266,6 +261,11 @@ function planEdits(
   return { text, applied };
 }
 
+/**
+ * Brings each file to the wanted state and returns the updated record. Edits recorded by an
+ * earlier run that this run no longer wants are undone first; a file already in the wanted
+ * state is not written at all (a second run changes nothing).
+ */
 export function applyChanges(
   record: ChangeRecord | undefined,
   changes: FileChange[],

@@ -1,13 +1,13 @@
 import type { Command } from "./command.ts";
 
+/** Help lists commands by group, in this order. */
+export type CommandGroup = "Set up" | "Code search" | "Memory" | "Hooks and servers" | "Tools";
+
 /**
  * The command table. Each entry loads its module lazily so that a hook invocation
  * (`capture`, `prelude`) pays only for the code it runs.
  * PERF: keep this file free of imports other than types; it is on every start-up path.
  */
-/** Help lists commands by group, in this order. */
-export type CommandGroup = "Set up" | "Code search" | "Memory" | "Hooks and servers" | "Tools";
-
 export const commands: Record<
   string,
   { group: CommandGroup; summary: string; load: () => Promise<{ default: Command }> }
