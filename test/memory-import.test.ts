@@ -65,6 +65,16 @@ function installHistories(home: string, root: string) {
     join(claudeDir, CLAUDE_SESSION, "subagents", "agent-a3f9c21.jsonl"),
     fixture("claude/subagent.jsonl", root),
   );
+  // Claude Code 2.0.x wrote subagent threads beside the sessions.
+  put(join(claudeDir, "agent-a3f9c21.jsonl"), fixture("claude/subagent.jsonl", root));
+  // Another project whose path differs only in punctuation has the same slug.
+  put(
+    join(claudeDir, "f6a7b8c9-d0e1-4f2a-8b3c-4d5e6f708192.jsonl"),
+    fixture("claude/subfolder-d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f70.jsonl", root).replaceAll(
+      `${root}/services/worker`,
+      root.replace(/-([^-/]*)$/, "_$1"),
+    ),
+  );
   const subfolder = "subfolder-d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f70.jsonl";
   put(
     join(

@@ -3,7 +3,7 @@
  * `$CLAUDE_CONFIG_DIR` or `~/.claude`. The slug is the session's working folder with every character
  * outside [a-zA-Z0-9] turned into `-` (paths over 200 characters keep 200 and a hash). A session
  * started in a subfolder of the project has the slug of that subfolder, so folders whose name extends
- * the project's slug are read too, and kept when the transcript's `cwd` is inside the project.
+ * the project's slug are read too; a transcript is kept when its `cwd` belongs to the project.
  *
  * Subagent threads live in `<session>/subagents/` (and, in 2.0.x, in top-level `agent-*.jsonl`
  * files): they are never read; inline sidechain records are dropped by the parser.
@@ -47,10 +47,10 @@ export function findClaudeSessions(root: string, where: AgentHome): FoundSession
     for (const file of readdirSync(folder, { withFileTypes: true })) {
       if (!file.isFile() || !file.name.endsWith(".jsonl") || file.name.startsWith("agent-")) continue;
       const path = join(folder, file.name);
-      if (!exact) {
-        const cwd = transcriptCwd(path);
-        if (!cwd || !belongsTo(cwd, root)) continue;
-      }
+      // Even the project's own folder may hold another project's sessions: `/a/b_c` and `/a/b-c` share
+      // a slug, and a subfolder can be a project of its own. The transcript's cwd decides.
+      const cwd = transcriptCwd(path);
+      if (cwd ? !belongsTo(cwd, root) : !exact) continue;
       const stat = statSync(path);
       found.push({
         agent: "claude",
