@@ -431,6 +431,23 @@ describe("triforge activate --import, then import again and capture live (compil
     ]);
   }, 60_000);
 
+  test("bad options and an inactive project get a clear error and write nothing", async () => {
+    const elsewhere = join(home, "not-active");
+    mkdirSync(elsewhere, { recursive: true });
+    const inactive = await run(["import", `--project=${elsewhere}`]);
+    expect(inactive.code).toBe(1);
+    expect(inactive.stderr).toContain("run 'triforge activate' first");
+    const agent = await run(["import", "--agent=vim"]);
+    expect([
+      agent.code,
+      agent.stderr.includes("--agent takes claude, codex, cursor, opencode or all"),
+    ]).toEqual([2, true]);
+    const since = await run(["import", "--since=last tuesday"]);
+    expect([since.code, since.stderr.includes("--since takes a date")]).toEqual([2, true]);
+    const both = await run(["activate", "--import", "--no-import"]);
+    expect(both.code).toBe(2);
+  }, 120_000);
+
   test("the capture hook of another agent does nothing outside an active project", async () => {
     const elsewhere = join(home, "elsewhere");
     mkdirSync(elsewhere, { recursive: true });
