@@ -1,15 +1,38 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
-import { chatLogLockPath, indexLockPath, projectDataDir, storePath, summaryPath } from "../src/home/paths.ts";
+import {
+  chatLogLockPath,
+  indexLockPath,
+  projectDataDir,
+  recallSnapshotPath,
+  storePath,
+  summaryPath,
+} from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
 import { isLocked, tryLock } from "../src/memory/lock.ts";
-import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
+import { closeWarmIndexes, MODES, rankChunks, recall } from "../src/memory/recall/recall.ts";
+import { MemoryIndex } from "../src/memory/recall/snapshot.ts";
+import { persistedIndex, readSnapshotFile, refreshSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
+import { openStoreForRead, openStoreForWrite } from "../src/store/open.ts";
 import { memoryStatus } from "../src/memory/status.ts";
 import { ROOT } from "./support/helpers.ts";
+import { seededRandom } from "./support/random.ts";
 import {
   appendRecords,
   chatLog,
@@ -223,7 +246,7 @@ describe("crash safety", () => {
     expect(new Set(actual.chunks).size).toBe(records.length / 2);
   }, 60_000);
 
-  test("a corrupt store is rebuilt from chats.jsonl; recall says so until then instead of failing", async () => {
+  test("a corrupt store is moved aside by the first recall that meets it and rebuilt from chats.jsonl", async () => {
     const root = project("corrupt");
     appendRecords(root, syntheticConversation(2, 4));
     await indexProject(root, { llm: null });
@@ -234,8 +257,8 @@ describe("crash safety", () => {
     const meanwhile = await recall(root, "parseUser");
     expect(meanwhile.hits).toEqual([]);
     expect(meanwhile.reason).toContain("damaged");
-    const rebuilt = await indexProject(root, { llm: null });
-    expect(rebuilt).toMatchObject({ rebuilt: true, chunks: 8 });
+    expect(existsSync(`${storePath(root)}.corrupt`)).toBe(true);
+    expect((await indexProject(root, { llm: null })).chunks).toBe(8);
     expect(dumpGraph(root)).toEqual(before);
     expect((await recall(root, "parseUser")).hits.length).toBeGreaterThan(0);
     expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain(
@@ -405,5 +428,155 @@ describe("forget", () => {
     expect(await forgetSession(root, "upcoming", { force: true })).toMatchObject({ status: "forgotten" });
     appendRecords(root, exchange("upcoming", "Captured after a forced forget", "Never indexed."));
     expect(await indexProject(root, { llm: null })).toMatchObject({ chunks: 0 });
+  });
+});
+
+/** Overwrites one 4 KiB page of a file with random bytes (what `dd … seek=N count=1 conv=notrunc` does). */
+function garblePage(path: string, page: number, random: () => number): void {
+  const bytes = Buffer.alloc(4096);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(random() * 256);
+  const fd = openSync(path, "r+");
+  try {
+    writeSync(fd, bytes, 0, bytes.length, page * 4096);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe("a damaged memory.db", () => {
+  test("one random page overwritten anywhere past the header: recall and status answer, the store is rebuilt from chats.jsonl", async () => {
+    const root = project("garbled");
+    appendRecords(root, syntheticConversation(30, 8));
+    await indexProject(root, { llm: null });
+    closeWarmIndexes();
+    const expected = dumpGraph(root);
+    const original = readFileSync(storePath(root));
+    const pages = Math.floor(original.length / 4096);
+    expect(pages).toBeGreaterThan(40);
+    const random = seededRandom(18);
+    const positions = [1, 2, 5, 10, 20, 30, Math.floor(pages / 2), pages - 2];
+    for (const page of positions) {
+      closeWarmIndexes();
+      for (const suffix of ["-wal", "-shm"]) rmSync(storePath(root) + suffix, { force: true });
+      // Without the recall snapshot, recall reads the store itself.
+      rmSync(recallSnapshotPath(root), { force: true });
+      writeFileSync(storePath(root), original);
+      garblePage(storePath(root), page, random);
+      const answer = await recall(root, "parseUser");
+      expect(answer.hits.length > 0 || /damaged/.test(answer.reason ?? "")).toBe(true);
+      await memoryStatus(root);
+      await indexProject(root, { llm: null });
+      closeWarmIndexes();
+      expect(dumpGraph(root)).toEqual(expected);
+      expect((await recall(root, "parseUser")).hits.length).toBeGreaterThan(0);
+    }
+    // Each damage found (by recall's read or by the indexer's check) is one line of errors.log.
+    const log = readFileSync(join(projectDataDir(root), "errors.log"), "utf8");
+    const rebuilds = log.split("\n").filter((line) => line.includes("rebuilding from chats.jsonl"));
+    expect(rebuilds.length).toBeGreaterThanOrEqual(positions.length - 2);
+  }, 120_000);
+
+  test("a directory where memory.db or recall.bin should be: recall names it, the next index moves it aside and rebuilds", async () => {
+    const root = project("directory");
+    appendRecords(root, syntheticConversation(2, 3));
+    mkdirSync(join(storePath(root), "inside"), { recursive: true });
+    mkdirSync(recallSnapshotPath(root), { recursive: true });
+    const answer = await recall(root, "parseUser");
+    expect(answer.hits).toEqual([]);
+    expect(answer.reason).toContain("is a directory, not a memory store");
+    expect((await indexProject(root, { llm: null })).chunks).toBe(6);
+    expect(statSync(storePath(root)).isFile()).toBe(true);
+    expect(statSync(recallSnapshotPath(root)).isFile()).toBe(true);
+    expect((await recall(root, "parseUser")).hits.length).toBeGreaterThan(0);
+  });
+
+  test("a directory in memory.db's place met by the indexer first: rebuilt, the reason logged", async () => {
+    const root = project("directory-index");
+    appendRecords(root, syntheticConversation(2, 3));
+    mkdirSync(join(storePath(root), "inside"), { recursive: true });
+    expect(await indexProject(root, { llm: null })).toMatchObject({ rebuilt: true, chunks: 6 });
+    expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain("is a directory");
+  });
+});
+
+describe("the recall snapshot (recall.bin)", () => {
+  test("extended run by run, it equals one rebuilt from nothing, and recall answers from it exactly as from the store", async () => {
+    const root = project("snapshot");
+    const records = syntheticConversation(12, 6);
+    // The cut falls inside a session: its later chunks extend it across runs (sequence edges).
+    const cut = records.length / 2 + 3;
+    appendRecords(root, records.slice(0, cut));
+    await indexProject(root, { llm: null });
+    appendFileSync(
+      chatLog(root),
+      `${records
+        .slice(cut)
+        .map((r) => JSON.stringify(r))
+        .join("\n")}\n`,
+    );
+    await indexProject(root, { llm: null });
+    const extended = readFileSync(recallSnapshotPath(root));
+    rmSync(recallSnapshotPath(root));
+    const store = openStoreForWrite(root);
+    const model = await loadModel();
+    try {
+      expect(await refreshSnapshotFile(recallSnapshotPath(root), store, async () => model.id)).toBe(
+        "rebuilt",
+      );
+    } finally {
+      store.close();
+    }
+    expect(Buffer.compare(readFileSync(recallSnapshotPath(root)), extended)).toBe(0);
+    const reader = openStoreForRead(root)!;
+    try {
+      const fromFile = persistedIndex(recallSnapshotPath(root), reader, model.id, false, root)!;
+      expect(fromFile).toBeDefined();
+      const fromStore = await MemoryIndex.build(await reader.snapshot(), model);
+      expect(fromFile.chunkCount).toBe(fromStore.chunkCount);
+      for (const query of [
+        "parseUser",
+        "where is the config loaded",
+        "renderChart legend",
+        "session 3 decision",
+      ])
+        for (const mode of MODES)
+          expect(await rankChunks(fromFile, query, mode, 10)).toEqual(
+            await rankChunks(fromStore, query, mode, 10),
+          );
+    } finally {
+      reader.close();
+    }
+  });
+
+  test("a damaged recall.bin is not used: recall answers from the store and logs it, the next run rebuilds it", async () => {
+    const root = project("snapshot-garbled");
+    appendRecords(root, syntheticConversation(4, 4));
+    await indexProject(root, { llm: null });
+    const before = await recall(root, "parseUser", { topK: 3 });
+    expect(before.hits.length).toBeGreaterThan(0);
+    closeWarmIndexes();
+    const size = statSync(recallSnapshotPath(root)).size;
+    garblePage(recallSnapshotPath(root), Math.floor(size / 4096 / 2), seededRandom(7));
+    expect(() => readSnapshotFile(recallSnapshotPath(root))).toThrow(/damaged|out of bounds|unreadable/);
+    expect(await recall(root, "parseUser", { topK: 3 })).toEqual(before);
+    expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain(
+      "snapshot file unusable",
+    );
+    appendRecords(root, exchange("later", "One more question?", "One more answer."));
+    await indexProject(root, { llm: null });
+    expect(readSnapshotFile(recallSnapshotPath(root)).arrays.chunkIds.length).toBe(17);
+  });
+
+  test("forget rebuilds it without the session: none of its words stay in the file", async () => {
+    const root = project("snapshot-forget");
+    appendRecords(root, [
+      ...syntheticConversation(2, 2),
+      ...exchange("secret-session", "Remember zebracorn4417 for me.", "Noted: zebracorn4417."),
+    ]);
+    await indexProject(root, { llm: null });
+    expect(readFileSync(recallSnapshotPath(root)).includes("zebracorn4417")).toBe(true);
+    expect((await forgetSession(root, "secret-session")).status).toBe("forgotten");
+    expect(readFileSync(recallSnapshotPath(root)).includes("zebracorn4417")).toBe(false);
+    expect((await recall(root, "zebracorn4417")).hits).toEqual([]);
   });
 });

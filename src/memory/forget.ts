@@ -4,9 +4,10 @@
  * lock that capture appends under), its summary entries — and remembers the session id so a rebuild or a
  * late capture never brings it back.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { chatLogPath, indexLockPath, summaryPath } from "../home/paths.ts";
-import { discardStore, openStoreForRead, openStoreForWrite, StoreCorruptError } from "../store/open.ts";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { logError } from "../home/log.ts";
+import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../home/paths.ts";
+import { discardStore, isStoreDamage, openStoreForRead, openStoreForWrite } from "../store/open.ts";
 import type { ForgetResult } from "../store/types.ts";
 import { withChatLogLock } from "./chatlog.ts";
 import { type ProjectLock, tryLock } from "./lock.ts";
@@ -74,7 +75,7 @@ export async function isKnownSession(projectRoot: string, sessionId: string): Pr
     if (store && ((await store.hasSession(sessionId)) || (await store.forgottenSessions()).has(sessionId)))
       return true;
   } catch (error) {
-    if (!(error instanceof StoreCorruptError)) throw error;
+    if (!isStoreDamage(error)) throw error;
   } finally {
     store?.close();
   }
@@ -108,7 +109,7 @@ export async function forgetSession(
       store = openStoreForWrite(projectRoot);
       result = await store.forgetSession(sessionId);
     } catch (error) {
-      if (!(error instanceof StoreCorruptError)) throw error;
+      if (!isStoreDamage(error)) throw error;
       // A damaged store is rebuilt from chats.jsonl by the next index run, which no longer holds the session.
       store = undefined;
       discardStore(projectRoot);
@@ -118,6 +119,17 @@ export async function forgetSession(
       // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
       if (lines) await store.setState({ offset: 0, offsetCheck: "" });
       writeSummaryFile(summaryPath(projectRoot), await store.summaries());
+      // The recall snapshot holds the session's words and vectors too: rebuilt without them (rows were deleted).
+      const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
+        import("./recall/snapshot-file.ts"),
+        import("../embed/source.ts"),
+      ]);
+      const snapshot = recallSnapshotPath(projectRoot);
+      await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
+        // Not left holding the session's words: recall reads the store until the next index run.
+        rmSync(snapshot, { force: true });
+        logError("forget: recall snapshot not rebuilt, removed", error, projectRoot);
+      });
       store.close();
     }
     return { status: "forgotten", ...result, lines };

@@ -8,10 +8,10 @@ import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { MAX_TOKENS, type StaticModel } from "../embed/model.ts";
 import { logError } from "../home/log.ts";
-import { chatLogPath, indexLockPath, summaryPath } from "../home/paths.ts";
+import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../home/paths.ts";
 import type { Llm } from "../llm/client.ts";
 import type { ResolveOptions } from "../llm/resolve.ts";
-import { discardStore, openStoreForWrite, StoreCorruptError } from "../store/open.ts";
+import { discardStore, isStoreDamage, openStoreForWrite, StoreCorruptError } from "../store/open.ts";
 import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { factKey } from "../store/sqlite.ts";
 import type {
@@ -103,17 +103,27 @@ function readFrom(file: string, offset: number, end: number): Buffer {
 
 /** Opens the store, rebuilding it from scratch when it is damaged. */
 function openOrRebuild(projectRoot: string): { store: SqliteMemoryStore; rebuilt: boolean } {
+  let store: SqliteMemoryStore | undefined;
   try {
-    const store = openStoreForWrite(projectRoot);
+    store = openStoreForWrite(projectRoot);
     if (store.integrityOk()) return { store, rebuilt: false };
-    store.close();
     throw new StoreCorruptError("integrity check failed");
   } catch (error) {
-    if (!(error instanceof StoreCorruptError)) throw error;
-    logError("index", `memory store damaged, rebuilding from chats.jsonl: ${error.message}`, projectRoot);
-    discardStore(projectRoot);
-    return { store: openStoreForWrite(projectRoot), rebuilt: true };
+    store?.close();
+    if (!isStoreDamage(error)) throw error;
+    return { store: rebuildStore(projectRoot, error), rebuilt: true };
   }
+}
+
+/** Moves the damaged store aside (one line in errors.log) and opens an empty one to fill from chats.jsonl. */
+function rebuildStore(projectRoot: string, damage: unknown): SqliteMemoryStore {
+  logError(
+    "index",
+    `memory store damaged, rebuilding from chats.jsonl: ${(damage as Error).message}`,
+    projectRoot,
+  );
+  discardStore(projectRoot);
+  return openStoreForWrite(projectRoot);
 }
 
 async function defaultLlm(
@@ -186,16 +196,37 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
     const opened = openOrRebuild(projectRoot);
     store = opened.store;
     result.rebuilt = opened.rebuilt;
-    const run = new IndexRun(projectRoot, store, options, result);
     try {
-      await run.execute();
-    } finally {
-      run.close();
+      await runOn(store);
+    } catch (error) {
+      // Damage the open's check did not see, found when a read or write reached it: the same rebuild.
+      if (!isStoreDamage(error) || result.rebuilt) throw error;
+      store.close();
+      store = undefined;
+      store = rebuildStore(projectRoot, error);
+      Object.assign(result, {
+        records: 0,
+        chunks: 0,
+        sessions: 0,
+        badLines: 0,
+        rebuilt: true,
+        llmFailures: 0,
+      });
+      await runOn(store);
     }
     return result;
   } finally {
     store?.close();
     lock.release();
+  }
+
+  async function runOn(target: SqliteMemoryStore): Promise<void> {
+    const run = new IndexRun(projectRoot, target, options, result);
+    try {
+      await run.execute();
+    } finally {
+      run.close();
+    }
   }
 }
 
@@ -226,6 +257,11 @@ class IndexRun {
     this.synonymWorker = undefined;
   }
 
+  private async loadModel(): Promise<StaticModel> {
+    this.model ??= this.options.model ?? (await (await import("../embed/source.ts")).loadModel());
+    return this.model;
+  }
+
   async execute(): Promise<void> {
     const progress = this.options.onProgress ?? (() => {});
     progress({ phase: "reading", done: 0, total: 0 });
@@ -251,7 +287,7 @@ class IndexRun {
     }
     const needsLlm = records.length > 0 || (await this.store.pendingLlmChunks(1)).length > 0;
     if (needsLlm) {
-      this.model = this.options.model ?? (await (await import("../embed/source.ts")).loadModel());
+      await this.loadModel();
       this.llm =
         this.options.llm !== undefined
           ? this.options.llm
@@ -321,6 +357,12 @@ class IndexRun {
     const summary = summaryPath(this.root);
     if (chunks.length || this.result.rebuilt || !existsSync(summary))
       writeSummaryFile(summary, await this.store.summaries());
+    const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
+    await refreshSnapshotFile(
+      recallSnapshotPath(this.root),
+      this.store,
+      async () => (await this.loadModel()).id,
+    );
     progress({ phase: "done", done, total: chunks.length });
   }
 

@@ -20,3 +20,8 @@ export const NO_MEMORY_FOUND = "No memory found";
 export function damagedReason(root: string, cause: string): string {
   return `the memory index is damaged (${cause}); run \`${triforgeCommand(["index", "--project", root])}\` to rebuild it`;
 }
+
+/** The store was found damaged and moved aside; `who` says what rebuilds it ("an indexer started …"). */
+export function rebuildingReason(cause: string, who: string): string {
+  return `the memory index was damaged (${cause}); ${who} from chats.jsonl, ask again in a moment`;
+}

@@ -5,7 +5,7 @@
 import { existsSync, statSync } from "node:fs";
 import { chatLogPath, indexLockPath, storePath } from "../home/paths.ts";
 import { configPath } from "../project/config.ts";
-import { openStoreForRead, StoreCorruptError } from "../store/open.ts";
+import { isStoreDamage, openStoreForRead } from "../store/open.ts";
 import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { parseRecord } from "./chunking.ts";
 import { isLocked } from "./lock.ts";
@@ -83,10 +83,11 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
         ...empty,
         reason: `the indexer is writing; ask again in a moment (${(error as Error).message})`,
       };
-    if (error instanceof StoreCorruptError)
+    // Found at open or by any read (SQLite's SQLITE_CORRUPT): the indexer rebuilds it.
+    if (isStoreDamage(error))
       return {
         ...empty,
-        reason: damagedReason(projectRoot, error.message),
+        reason: damagedReason(projectRoot, (error as Error).message),
       };
     throw error;
   } finally {

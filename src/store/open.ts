@@ -3,11 +3,11 @@
  * `.triforge/config.json` names the backend, and a Postgres one implements the same MemoryStore.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { projectDataDir, storePath } from "../home/paths.ts";
-import { SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
+import { projectDataDir, recallSnapshotPath, storePath } from "../home/paths.ts";
+import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
 
 export type { MemoryStore } from "./types.ts";
-export { SqliteMemoryStore, StoreCorruptError };
+export { isStoreDamage, SqliteMemoryStore, StoreCorruptError };
 
 /** Opens (creating) the project's store for writing. Throws StoreCorruptError for a damaged file. */
 export function openStoreForWrite(projectRoot: string): SqliteMemoryStore {
@@ -23,14 +23,16 @@ export function openStoreForRead(projectRoot: string): SqliteMemoryStore | undef
 }
 
 /**
- * Moves a damaged store aside (kept once, as `memory.db.corrupt`, for a bug report) so the indexer can
- * rebuild it from chats.jsonl.
+ * Moves a damaged store aside (kept once, as `memory.db.corrupt`, for a bug report; a directory in its
+ * place too) so the indexer can rebuild it from chats.jsonl.
  */
 export function discardStore(projectRoot: string): void {
   const path = storePath(projectRoot);
+  // The recall snapshot names this store's rows; the rebuilt store numbers them anew.
+  rmSync(recallSnapshotPath(projectRoot), { force: true, recursive: true });
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
   if (existsSync(path)) {
-    rmSync(`${path}.corrupt`, { force: true });
+    rmSync(`${path}.corrupt`, { force: true, recursive: true });
     renameSync(path, `${path}.corrupt`);
   }
 }

@@ -1,4 +1,5 @@
 import { Database, type Statement } from "bun:sqlite";
+import { statSync } from "node:fs";
 import type { LlmUsage } from "../llm/usage.ts";
 import {
   type ChunkGraph,
@@ -8,6 +9,8 @@ import {
   type IndexBatch,
   type IndexState,
   type MemoryStore,
+  type SnapshotDelta,
+  type SnapshotMarks,
   type StoreSnapshot,
   type StoreStatus,
   type SummaryEntry,
@@ -52,6 +55,14 @@ CREATE TABLE IF NOT EXISTS llm_usage(
 
 /** The store file is not a usable memory store (damaged, foreign, or an older schema). */
 export class StoreCorruptError extends Error {}
+
+/**
+ * Whether an error says the store is damaged: our verdict at open, or SQLite's at any later read or
+ * write (a damaged page is often found only when a query reaches it).
+ */
+export function isStoreDamage(error: unknown): boolean {
+  return error instanceof StoreCorruptError || isCorruption(error);
+}
 
 /** SQLite's own verdicts that a file is damaged or not a database (not a busy or permission error). */
 export function isCorruption(error: unknown): boolean {
@@ -102,6 +113,9 @@ export class SqliteMemoryStore implements MemoryStore {
     options: { readonly?: boolean } = {},
   ) {
     let db: Database | undefined;
+    // SQLite only says "unable to open database file", which is also what a permission problem says.
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory())
+      throw new StoreCorruptError(`${path} is a directory, not a memory store`);
     try {
       // A reader opens read-write without creating: a WAL reader may need to create the -shm file.
       db = new Database(
@@ -125,6 +139,9 @@ export class SqliteMemoryStore implements MemoryStore {
       } else if (version !== SCHEMA_VERSION) {
         throw new StoreCorruptError(`${path}: schema version ${version}, expected ${SCHEMA_VERSION}`);
       }
+      // Names this file's rows: a store rebuilt in its place numbers them anew (see snapshotDelta).
+      if (!options.readonly)
+        db.run("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", [crypto.randomUUID()]);
     } catch (error) {
       try {
         db?.close();
@@ -149,10 +166,18 @@ export class SqliteMemoryStore implements MemoryStore {
     return row ? Number(row.value) : undefined;
   }
 
-  /** SQLite's own structural check; false means rebuild. */
+  /**
+   * SQLite's own structural check; false means rebuild. A damaged page can make the check itself fail
+   * (SQLITE_CORRUPT) instead of listing problems: that is the same verdict.
+   */
   integrityOk(): boolean {
-    const rows = this.db.query("PRAGMA quick_check").all() as Record<string, string>[];
-    return rows.length === 1 && Object.values(rows[0])[0] === "ok";
+    try {
+      const rows = this.db.query("PRAGMA quick_check").all() as Record<string, string>[];
+      return rows.length === 1 && Object.values(rows[0])[0] === "ok";
+    } catch (error) {
+      if (isCorruption(error)) return false;
+      throw error;
+    }
   }
 
   private sql(text: string): Statement {
@@ -475,6 +500,8 @@ export class SqliteMemoryStore implements MemoryStore {
     edgesLowered: number;
   } {
     this.ids = undefined; // rows are deleted below
+    // Rows go away: arrays extended from this store's rows (a persisted recall snapshot) must be rebuilt.
+    this.setMeta("deletions", String(this.deletions() + 1));
     const touchedEntities = new Set<number>();
     const touchedFacts = new Set<number>();
     let edgesRemoved = 0;
@@ -668,6 +695,145 @@ export class SqliteMemoryStore implements MemoryStore {
         edges,
       };
     })();
+  }
+
+  /** This store file's identity (a store rebuilt in its place gets another). */
+  storeId(): string {
+    return this.meta("store_id") ?? "";
+  }
+
+  /** How many times rows were deleted (forget, a replaced chunk graph): marks a persisted snapshot stale. */
+  deletions(): number {
+    return Number(this.meta("deletions") ?? 0);
+  }
+
+  /**
+   * The rows added since `marks` (row ids only grow while nothing is deleted), in one read transaction:
+   * what a persisted recall snapshot built at `marks` needs to catch up. Undefined when rows were
+   * deleted since or the marks are another store file's (the snapshot must be rebuilt from nothing),
+   * or when a vector is not of `model`. Marks with no store (`""`) ask for every row.
+   */
+  snapshotDelta(marks: SnapshotMarks, model: string): SnapshotDelta | undefined {
+    return this.db.transaction(() => {
+      const deletions = this.deletions();
+      const store = this.storeId();
+      if (deletions !== marks.deletions || (marks.store !== "" && marks.store !== store)) return undefined;
+      const max = (table: string) =>
+        (this.sql(`SELECT coalesce(max(id), 0) AS n FROM ${table}`).get() as { n: number }).n;
+      const now: SnapshotMarks = {
+        chunk: max("chunks"),
+        entity: max("entities"),
+        fact: max("facts"),
+        edge: max("edges"),
+        deletions,
+        store,
+      };
+      const foreign = this.sql(
+        "SELECT (SELECT count(*) FROM chunks WHERE id > ? AND model != ?) + (SELECT count(*) FROM facts WHERE id > ? AND model != ?) AS n",
+      ).get(marks.chunk, model, marks.fact, model) as { n: number };
+      if (foreign.n > 0) return undefined;
+      const chunkRows = this.sql(
+        "SELECT id, session_id, text, graph_source, vector FROM chunks WHERE id > ? ORDER BY id",
+      ).all(marks.chunk) as {
+        id: number;
+        session_id: string;
+        text: string;
+        graph_source: string;
+        vector: Uint8Array;
+      }[];
+      const dim = chunkRows.length ? chunkRows[0].vector.byteLength >> 2 : 0;
+      const turnsOf = new Map<number, { role: "user" | "assistant"; start: number; end: number }[]>();
+      for (const t of this.sql(
+        "SELECT chunk_id, role, start, end FROM turns WHERE chunk_id > ? ORDER BY chunk_id, ord",
+      ).all(marks.chunk) as { chunk_id: number; role: "user" | "assistant"; start: number; end: number }[]) {
+        let list = turnsOf.get(t.chunk_id);
+        if (!list) turnsOf.set(t.chunk_id, (list = []));
+        list.push({ role: t.role, start: t.start, end: t.end });
+      }
+      const chunkVectors = new Float32Array(chunkRows.length * dim);
+      chunkRows.forEach((r, i) => {
+        readVector(r.vector, chunkVectors, i, dim);
+      });
+      const sessionTails = new Map<string, number>();
+      const tail = this.sql("SELECT max(id) AS id FROM chunks WHERE session_id = ? AND id <= ?");
+      for (const session of new Set(chunkRows.map((r) => r.session_id))) {
+        const row = tail.get(session, marks.chunk) as { id: number | null };
+        if (row.id !== null) sessionTails.set(session, row.id);
+      }
+      const factRows = this.sql(
+        `SELECT f.id, f.subject, f.object, s.label || ' ' || f.predicate || ' ' || o.label AS text, f.vector
+         FROM facts f JOIN entities s ON s.id = f.subject JOIN entities o ON o.id = f.object WHERE f.id > ? ORDER BY f.id`,
+      ).all(marks.fact) as {
+        id: number;
+        subject: number;
+        object: number;
+        text: string;
+        vector: Uint8Array;
+      }[];
+      const factDim = factRows.length ? factRows[0].vector.byteLength >> 2 : dim;
+      const factVectors = new Float32Array(factRows.length * factDim);
+      factRows.forEach((r, i) => {
+        readVector(r.vector, factVectors, i, factDim);
+      });
+      const edges = (
+        this.sql("SELECT id, kind, a, b, weight FROM edges WHERE id > ? ORDER BY id").values(marks.edge) as [
+          number,
+          number,
+          number,
+          number,
+          number,
+        ][]
+      ).map(([id, kind, a, b, weight]) => ({ id, kind, a, b, weight }));
+      // An earlier edge changes weight only when a new chunk adds to it (a fact edge), recorded in edge_sources.
+      const weights = this.sql(
+        "SELECT DISTINCT e.id AS id, e.weight AS weight FROM edge_sources s JOIN edges e ON e.id = s.edge_id WHERE s.chunk_id > ? AND e.id <= ?",
+      ).all(marks.chunk, marks.edge) as { id: number; weight: number }[];
+      return {
+        generation: this.generation(),
+        marks: now,
+        dim: dim || factDim,
+        chunks: chunkRows.map((r) => ({
+          id: r.id,
+          sessionId: r.session_id,
+          text: r.text,
+          graphSource: r.graph_source,
+          turns: turnsOf.get(r.id) ?? [],
+        })),
+        chunkVectors,
+        sessionTails,
+        entityIds: (
+          this.sql("SELECT id FROM entities WHERE id > ? ORDER BY id").values(marks.entity) as [number][]
+        ).map(([id]) => id),
+        facts: factRows.map(({ id, subject, object, text }) => ({ id, subject, object, text })),
+        factVectors,
+        edges,
+        weights,
+      };
+    })();
+  }
+
+  /** Chunks by row id, with their turns, in the order asked (recall reads its hits' text this way). */
+  chunksById(ids: number[]): StoreSnapshot["chunks"] {
+    const chunk = this.sql("SELECT id, session_id, ts, text, graph_source FROM chunks WHERE id = ?");
+    const turns = this.sql("SELECT uuid, role, ts, start, end FROM turns WHERE chunk_id = ? ORDER BY ord");
+    return ids.map((id) => {
+      const r = chunk.get(id) as {
+        id: number;
+        session_id: string;
+        ts: string;
+        text: string;
+        graph_source: GraphSource;
+      } | null;
+      if (!r) throw new StoreCorruptError(`${this.path}: chunk ${id} is missing`);
+      return {
+        id: r.id,
+        sessionId: r.session_id,
+        ts: r.ts,
+        text: r.text,
+        graphSource: r.graph_source,
+        turns: turns.all(id) as Turn[],
+      };
+    });
   }
 
   async status(): Promise<StoreStatus> {

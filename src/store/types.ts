@@ -121,6 +121,48 @@ export interface StoreSnapshot {
   edges: { kind: Uint8Array; a: Int32Array; b: Int32Array; weight: Float64Array };
 }
 
+/**
+ * Local backend only (a persisted recall snapshot): the highest row ids some arrays cover, and the
+ * store's count of deletions when they were built.
+ */
+export interface SnapshotMarks {
+  chunk: number;
+  entity: number;
+  fact: number;
+  edge: number;
+  deletions: number;
+  /** The store file's identity (`""`: none yet, every row is new). */
+  store: string;
+}
+
+/** Rows added to a store since some marks (all rows when extending nothing). */
+export interface SnapshotDelta {
+  generation: number;
+  marks: SnapshotMarks;
+  dim: number;
+  /** Ascending ids, all above the previous marks. */
+  chunks: {
+    id: number;
+    sessionId: string;
+    text: string;
+    graphSource: string;
+    turns: { role: "user" | "assistant"; start: number; end: number }[];
+  }[];
+  /** Row i is chunks[i]'s vector. */
+  chunkVectors: Float32Array;
+  /** For a session with chunks before the marks: its last such chunk's id (the new chunks' predecessor). */
+  sessionTails: Map<string, number>;
+  entityIds: number[];
+  facts: { id: number; subject: number; object: number; text: string }[];
+  factVectors: Float32Array;
+  /** New edges, ascending ids. */
+  edges: { id: number; kind: number; a: number; b: number; weight: number }[];
+  /** Edges the previous arrays hold whose weight changed (a new chunk added to a fact edge). */
+  weights: { id: number; weight: number }[];
+}
+
+export const NO_MARKS: SnapshotMarks = { chunk: 0, entity: 0, fact: 0, edge: 0, deletions: 0, store: "" };
+
 export const EDGE_KIND = { fact: 0, context: 1, synonym: 2 } as const;
 
 export interface StoreStatus {

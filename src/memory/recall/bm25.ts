@@ -5,42 +5,161 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 const IDF_FLOOR = 1e-6;
 
+/** The terms of a postings table, sorted (JavaScript string order), found by position or by text. */
+export interface TermList {
+  readonly count: number;
+  at(index: number): string;
+  /** The term's position, or -1. */
+  indexOf(term: string): number;
+}
+
+/** Terms held as strings (built in memory). */
+export function arrayTerms(sorted: string[]): TermList {
+  const position = new Map<string, number>();
+  sorted.forEach((term, i) => {
+    position.set(term, i);
+  });
+  return { count: sorted.length, at: (i) => sorted[i], indexOf: (term) => position.get(term) ?? -1 };
+}
+
 /**
- * An in-memory BM25 index over identifier-aware tokens (see tokens.ts). Postings are typed arrays;
- * a query touches only the postings of its own terms.
+ * Terms as UTF-8 bytes with offsets (read from a mapped file): found by binary search, so opening
+ * the table builds nothing whatever the vocabulary's size.
+ */
+export function encodedTerms(bytes: Uint8Array, offsets: Uint32Array): TermList {
+  const decoder = new TextDecoder();
+  const count = offsets.length - 1;
+  const at = (i: number) => decoder.decode(bytes.subarray(offsets[i], offsets[i + 1]));
+  return {
+    count,
+    at,
+    indexOf(term) {
+      let lo = 0;
+      let hi = count - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const found = at(mid);
+        if (found === term) return mid;
+        if (found < term) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      return -1;
+    },
+  };
+}
+
+/** Term t's documents are `docs[start[t] .. start[t+1])` (ascending), with their term frequencies. */
+export interface Postings {
+  terms: TermList;
+  start: Uint32Array;
+  docs: Int32Array;
+  tfs: Float32Array;
+  /** Tokens per document. */
+  docLength: Float32Array;
+  totalLength: number;
+}
+
+export const NO_POSTINGS: Postings = {
+  terms: arrayTerms([]),
+  start: new Uint32Array(1),
+  docs: new Int32Array(0),
+  tfs: new Float32Array(0),
+  docLength: new Float32Array(0),
+  totalLength: 0,
+};
+
+/**
+ * `previous` with documents appended (numbered after its own): only the new documents are
+ * tokenised; the old postings are copied term by term, in the merged sorted order.
+ */
+export function appendDocuments(previous: Postings, documents: string[][]): Postings {
+  const first = previous.docLength.length;
+  const docLength = new Float32Array(first + documents.length);
+  docLength.set(previous.docLength);
+  let totalLength = previous.totalLength;
+  const added = new Map<string, { docs: number[]; tfs: number[] }>();
+  let addedCount = 0;
+  documents.forEach((tokens, i) => {
+    docLength[first + i] = tokens.length;
+    totalLength += tokens.length;
+    const counts = new Map<string, number>();
+    for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const [term, tf] of counts) {
+      let list = added.get(term);
+      if (!list) added.set(term, (list = { docs: [], tfs: [] }));
+      list.docs.push(first + i);
+      list.tfs.push(tf);
+      addedCount++;
+    }
+  });
+  const fresh = [...added.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const old = previous.terms;
+  const terms: string[] = [];
+  const start = new Uint32Array(old.count + fresh.length + 1);
+  const docs = new Int32Array(previous.docs.length + addedCount);
+  const tfs = new Float32Array(docs.length);
+  let filled = 0;
+  const copyOld = (t: number) => {
+    const from = previous.start[t];
+    const to = previous.start[t + 1];
+    docs.set(previous.docs.subarray(from, to), filled);
+    tfs.set(previous.tfs.subarray(from, to), filled);
+    filled += to - from;
+  };
+  const copyNew = (term: string) => {
+    const list = added.get(term)!;
+    docs.set(list.docs, filled);
+    tfs.set(list.tfs, filled);
+    filled += list.docs.length;
+  };
+  let i = 0;
+  let j = 0;
+  while (i < old.count || j < fresh.length) {
+    const a = i < old.count ? old.at(i) : undefined;
+    const b = j < fresh.length ? fresh[j] : undefined;
+    if (b === undefined || (a !== undefined && a < b)) {
+      terms.push(a!);
+      copyOld(i++);
+    } else if (a === undefined || b < a) {
+      terms.push(b);
+      copyNew(fresh[j++]);
+    } else {
+      terms.push(a);
+      copyOld(i++);
+      copyNew(fresh[j++]);
+    }
+    start[terms.length] = filled;
+  }
+  return {
+    terms: arrayTerms(terms),
+    start: start.subarray(0, terms.length + 1),
+    docs,
+    tfs,
+    docLength,
+    totalLength,
+  };
+}
+
+/**
+ * BM25 over identifier-aware tokens (see tokens.ts), on postings held in memory or mapped from a
+ * file; a query touches only the postings of its own terms.
  */
 export class Bm25Index {
-  private readonly postings = new Map<string, { docs: Int32Array; tfs: Float32Array }>();
-  private readonly docLength: Float32Array;
+  readonly size: number;
   private readonly averageLength: number;
 
-  constructor(
-    readonly size: number,
-    tokensOf: (doc: number) => string[],
-  ) {
-    this.docLength = new Float32Array(size);
-    const lists = new Map<string, { docs: number[]; tfs: number[] }>();
-    let total = 0;
-    for (let doc = 0; doc < size; doc++) {
-      const tokens = tokensOf(doc);
-      this.docLength[doc] = tokens.length;
-      total += tokens.length;
-      const counts = new Map<string, number>();
-      for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
-      for (const [term, tf] of counts) {
-        let list = lists.get(term);
-        if (!list) lists.set(term, (list = { docs: [], tfs: [] }));
-        list.docs.push(doc);
-        list.tfs.push(tf);
-      }
-    }
-    this.averageLength = size ? total / size || 1 : 1;
-    for (const [term, list] of lists)
-      this.postings.set(term, { docs: Int32Array.from(list.docs), tfs: Float32Array.from(list.tfs) });
+  constructor(readonly postings: Postings) {
+    this.size = postings.docLength.length;
+    this.averageLength = this.size ? postings.totalLength / this.size || 1 : 1;
   }
 
   static fromTexts(texts: string[]): Bm25Index {
-    return new Bm25Index(texts.length, (doc) => lexicalTokens(texts[doc]));
+    return new Bm25Index(
+      appendDocuments(
+        NO_POSTINGS,
+        texts.map((t) => lexicalTokens(t)),
+      ),
+    );
   }
 
   /** BM25 of every document for the query (0 where no term matches). */
@@ -55,23 +174,27 @@ export class Bm25Index {
    * Lucene's 1+ variant lets common words count and lost 0.8 recall@10 on LoCoMo). 0 for an unknown term.
    */
   idf(term: string): number {
-    const posting = this.postings.get(term);
-    if (!posting) return 0;
-    const df = posting.docs.length;
+    const t = this.postings.terms.indexOf(term);
+    return t < 0 ? 0 : this.idfAt(t);
+  }
+
+  private idfAt(t: number): number {
+    const df = this.postings.start[t + 1] - this.postings.start[t];
     return Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
   }
 
   /** Σ over terms of weight × the term's BM25 contribution, for every document. */
   weightedScores(terms: Map<string, number>): Float64Array {
     const out = new Float64Array(this.size);
+    const { start, docs, tfs, docLength } = this.postings;
     for (const [term, weight] of terms) {
-      const posting = this.postings.get(term);
-      if (!posting) continue;
-      const idf = this.idf(term) * weight;
-      for (let i = 0; i < posting.docs.length; i++) {
-        const doc = posting.docs[i];
-        const tf = posting.tfs[i];
-        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * this.docLength[doc]) / this.averageLength);
+      const t = this.postings.terms.indexOf(term);
+      if (t < 0) continue;
+      const idf = this.idfAt(t) * weight;
+      for (let i = start[t]; i < start[t + 1]; i++) {
+        const doc = docs[i];
+        const tf = tfs[i];
+        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
         out[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
       }
     }

@@ -3,13 +3,15 @@
  * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
  */
 import { existsSync, statSync } from "node:fs";
-import { indexLockPath, storePath } from "../../home/paths.ts";
+import { logError } from "../../home/log.ts";
+import { indexLockPath, recallSnapshotPath, storePath } from "../../home/paths.ts";
+import { isCompiled } from "../../home/runtime.ts";
 import { configPath } from "../../project/config.ts";
-import { openStoreForRead, StoreCorruptError } from "../../store/open.ts";
+import { discardStore, isStoreDamage, openStoreForRead } from "../../store/open.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { chunkRole, TURN_SEPARATOR } from "../chunking.ts";
-import { isLocked } from "../lock.ts";
-import { damagedReason, notActiveReason, notIndexedReason } from "../reasons.ts";
+import { isLocked, tryLock } from "../lock.ts";
+import { damagedReason, notActiveReason, notIndexedReason, rebuildingReason } from "../reasons.ts";
 import { lexicalTokens } from "../tokens.ts";
 import { hitExcerpt } from "./excerpt.ts";
 import {
@@ -20,7 +22,8 @@ import {
   scoreFusion,
 } from "./fusion.ts";
 import { type Mode, MODES } from "./modes.ts";
-import { MemoryIndex, type Ranked, topIndices } from "./snapshot.ts";
+import { MemoryIndex, type Ranked, type RecallChunk, topIndices } from "./snapshot.ts";
+import { persistedIndex } from "./snapshot-file.ts";
 import { queryRole, type Role, withoutNames } from "./speakers.ts";
 
 export { formatRecalled } from "./format.ts";
@@ -56,6 +59,8 @@ interface Warm {
   store: SqliteMemoryStore;
   inode: number;
   index?: MemoryIndex;
+  /** The store generation and snapshot file the index was loaded at: another key means reload. */
+  key?: string;
   loading?: Promise<MemoryIndex>;
 }
 
@@ -80,17 +85,56 @@ export async function loadMemoryIndex(root: string): Promise<MemoryIndex | undef
     warm.set(path, entry);
   }
   const current = entry;
-  const generation = current.store.generation();
-  if (current.index && current.index.generation === generation) return current.index;
+  const file = recallSnapshotPath(root);
+  const key = `${current.store.generation()}:${fileStamp(file)}`;
+  if (current.index && current.key === key) return current.index;
   current.loading ??= (async () => {
     const { loadModel } = await import("../../embed/source.ts");
-    const [snapshot, model] = await Promise.all([current.store.snapshot(), loadModel()]);
-    return MemoryIndex.build(snapshot, model);
+    const model = await loadModel();
+    // The persisted snapshot answers without reading the whole store; while an indexer runs, an older
+    // one is still right about every chunk it holds (nothing was deleted) and is refreshed at the run's end.
+    const persisted = persistedIndex(file, current.store, model.id, isLocked(indexLockPath(root)), root);
+    return persisted ?? MemoryIndex.build(await current.store.snapshot(), model);
   })().finally(() => {
     current.loading = undefined;
   });
   current.index = await current.loading;
+  current.key = key;
   return current.index;
+}
+
+/** Identifies one version of a file (it is only ever replaced whole, by rename): inode, size and time. */
+function fileStamp(path: string): string {
+  try {
+    const s = statSync(path);
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return "none";
+  }
+}
+
+/**
+ * SQLite found the store damaged while recall read it. Unless an indexer holds the store, it is moved
+ * aside at once (so no later call reads it again) and, in the installed binary, a detached indexer
+ * rebuilds it from chats.jsonl; the answer says so instead of failing.
+ */
+async function damagedStoreReason(root: string, damage: unknown): Promise<string> {
+  const path = storePath(root);
+  warm.get(path)?.store.close();
+  warm.delete(path);
+  const cause = (damage as Error).message;
+  const lock = tryLock(indexLockPath(root), "recall: move a damaged store aside");
+  if (!lock) return rebuildingReason(cause, "the indexer running now rebuilds it");
+  try {
+    logError("recall", `memory store damaged, moved aside for rebuilding from chats.jsonl: ${cause}`, root);
+    discardStore(root);
+  } finally {
+    lock.release();
+  }
+  if (!isCompiled()) return damagedReason(root, cause);
+  const { spawnDetachedIndexer } = await import("../background.ts");
+  spawnDetachedIndexer(root);
+  return rebuildingReason(cause, "an indexer started in the background rebuilds it");
 }
 
 /** Drops warm indexes (tests; a server that wants to free memory). */
@@ -129,7 +173,7 @@ export async function rankChunks(
   );
   const out: Ranked[] = [];
   for (const hit of ranked) {
-    const turns = index.chunks[hit.chunk].turns.flatMap((t, i) => (t.role === role ? [i] : []));
+    const turns = index.chunk(hit.chunk).turns.flatMap((t, i) => (t.role === role ? [i] : []));
     if (turns.length) out.push({ ...hit, turns });
     if (out.length === k) break;
   }
@@ -151,7 +195,7 @@ async function rankAllTurns(
   k: number,
   namesMatched = false,
 ): Promise<Ranked[]> {
-  const n = index.chunks.length;
+  const n = index.chunkCount;
   if (n === 0 || k <= 0) return [];
   const bm25 = index.bm25Scores(query);
   // BM25 scores only chunks that share a term with the query: every hit is lexically related.
@@ -217,7 +261,7 @@ function top(scores: ArrayLike<number>, k: number, positiveOnly: boolean): Ranke
 }
 
 /** A chunk cut down to some of its turns (their texts joined as a chunk's are, spans rebased). */
-function turnsOf(chunk: MemoryIndex["chunks"][number], picked: number[]): MemoryIndex["chunks"][number] {
+function turnsOf(chunk: RecallChunk, picked: number[]): RecallChunk {
   let text = "";
   const turns = picked.map((i) => {
     const t = chunk.turns[i];
@@ -246,26 +290,30 @@ export async function recall(
       reason:
         "the query has no content terms (only punctuation or common words); ask with a name, topic, file or identifier",
     };
-  let index: MemoryIndex | undefined;
   try {
-    index = await loadMemoryIndex(projectRoot);
+    return await answer(projectRoot, query, mode, topK, options.speaker);
   } catch (error) {
-    if (error instanceof StoreCorruptError) {
-      return {
-        hits: [],
-        reason: damagedReason(projectRoot, error.message),
-      };
-    }
-    throw error;
+    if (!isStoreDamage(error)) throw error;
+    return { hits: [], reason: await damagedStoreReason(projectRoot, error) };
   }
-  if (!index || index.chunks.length === 0) {
+}
+
+async function answer(
+  projectRoot: string,
+  query: string,
+  mode: Mode,
+  topK: number,
+  speaker: Role | undefined,
+): Promise<RecallResult> {
+  const index = await loadMemoryIndex(projectRoot);
+  if (!index || index.chunkCount === 0) {
     const running = isLocked(indexLockPath(projectRoot)) ? " (an indexer is running now)" : "";
     return {
       hits: [],
       reason: notIndexedReason(projectRoot, running),
     };
   }
-  const ranked = await rankChunks(index, query, mode, topK, options.speaker);
+  const ranked = await rankChunks(index, query, mode, topK, speaker);
   if (ranked.length === 0)
     return {
       hits: [],
@@ -274,7 +322,7 @@ export async function recall(
     };
   return {
     hits: ranked.map(({ chunk, score, turns }) => {
-      const c = turns ? turnsOf(index.chunks[chunk], turns) : index.chunks[chunk];
+      const c = turns ? turnsOf(index.chunk(chunk), turns) : index.chunk(chunk);
       return {
         text: hitExcerpt(c.text, c.turns, query),
         role: chunkRole(c.turns),

@@ -4,11 +4,12 @@
  * and kept warm in a long-lived process (the MCP server).
  */
 import type { StaticModel } from "../../embed/model.ts";
-import { EDGE_KIND, type StoreSnapshot } from "../../store/types.ts";
+import type { StoreSnapshot } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
 import { Bm25Index } from "./bm25.ts";
-import { buildCsr, type CsrGraph, personalizedPageRank } from "./ppr.ts";
-import { learnSpeakerNames, type Role } from "./speakers.ts";
+import { type CsrGraph, personalizedPageRank } from "./ppr.ts";
+import { deltaOfSnapshot, extendArrays, type SnapshotArrays } from "./snapshot-build.ts";
+import { type Role, speakerNames } from "./speakers.ts";
 
 /**
  * Graph-search settings. The first three are HippoRAG 2's: facts linked per query, the passage nodes'
@@ -23,8 +24,6 @@ export const GRAPH_SETTINGS = {
   damping: 0.5,
   factDenseMix: 0.5,
   passageDenseMix: 0.25,
-  /** Passage→next passage of the same session; 3 beat 0.3 and 1 on LoCoMo (docs/memory.md). */
-  sequenceEdgeWeight: 3,
 };
 
 /**
@@ -51,10 +50,19 @@ export interface Ranked {
   turns?: number[];
 }
 
+/** A chunk as recall shows it. */
+export type RecallChunk = StoreSnapshot["chunks"][number];
+
+/** Chunks by passage index: all in memory, or read from the store on demand (a persisted snapshot). */
+export interface ChunkSource {
+  chunk(index: number): RecallChunk;
+  all(): RecallChunk[];
+}
+
 export class MemoryIndex {
-  readonly chunks: StoreSnapshot["chunks"];
   readonly generation: number;
   readonly dim: number;
+  readonly chunkCount: number;
   private readonly vectors: Float32Array;
   private readonly bm25: Bm25Index;
   private readonly factBm25: Bm25Index;
@@ -78,90 +86,44 @@ export class MemoryIndex {
   /** Lower-cased person name → the role it names, learned from how the turns address each other. */
   readonly speakerNames: Map<string, Role>;
 
-  private constructor(
-    snapshot: StoreSnapshot,
-    vectors: Float32Array,
-    factVectors: Float32Array,
-    factTexts: string[],
+  constructor(
+    readonly arrays: SnapshotArrays,
+    private readonly source: ChunkSource,
   ) {
-    this.chunks = snapshot.chunks;
-    this.generation = snapshot.generation;
-    this.dim = snapshot.dim;
-    this.vectors = vectors;
-    this.factVectors = factVectors;
-    this.bm25 = Bm25Index.fromTexts(snapshot.chunks.map((c) => c.text));
-    this.llmGraphShare = snapshot.chunks.length
-      ? snapshot.chunks.filter((c) => c.graphSource === "llm").length / snapshot.chunks.length
-      : 0;
-    this.factBm25 = Bm25Index.fromTexts(factTexts);
-    this.speakerNames = learnSpeakerNames(
-      snapshot.chunks.flatMap((c) =>
-        c.turns.map((t) => ({ role: t.role, text: c.text.slice(t.start, t.end) })),
-      ),
-    );
-    const P = snapshot.chunks.length;
-    this.passageCount = P;
-    const chunkNode = new Map<number, number>();
-    snapshot.chunks.forEach((c, i) => {
-      chunkNode.set(c.id, i);
-    });
-    const entityNode = new Map<number, number>();
-    snapshot.entities.forEach((e, i) => {
-      entityNode.set(e.id, P + i);
-    });
-    this.entityCount = snapshot.entities.length;
-    const { kind, a, b, weight } = snapshot.edges;
-    // Room for the stored edges and one sequence edge per passage.
-    const ea = new Int32Array(kind.length + P);
-    const eb = new Int32Array(kind.length + P);
-    const ew = new Float64Array(kind.length + P);
-    const phraseChunks = new Int32Array(snapshot.entities.length);
-    let m = 0;
-    for (let e = 0; e < kind.length; e++) {
-      const x = kind[e] === EDGE_KIND.context ? chunkNode.get(a[e]) : entityNode.get(a[e]);
-      const y = entityNode.get(b[e]);
-      if (x === undefined || y === undefined || weight[e] <= 0) continue;
-      if (kind[e] === EDGE_KIND.context) phraseChunks[y - P]++;
-      ea[m] = x;
-      eb[m] = y;
-      ew[m++] = weight[e];
-    }
-    // Sequence edges: each passage to the next one of its session. They are derived (chunk order within a
-    // session), not stored: the answer to a question often sits in the turn after the one that names it.
-    const lastOfSession = new Map<string, number>();
-    this.previous = new Int32Array(P).fill(-1);
-    this.next = new Int32Array(P).fill(-1);
-    snapshot.chunks.forEach((c, i) => {
-      const previous = lastOfSession.get(c.sessionId);
-      lastOfSession.set(c.sessionId, i);
-      if (previous === undefined) return;
-      this.previous[i] = previous;
-      this.next[previous] = i;
-      if (GRAPH_SETTINGS.sequenceEdgeWeight <= 0) return;
-      ea[m] = previous;
-      eb[m] = i;
-      ew[m++] = GRAPH_SETTINGS.sequenceEdgeWeight;
-    });
-    this.edgeCount = m;
-    this.phraseChunks = phraseChunks;
-    this.graph = buildCsr(
-      P + snapshot.entities.length,
-      ea.subarray(0, m),
-      eb.subarray(0, m),
-      ew.subarray(0, m),
-    );
-    this.factCount = snapshot.facts.length;
-    this.factSubject = new Int32Array(snapshot.facts.length);
-    this.factObject = new Int32Array(snapshot.facts.length);
-    snapshot.facts.forEach((f, i) => {
-      this.factSubject[i] = entityNode.get(f.subject) ?? -1;
-      this.factObject[i] = entityNode.get(f.object) ?? -1;
-    });
+    this.generation = arrays.generation;
+    this.dim = arrays.dim;
+    this.chunkCount = arrays.chunkIds.length;
+    this.passageCount = this.chunkCount;
+    this.vectors = arrays.vectors;
+    this.factVectors = arrays.factVectors;
+    this.bm25 = new Bm25Index(arrays.chunkPostings);
+    this.factBm25 = new Bm25Index(arrays.factPostings);
+    this.llmGraphShare = this.chunkCount ? arrays.llmChunks / this.chunkCount : 0;
+    this.speakerNames = speakerNames(arrays.vocatives);
+    this.entityCount = arrays.entityIds.length;
+    this.factCount = arrays.factIds.length;
+    this.edgeCount = arrays.edgeCount;
+    this.graph = arrays.graph;
+    this.phraseChunks = arrays.phraseChunks;
+    this.factSubject = arrays.factSubject;
+    this.factObject = arrays.factObject;
+    this.previous = arrays.previous;
+    this.next = arrays.next;
+  }
+
+  /** Chunk `index` (a passage index, as rankings name chunks). */
+  chunk(index: number): RecallChunk {
+    return this.source.chunk(index);
+  }
+
+  /** Every chunk, read whole (browsing a project's memory; benchmarks and tests map rankings back). */
+  get chunks(): RecallChunk[] {
+    return this.source.all();
   }
 
   /**
-   * Builds the index. Vectors stored under another model than `model` (the user switched models) are
-   * re-embedded in memory so every score compares like with like.
+   * The index of a snapshot read through the MemoryStore interface. Vectors stored under another model
+   * than `model` (the user switched models) are re-embedded in memory so every score compares like with like.
    */
   static async build(snapshot: StoreSnapshot, model: StaticModel): Promise<MemoryIndex> {
     const reembed = async (vectors: Float32Array, models: string[], texts: () => string[]) => {
@@ -170,19 +132,21 @@ export class MemoryIndex {
       return model.embedBatch(texts());
     };
     const labels = new Map(snapshot.entities.map((e) => [e.id, e.label]));
-    const factTexts = snapshot.facts.map(
-      (f) => `${labels.get(f.subject) ?? ""} ${f.predicate} ${labels.get(f.object) ?? ""}`,
-    );
     const vectors = await reembed(snapshot.chunkVectors, snapshot.chunkModels, () =>
       snapshot.chunks.map((c) => c.text),
     );
-    const factVectors = await reembed(snapshot.factVectors, snapshot.factModels, () => factTexts);
-    return new MemoryIndex({ ...snapshot, dim: model.dim }, vectors, factVectors, factTexts);
+    const factVectors = await reembed(snapshot.factVectors, snapshot.factModels, () =>
+      snapshot.facts.map(
+        (f) => `${labels.get(f.subject) ?? ""} ${f.predicate} ${labels.get(f.object) ?? ""}`,
+      ),
+    );
+    const arrays = extendArrays(undefined, deltaOfSnapshot(snapshot, vectors, factVectors, model.dim));
+    return new MemoryIndex(arrays, { chunk: (i) => snapshot.chunks[i], all: () => snapshot.chunks });
   }
 
   /** Cosine of the query with every chunk (rows are L2-normalised, so a dot product). */
   denseScores(query: Float32Array): Float64Array {
-    return dotAll(this.vectors, query, this.chunks.length, this.dim);
+    return dotAll(this.vectors, query, this.chunkCount, this.dim);
   }
 
   bm25Scores(query: string): Float64Array {
@@ -198,7 +162,7 @@ export class MemoryIndex {
     const asked = new Set(lexicalTokens(query));
     const votes = new Map<string, number>();
     for (const doc of top) {
-      const tokens = lexicalTokens(this.chunks[doc].text);
+      const tokens = lexicalTokens(this.chunk(doc).text);
       const share = bm25[doc] / bm25[top[0]] / tokens.length;
       for (const token of tokens) if (!asked.has(token)) votes.set(token, (votes.get(token) ?? 0) + share);
     }

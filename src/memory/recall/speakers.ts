@@ -37,12 +37,24 @@ export const SPEAKER_LINKING = { minVocatives: 2, minRoleShare: 0.8, minTurnShar
 
 const OTHER: Record<Role, Role> = { user: "assistant", assistant: "user" };
 
-/** Lower-cased name → the role it names. */
-export function learnSpeakerNames(turns: Iterable<SpokenTurn>): Map<string, Role> {
-  const uses = new Map<string, { user: number; assistant: number; greeted: boolean }>();
-  const spoken = { user: 0, assistant: 0 };
+/**
+ * How often each capitalised word is used vocatively in each role's turns, and how many turns each role
+ * spoke: what names are learned from. Counts add up, so a store's counts grow with each indexed batch.
+ */
+export interface VocativeCounts {
+  spoken: { user: number; assistant: number };
+  /** Lower-cased name → [uses in user turns, uses in assistant turns, greeted or thanked at least once (1/0)]. */
+  uses: Record<string, [number, number, number]>;
+}
+
+export function emptyVocativeCounts(): VocativeCounts {
+  return { spoken: { user: 0, assistant: 0 }, uses: {} };
+}
+
+/** Adds the turns' vocative uses to `counts` (in place). */
+export function countVocatives(counts: VocativeCounts, turns: Iterable<SpokenTurn>): VocativeCounts {
   for (const { role, text } of turns) {
-    spoken[role]++;
+    counts.spoken[role]++;
     const found = new Set<number>();
     for (const pattern of [AFTER_GREETING, CLAUSE_END]) {
       for (const match of text.matchAll(pattern)) {
@@ -50,23 +62,34 @@ export function learnSpeakerNames(turns: Iterable<SpokenTurn>): Map<string, Role
         if (found.has(start)) continue;
         found.add(start);
         const name = match[1].toLowerCase();
-        let count = uses.get(name);
-        if (!count) uses.set(name, (count = { user: 0, assistant: 0, greeted: false }));
-        count[role]++;
-        if (pattern === AFTER_GREETING) count.greeted = true;
+        let count = Object.hasOwn(counts.uses, name) ? counts.uses[name] : undefined;
+        if (!count) counts.uses[name] = count = [0, 0, 0];
+        count[role === "user" ? 0 : 1]++;
+        if (pattern === AFTER_GREETING) count[2] = 1;
       }
     }
   }
+  return counts;
+}
+
+/** Lower-cased name → the role it names. */
+export function learnSpeakerNames(turns: Iterable<SpokenTurn>): Map<string, Role> {
+  return speakerNames(countVocatives(emptyVocativeCounts(), turns));
+}
+
+/** The names the counts link to a role (see SPEAKER_LINKING). */
+export function speakerNames({ spoken, uses }: VocativeCounts): Map<string, Role> {
   const names = new Map<string, Role>();
   const turnCount = spoken.user + spoken.assistant;
   if (Math.min(spoken.user, spoken.assistant) < SPEAKER_LINKING.minTurnShare * turnCount) return names;
-  for (const [name, count] of uses) {
-    const total = count.user + count.assistant;
+  for (const [name, [user, assistant, greeted]] of Object.entries(uses)) {
+    const total = user + assistant;
     // Greeted or thanked at least once: a word closing a list ("builds for macOS, Linux.") is
     // clause-final like a name, but nobody writes "Thanks, Linux".
-    if (total < SPEAKER_LINKING.minVocatives || !count.greeted) continue;
-    const speaker: Role = count.user >= count.assistant ? "user" : "assistant";
-    if (count[speaker] / total >= SPEAKER_LINKING.minRoleShare) names.set(name, OTHER[speaker]);
+    if (total < SPEAKER_LINKING.minVocatives || !greeted) continue;
+    const speaker: Role = user >= assistant ? "user" : "assistant";
+    if ((speaker === "user" ? user : assistant) / total >= SPEAKER_LINKING.minRoleShare)
+      names.set(name, OTHER[speaker]);
   }
   return names;
 }

@@ -1,0 +1,263 @@
+/**
+ * Building the arrays recall runs on from store rows, whole (a snapshot read through the MemoryStore
+ * interface) or as an extension of earlier arrays by the rows added since (the local backend's persisted
+ * snapshot, refreshed after each index run at a cost that follows the new rows, not the store).
+ * Both paths go through `extendArrays`, so they produce the same arrays for the same rows.
+ */
+import {
+  EDGE_KIND,
+  NO_MARKS,
+  type SnapshotDelta,
+  type SnapshotMarks,
+  type StoreSnapshot,
+} from "../../store/types.ts";
+import { lexicalTokens } from "../tokens.ts";
+import { appendDocuments, NO_POSTINGS, type Postings } from "./bm25.ts";
+import { buildCsr, type CsrGraph } from "./ppr.ts";
+import { countVocatives, emptyVocativeCounts, type VocativeCounts } from "./speakers.ts";
+
+/** Passage→next passage of the same session; 3 beat 0.3 and 1 on LoCoMo (docs/memory.md). */
+export const SEQUENCE_EDGE_WEIGHT = 3;
+
+/** Everything recall reads: stored parts (extended by deltas) and parts derived from them. */
+export interface SnapshotArrays {
+  generation: number;
+  marks: SnapshotMarks;
+  dim: number;
+  /** Passage i's chunk row id (ascending). */
+  chunkIds: Int32Array;
+  llmChunks: number;
+  /** Previous and next passage of the same session (-1 at the ends). */
+  previous: Int32Array;
+  next: Int32Array;
+  vectors: Float32Array;
+  chunkPostings: Postings;
+  entityIds: Int32Array;
+  factIds: Int32Array;
+  factSubjectIds: Int32Array;
+  factObjectIds: Int32Array;
+  factVectors: Float32Array;
+  factPostings: Postings;
+  edges: { ids: Int32Array; kind: Uint8Array; a: Int32Array; b: Int32Array; weight: Float64Array };
+  vocatives: VocativeCounts;
+  /** Derived: passages are nodes 0..P-1, phrases follow; stored edges with weight > 0 plus sequence edges. */
+  graph: CsrGraph;
+  edgeCount: number;
+  /** Derived: passages holding each phrase (its context-edge degree). */
+  phraseChunks: Int32Array;
+  /** Derived: graph node of each fact's subject and object (-1 when the phrase is gone). */
+  factSubject: Int32Array;
+  factObject: Int32Array;
+}
+
+/** The position of `id` in an ascending array, or -1. */
+export function positionOf(ids: Int32Array, id: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] === id) return mid;
+    if (ids[mid] < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+function concat<T extends Int32Array | Float32Array | Float64Array | Uint8Array>(
+  make: new (n: number) => T,
+  a: T,
+  b: ArrayLike<number>,
+): T {
+  const out = new make(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** `previous` (undefined: nothing) extended by `delta`'s rows. */
+export function extendArrays(previous: SnapshotArrays | undefined, delta: SnapshotDelta): SnapshotArrays {
+  const old = previous;
+  const dim = old?.dim || delta.dim;
+  const first = old?.chunkIds.length ?? 0;
+  const P = first + delta.chunks.length;
+  const chunkIds = concat(
+    Int32Array,
+    old?.chunkIds ?? new Int32Array(0),
+    delta.chunks.map((c) => c.id),
+  );
+  const previousOf = new Int32Array(P).fill(-1);
+  const nextOf = new Int32Array(P).fill(-1);
+  if (old) {
+    previousOf.set(old.previous);
+    nextOf.set(old.next);
+  }
+  const lastOfSession = new Map<string, number>();
+  for (const [session, id] of delta.sessionTails) {
+    const at = positionOf(chunkIds, id);
+    if (at >= 0) lastOfSession.set(session, at);
+  }
+  delta.chunks.forEach((c, i) => {
+    const at = first + i;
+    const before = lastOfSession.get(c.sessionId);
+    lastOfSession.set(c.sessionId, at);
+    if (before === undefined) return;
+    previousOf[at] = before;
+    nextOf[before] = at;
+  });
+  const vocatives = structuredClone(old?.vocatives ?? emptyVocativeCounts());
+  countVocatives(
+    vocatives,
+    delta.chunks.flatMap((c) => c.turns.map((t) => ({ role: t.role, text: c.text.slice(t.start, t.end) }))),
+  );
+  const edgeIds = concat(
+    Int32Array,
+    old?.edges.ids ?? new Int32Array(0),
+    delta.edges.map((e) => e.id),
+  );
+  const weight = concat(
+    Float64Array,
+    old?.edges.weight ?? new Float64Array(0),
+    delta.edges.map((e) => e.weight),
+  );
+  for (const w of delta.weights) {
+    const at = positionOf(edgeIds, w.id);
+    if (at >= 0) weight[at] = w.weight;
+  }
+  const stored = {
+    generation: delta.generation,
+    marks: delta.marks,
+    dim,
+    chunkIds,
+    llmChunks: (old?.llmChunks ?? 0) + delta.chunks.filter((c) => c.graphSource === "llm").length,
+    previous: previousOf,
+    next: nextOf,
+    vectors: concat(Float32Array, old?.vectors ?? new Float32Array(0), delta.chunkVectors),
+    chunkPostings: appendDocuments(
+      old?.chunkPostings ?? NO_POSTINGS,
+      delta.chunks.map((c) => lexicalTokens(c.text)),
+    ),
+    entityIds: concat(Int32Array, old?.entityIds ?? new Int32Array(0), delta.entityIds),
+    factIds: concat(
+      Int32Array,
+      old?.factIds ?? new Int32Array(0),
+      delta.facts.map((f) => f.id),
+    ),
+    factSubjectIds: concat(
+      Int32Array,
+      old?.factSubjectIds ?? new Int32Array(0),
+      delta.facts.map((f) => f.subject),
+    ),
+    factObjectIds: concat(
+      Int32Array,
+      old?.factObjectIds ?? new Int32Array(0),
+      delta.facts.map((f) => f.object),
+    ),
+    factVectors: concat(Float32Array, old?.factVectors ?? new Float32Array(0), delta.factVectors),
+    factPostings: appendDocuments(
+      old?.factPostings ?? NO_POSTINGS,
+      delta.facts.map((f) => lexicalTokens(f.text)),
+    ),
+    edges: {
+      ids: edgeIds,
+      kind: concat(
+        Uint8Array,
+        old?.edges.kind ?? new Uint8Array(0),
+        delta.edges.map((e) => e.kind),
+      ),
+      a: concat(
+        Int32Array,
+        old?.edges.a ?? new Int32Array(0),
+        delta.edges.map((e) => e.a),
+      ),
+      b: concat(
+        Int32Array,
+        old?.edges.b ?? new Int32Array(0),
+        delta.edges.map((e) => e.b),
+      ),
+      weight,
+    },
+    vocatives,
+  };
+  return { ...stored, ...derive(stored) };
+}
+
+/** The graph in node space (CSR), phrase degrees and fact nodes, from the stored parts. */
+export function derive(
+  s: Pick<
+    SnapshotArrays,
+    "chunkIds" | "entityIds" | "edges" | "previous" | "factSubjectIds" | "factObjectIds"
+  >,
+): Pick<SnapshotArrays, "graph" | "edgeCount" | "phraseChunks" | "factSubject" | "factObject"> {
+  const P = s.chunkIds.length;
+  const entityNode = (id: number) => {
+    const at = positionOf(s.entityIds, id);
+    return at < 0 ? -1 : P + at;
+  };
+  const { kind, a, b, weight } = s.edges;
+  // Room for the stored edges and one sequence edge per passage.
+  const ea = new Int32Array(kind.length + P);
+  const eb = new Int32Array(kind.length + P);
+  const ew = new Float64Array(kind.length + P);
+  const phraseChunks = new Int32Array(s.entityIds.length);
+  let m = 0;
+  for (let e = 0; e < kind.length; e++) {
+    const x = kind[e] === EDGE_KIND.context ? positionOf(s.chunkIds, a[e]) : entityNode(a[e]);
+    const y = entityNode(b[e]);
+    if (x < 0 || y < 0 || weight[e] <= 0) continue;
+    if (kind[e] === EDGE_KIND.context) phraseChunks[y - P]++;
+    ea[m] = x;
+    eb[m] = y;
+    ew[m++] = weight[e];
+  }
+  // Sequence edges: each passage to the next one of its session. They are derived (chunk order within a
+  // session), not stored: the answer to a question often sits in the turn after the one that names it.
+  if (SEQUENCE_EDGE_WEIGHT > 0) {
+    for (let i = 0; i < P; i++) {
+      if (s.previous[i] < 0) continue;
+      ea[m] = s.previous[i];
+      eb[m] = i;
+      ew[m++] = SEQUENCE_EDGE_WEIGHT;
+    }
+  }
+  const factSubject = Int32Array.from(s.factSubjectIds, entityNode);
+  const factObject = Int32Array.from(s.factObjectIds, entityNode);
+  return {
+    graph: buildCsr(P + s.entityIds.length, ea.subarray(0, m), eb.subarray(0, m), ew.subarray(0, m)),
+    edgeCount: m,
+    phraseChunks,
+    factSubject,
+    factObject,
+  };
+}
+
+/**
+ * A whole snapshot (read through the MemoryStore interface, vectors already in the current model's
+ * space) as a delta from nothing. The snapshot's edges carry no row ids; their order stands in.
+ */
+export function deltaOfSnapshot(
+  snapshot: StoreSnapshot,
+  chunkVectors: Float32Array,
+  factVectors: Float32Array,
+  dim: number,
+): SnapshotDelta {
+  const labels = new Map(snapshot.entities.map((e) => [e.id, e.label]));
+  const { kind, a, b, weight } = snapshot.edges;
+  return {
+    generation: snapshot.generation,
+    marks: NO_MARKS,
+    dim,
+    chunks: snapshot.chunks,
+    chunkVectors,
+    sessionTails: new Map(),
+    entityIds: snapshot.entities.map((e) => e.id),
+    facts: snapshot.facts.map((f) => ({
+      id: f.id,
+      subject: f.subject,
+      object: f.object,
+      text: `${labels.get(f.subject) ?? ""} ${f.predicate} ${labels.get(f.object) ?? ""}`,
+    })),
+    factVectors,
+    edges: Array.from(kind, (k, i) => ({ id: i + 1, kind: k, a: a[i], b: b[i], weight: weight[i] })),
+    weights: [],
+  };
+}

@@ -1,0 +1,372 @@
+/**
+ * The persisted form of a local store's recall arrays (`recall.bin` beside memory.db): written by the
+ * indexer after each run, memory-mapped by recall, so a fresh process answers its first query without
+ * reading the whole store or tokenising every chunk. Layout: a fixed head (magic, version, header
+ * length and CRC), a JSON header (counts, marks, the section table), then 8-byte-aligned typed-array
+ * sections, each with its CRC-32. Recall checks the sections a query reads; the indexer, which extends
+ * the arrays, checks all of them. Anything that does not check out is not used: recall falls back to
+ * reading the store, the indexer rebuilds the file from nothing.
+ */
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { logError } from "../../home/log.ts";
+import type { SqliteMemoryStore } from "../../store/sqlite.ts";
+import { NO_MARKS } from "../../store/types.ts";
+import { arrayTerms, encodedTerms, type Postings, type TermList } from "./bm25.ts";
+import { type ChunkSource, MemoryIndex, type RecallChunk } from "./snapshot.ts";
+import { extendArrays, type SnapshotArrays } from "./snapshot-build.ts";
+import type { VocativeCounts } from "./speakers.ts";
+
+const MAGIC = "TFRECALL";
+/** Bumped when the layout or what the arrays mean changes: an older file is rebuilt. */
+export const SNAPSHOT_FILE_VERSION = 1;
+const HEAD_BYTES = 24;
+
+type Typed = Int32Array | Uint32Array | Float32Array | Float64Array | Uint8Array;
+const KINDS = { i32: Int32Array, u32: Uint32Array, f32: Float32Array, f64: Float64Array, u8: Uint8Array };
+type Kind = keyof typeof KINDS;
+
+interface SectionEntry {
+  name: string;
+  kind: Kind;
+  offset: number;
+  length: number;
+  crc: number;
+  /** Read by queries (checked on every open); the others only by the indexer extending the arrays. */
+  query: boolean;
+}
+
+interface Header {
+  generation: number;
+  marks: SnapshotArrays["marks"];
+  dim: number;
+  model: string;
+  llmChunks: number;
+  edgeCount: number;
+  chunkTotalLength: number;
+  factTotalLength: number;
+  vocatives: VocativeCounts;
+  sections: SectionEntry[];
+}
+
+/** A file that is not a usable snapshot (damaged, truncated, of another version). */
+export class SnapshotFileError extends Error {}
+
+function encodeTerms(terms: TermList): { bytes: Uint8Array; offsets: Uint32Array } {
+  const encoder = new TextEncoder();
+  const parts: Uint8Array[] = [];
+  const offsets = new Uint32Array(terms.count + 1);
+  let total = 0;
+  for (let i = 0; i < terms.count; i++) {
+    const bytes = encoder.encode(terms.at(i));
+    parts.push(bytes);
+    total += bytes.length;
+    offsets[i + 1] = total;
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return { bytes, offsets };
+}
+
+function sectionsOf(a: SnapshotArrays): [name: string, kind: Kind, data: Typed, query: boolean][] {
+  const postings = (prefix: string, p: Postings): [string, Kind, Typed, boolean][] => {
+    const { bytes, offsets } = encodeTerms(p.terms);
+    return [
+      [`${prefix}TermBytes`, "u8", bytes, true],
+      [`${prefix}TermOffsets`, "u32", offsets, true],
+      [`${prefix}Start`, "u32", p.start, true],
+      [`${prefix}Docs`, "i32", p.docs, true],
+      [`${prefix}Tfs`, "f32", p.tfs, true],
+      [`${prefix}DocLength`, "f32", p.docLength, true],
+    ];
+  };
+  return [
+    ["chunkIds", "i32", a.chunkIds, true],
+    ["previous", "i32", a.previous, true],
+    ["next", "i32", a.next, true],
+    ["vectors", "f32", a.vectors, true],
+    ...postings("chunk", a.chunkPostings),
+    ["entityIds", "i32", a.entityIds, false],
+    ["factIds", "i32", a.factIds, false],
+    ["factSubjectIds", "i32", a.factSubjectIds, false],
+    ["factObjectIds", "i32", a.factObjectIds, false],
+    ["factVectors", "f32", a.factVectors, true],
+    ...postings("fact", a.factPostings),
+    ["edgeIds", "i32", a.edges.ids, false],
+    ["edgeKind", "u8", a.edges.kind, false],
+    ["edgeA", "i32", a.edges.a, false],
+    ["edgeB", "i32", a.edges.b, false],
+    ["edgeWeight", "f64", a.edges.weight, false],
+    ["graphOffsets", "i32", a.graph.offsets, true],
+    ["graphColumn", "i32", a.graph.column, true],
+    ["graphWeight", "f64", a.graph.weight, true],
+    ["graphStrength", "f64", a.graph.strength, true],
+    ["phraseChunks", "i32", a.phraseChunks, true],
+    ["factSubject", "i32", a.factSubject, true],
+    ["factObject", "i32", a.factObject, true],
+  ];
+}
+
+const align = (n: number) => (n + 7) & ~7;
+
+function bytesOf(data: Typed): Uint8Array {
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** Writes the arrays to `path` atomically (a temporary file renamed over it). */
+export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: string): void {
+  const sections = sectionsOf(arrays);
+  const entries: SectionEntry[] = [];
+  let offset = 0;
+  for (const [name, kind, data, query] of sections) {
+    entries.push({ name, kind, offset, length: data.length, crc: Bun.hash.crc32(bytesOf(data)), query });
+    offset = align(offset + data.byteLength);
+  }
+  const header: Header = {
+    generation: arrays.generation,
+    marks: arrays.marks,
+    dim: arrays.dim,
+    model,
+    llmChunks: arrays.llmChunks,
+    edgeCount: arrays.edgeCount,
+    chunkTotalLength: arrays.chunkPostings.totalLength,
+    factTotalLength: arrays.factPostings.totalLength,
+    vocatives: arrays.vocatives,
+    sections: entries,
+  };
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const dataStart = align(HEAD_BYTES + json.length);
+  const head = new Uint8Array(dataStart);
+  head.set(new TextEncoder().encode(MAGIC));
+  const view = new DataView(head.buffer);
+  view.setUint32(8, SNAPSHOT_FILE_VERSION, true);
+  view.setUint32(12, json.length, true);
+  view.setUint32(16, Bun.hash.crc32(json), true);
+  head.set(json, HEAD_BYTES);
+  const temporary = `${path}.${process.pid}.tmp`;
+  const fd = openSync(temporary, "w");
+  try {
+    writeSync(fd, head);
+    let written = 0;
+    const padding = new Uint8Array(8);
+    for (const [i, [, , data]] of sections.entries()) {
+      const at = entries[i].offset;
+      if (at > written) writeSync(fd, padding, 0, at - written);
+      writeSync(fd, bytesOf(data));
+      written = at + data.byteLength;
+    }
+    closeSync(fd);
+    renameSync(temporary, path);
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+function mapFile(path: string): Uint8Array {
+  try {
+    return Bun.mmap(path, { shared: false });
+  } catch {
+    // Where mapping is unavailable, a plain read gives the same bytes.
+    try {
+      return new Uint8Array(readFileSync(path));
+    } catch (error) {
+      throw new SnapshotFileError(`${path}: ${(error as Error).message}`);
+    }
+  }
+}
+
+/**
+ * The arrays of a snapshot file and its model id; `all` checks every section (to extend them),
+ * otherwise only what queries read. Throws SnapshotFileError for anything that does not check out.
+ */
+export function readSnapshotFile(
+  path: string,
+  options: { all?: boolean } = {},
+): { arrays: SnapshotArrays; model: string } {
+  const file = mapFile(path);
+  if (file.length < HEAD_BYTES || new TextDecoder().decode(file.subarray(0, 8)) !== MAGIC)
+    throw new SnapshotFileError(`${path}: not a recall snapshot`);
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const version = view.getUint32(8, true);
+  if (version !== SNAPSHOT_FILE_VERSION) throw new SnapshotFileError(`${path}: version ${version}`);
+  const jsonLength = view.getUint32(12, true);
+  if (HEAD_BYTES + jsonLength > file.length) throw new SnapshotFileError(`${path}: truncated header`);
+  const json = file.subarray(HEAD_BYTES, HEAD_BYTES + jsonLength);
+  if (Bun.hash.crc32(json) !== view.getUint32(16, true))
+    throw new SnapshotFileError(`${path}: header damaged`);
+  let header: Header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(json)) as Header;
+    if (!Array.isArray(header.sections)) throw new Error("no section table");
+  } catch (error) {
+    throw new SnapshotFileError(`${path}: header unreadable (${(error as Error).message})`);
+  }
+  const dataStart = align(HEAD_BYTES + jsonLength);
+  const sections = new Map<string, Typed>();
+  for (const s of header.sections) {
+    const make = Object.hasOwn(KINDS, s.kind) ? KINDS[s.kind] : undefined;
+    const start = dataStart + s.offset;
+    const bytes = s.length * (make?.BYTES_PER_ELEMENT ?? 0);
+    if (!make || start % 8 !== 0 || start + bytes > file.length)
+      throw new SnapshotFileError(`${path}: section ${s.name} out of bounds`);
+    const raw = file.subarray(start, start + bytes);
+    if ((s.query || options.all) && Bun.hash.crc32(raw) !== s.crc)
+      throw new SnapshotFileError(`${path}: section ${s.name} damaged`);
+    sections.set(s.name, new make(file.buffer as ArrayBuffer, file.byteOffset + start, s.length));
+  }
+  const get = <T extends Typed>(name: string): T => {
+    const found = sections.get(name);
+    if (!found) throw new SnapshotFileError(`${path}: section ${name} missing`);
+    return found as T;
+  };
+  const postings = (prefix: string, totalLength: number): Postings => ({
+    terms: options.all
+      ? decodeAll(get(`${prefix}TermBytes`), get(`${prefix}TermOffsets`))
+      : encodedTerms(get(`${prefix}TermBytes`), get(`${prefix}TermOffsets`)),
+    start: get(`${prefix}Start`),
+    docs: get(`${prefix}Docs`),
+    tfs: get(`${prefix}Tfs`),
+    docLength: get(`${prefix}DocLength`),
+    totalLength,
+  });
+  const arrays: SnapshotArrays = {
+    generation: header.generation,
+    marks: header.marks,
+    dim: header.dim,
+    chunkIds: get("chunkIds"),
+    llmChunks: header.llmChunks,
+    previous: get("previous"),
+    next: get("next"),
+    vectors: get("vectors"),
+    chunkPostings: postings("chunk", header.chunkTotalLength),
+    entityIds: get("entityIds"),
+    factIds: get("factIds"),
+    factSubjectIds: get("factSubjectIds"),
+    factObjectIds: get("factObjectIds"),
+    factVectors: get("factVectors"),
+    factPostings: postings("fact", header.factTotalLength),
+    edges: {
+      ids: get("edgeIds"),
+      kind: get("edgeKind"),
+      a: get("edgeA"),
+      b: get("edgeB"),
+      weight: get("edgeWeight"),
+    },
+    vocatives: header.vocatives,
+    graph: {
+      nodes: get<Int32Array>("graphOffsets").length - 1,
+      offsets: get("graphOffsets"),
+      column: get("graphColumn"),
+      weight: get("graphWeight"),
+      strength: get("graphStrength"),
+    },
+    edgeCount: header.edgeCount,
+    phraseChunks: get("phraseChunks"),
+    factSubject: get("factSubject"),
+    factObject: get("factObject"),
+  };
+  return { arrays, model: header.model };
+}
+
+/** Terms decoded once into strings: extending the arrays walks them all. */
+function decodeAll(bytes: Uint8Array, offsets: Uint32Array): TermList {
+  const encoded = encodedTerms(bytes, offsets);
+  return arrayTerms(Array.from({ length: encoded.count }, (_, i) => encoded.at(i)));
+}
+
+/**
+ * Brings the store's snapshot file up to date after a write: extends the arrays it holds by the rows
+ * added since (cost: the new rows), or rebuilds them from nothing when rows were deleted since, the
+ * file is missing or damaged, or it was built for another model. Removes the file when the store holds
+ * vectors of another model than `model` (recall then re-embeds from the store, as for any backend).
+ */
+export async function refreshSnapshotFile(
+  path: string,
+  store: SqliteMemoryStore,
+  currentModel: () => Promise<string>,
+): Promise<"current" | "extended" | "rebuilt" | "removed"> {
+  let file: ReturnType<typeof readSnapshotFile> | undefined;
+  try {
+    file = readSnapshotFile(path, { all: true });
+  } catch (error) {
+    if (!(error instanceof SnapshotFileError)) throw error;
+    // Missing or unusable: rebuilt below. Something else in its place (a directory) is ours to clear.
+    rmSync(path, { force: true, recursive: true });
+  }
+  const marks = file?.arrays.marks;
+  if (
+    file &&
+    marks?.store === store.storeId() &&
+    marks.deletions === store.deletions() &&
+    file.arrays.generation === store.generation()
+  )
+    return "current";
+  // Only now the model: a run with nothing new must stay cheap.
+  const model = await currentModel();
+  let previous = file?.model === model ? file.arrays : undefined;
+  let delta = previous ? store.snapshotDelta(previous.marks, model) : undefined;
+  if (!delta) {
+    previous = undefined;
+    delta = store.snapshotDelta({ ...NO_MARKS, deletions: store.deletions() }, model);
+  }
+  if (!delta) {
+    rmSync(path, { force: true });
+    return "removed";
+  }
+  writeSnapshotFile(path, extendArrays(previous, delta), model);
+  return previous ? "extended" : "rebuilt";
+}
+
+/** Chunks read from the store by row id when a query needs them, kept for later queries (bounded). */
+const CACHED_CHUNKS = 4096;
+
+/**
+ * The index of a store's snapshot file, or undefined when there is none usable for this store: built
+ * for another model, older than a deletion, or older than the store's last write while no indexer is
+ * running to refresh it. A damaged file is logged and not used (the next index run rebuilds it).
+ */
+export function persistedIndex(
+  path: string,
+  store: SqliteMemoryStore,
+  model: string,
+  indexing: boolean,
+  projectRoot: string,
+): MemoryIndex | undefined {
+  if (!existsSync(path)) return undefined;
+  let file: ReturnType<typeof readSnapshotFile>;
+  try {
+    file = readSnapshotFile(path);
+  } catch (error) {
+    if (!(error instanceof SnapshotFileError)) throw error;
+    logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
+    return undefined;
+  }
+  const { arrays } = file;
+  const { marks } = arrays;
+  if (file.model !== model || marks.store !== store.storeId() || marks.deletions !== store.deletions())
+    return undefined;
+  if (arrays.generation !== store.generation() && !indexing) return undefined;
+  const cache = new Map<number, RecallChunk>();
+  const source: ChunkSource = {
+    chunk(index) {
+      let found = cache.get(index);
+      if (!found) {
+        if (cache.size >= CACHED_CHUNKS) cache.clear();
+        [found] = store.chunksById([arrays.chunkIds[index]]);
+        cache.set(index, found);
+      }
+      return found;
+    },
+    all: () => store.chunksById(Array.from(arrays.chunkIds)),
+  };
+  return new MemoryIndex(arrays, source);
+}
