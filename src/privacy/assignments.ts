@@ -3,8 +3,8 @@ import {
   decodesToPlaceholder,
   isCodeExpression,
   isDominatedByOneChar,
-  isMostlySequential,
   isHostLike,
+  isMostlySequential,
   isPlaceholder,
   isPlaceholderWord,
   isPlainIdentifier,
@@ -15,6 +15,14 @@ import {
   isWordSequence,
   looksRandom,
 } from "./text.ts";
+import {
+  ATTACHED_COPULAS,
+  continuedFamily,
+  type Family,
+  NAME_CONTINUATIONS,
+  nameFamily,
+  SPACED_COPULAS,
+} from "./secret-names.ts";
 import { findTriggers } from "./triggers.ts";
 import type { Finding } from "./types.ts";
 
@@ -31,354 +39,12 @@ const MAX_VALUE = 1000;
 /** Values up to this long are re-read for names inside them when they are not secrets. */
 const SHORT_VALUE = 64;
 
-type Family = "password" | "secret" | "token" | "auth" | "weak";
-
-const EXACT: Record<string, Family> = {
-  password: "password",
-  passwd: "password",
-  pwd: "password",
-  pw: "password",
-  pass: "password",
-  passw: "password",
-  pswd: "password",
-  pword: "password",
-  passphrase: "password",
-  passcode: "password",
-  secret: "secret",
-  secrete: "secret",
-  token: "token",
-  apikey: "secret",
-  credential: "secret",
-  credentials: "secret",
-  cred: "secret",
-  creds: "secret",
-  privatekey: "secret",
-  secretkey: "secret",
-  accesskey: "secret",
-  bearer: "auth",
-  auth: "auth",
-  authorization: "auth",
-  authentication: "auth",
-  authtoken: "token",
-  api: "weak",
-  key: "weak",
-  salt: "weak",
-  nonce: "weak",
-  cookie: "weak",
-  login: "weak",
-  otp: "weak",
-  seed: "weak",
-  mnemonic: "weak",
-};
-/** Compound words that end in a trigger: `userpwd`, `accesstoken`, `softlayerapikey`, `1passwordtoken`. */
-const SUFFIXES: [string, Family][] = [
-  ["password", "password"],
-  ["passwd", "password"],
-  ["passphrase", "password"],
-  ["pwd", "password"],
-  ["pswd", "password"],
-  ["secret", "secret"],
-  ["apikey", "secret"],
-  ["credential", "secret"],
-  ["token", "token"],
-];
-/**
- * `rootpass`, `dbpass`, `smtppass`: "pass" ends a password's name only after one of these, because many
- * English words end in it too (`bypass`, `compass`, `surpass`, `overpass`, `trespass`).
- */
-const PASS_OWNERS = new Set([
-  "root",
-  "admin",
-  "user",
-  "db",
-  "sql",
-  "mysql",
-  "pg",
-  "postgres",
-  "redis",
-  "mongo",
-  "smtp",
-  "mail",
-  "imap",
-  "pop",
-  "ftp",
-  "sftp",
-  "ssh",
-  "vnc",
-  "rdp",
-  "ldap",
-  "proxy",
-  "wifi",
-  "wlan",
-  "master",
-  "sudo",
-  "login",
-  "account",
-  "app",
-  "api",
-  "web",
-  "server",
-  "keystore",
-  "truststore",
-  "store",
-  "key",
-]);
-
-/** `api key`, `private_key`, `access key`: a key that is a secret rather than a dictionary key. */
-const KEY_QUALIFIERS = new Set([
-  "api",
-  "private",
-  "access",
-  "secret",
-  "master",
-  "encryption",
-  "signing",
-  "license",
-  "app",
-  "client",
-  "account",
-  "auth",
-  "service",
-  "storage",
-  "subscription",
-  "hmac",
-  "shared",
-  "consumer",
-  "admin",
-  "ingest",
-  "write",
-  "deploy",
-  "ssh",
-  "gpg",
-  "pgp",
-  "aes",
-  "rsa",
-  "root",
-  "security",
-  "session",
-  "crypto",
-  "cipher",
-  "server",
-  "iam",
-  "cloud",
-]);
-/** The name describes a secret rather than holding one: `token_url`, `password_file`, `kms_key_id`. */
-const DESCRIPTORS = new Set([
-  "id",
-  "ids",
-  "name",
-  "names",
-  "type",
-  "types",
-  "kind",
-  "file",
-  "files",
-  "filename",
-  "path",
-  "paths",
-  "dir",
-  "url",
-  "uri",
-  "urls",
-  "endpoint",
-  "host",
-  "length",
-  "len",
-  "size",
-  "count",
-  "prompt",
-  "label",
-  "placeholder",
-  "hint",
-  "message",
-  "msg",
-  "field",
-  "fields",
-  "header",
-  "headers",
-  "format",
-  "pattern",
-  "regex",
-  "policy",
-  "rule",
-  "rules",
-  "mode",
-  "version",
-  "expiry",
-  "expires",
-  "expiration",
-  "ttl",
-  "timeout",
-  "enabled",
-  "required",
-  "min",
-  "max",
-  "prefix",
-  "suffix",
-  "selector",
-  "ref",
-  "refs",
-  "template",
-  "error",
-  "errors",
-  "description",
-  "desc",
-  "help",
-  "title",
-  "column",
-  "table",
-  "param",
-  "params",
-  "index",
-  "event",
-  "action",
-  "status",
-  "state",
-  "store",
-  "manager",
-  "provider",
-  "service",
-  "scope",
-  "scopes",
-  "algorithm",
-  "alg",
-  "chars",
-  "charset",
-  "location",
-  "source",
-  "var",
-  "variable",
-  "env",
-  "method",
-  "class",
-  "schema",
-  "hash",
-  "hashed",
-  "fn",
-  "func",
-  "callback",
-  "handler",
-  "validator",
-  "input",
-  "output",
-  "button",
-  "form",
-  "page",
-  "route",
-  "check",
-  "valid",
-  "validation",
-  "exists",
-  "list",
-  "map",
-  "limit",
-  "delay",
-  "interval",
-  "duration",
-  "at",
-  "date",
-  "time",
-  "timestamp",
-  "created",
-  "updated",
-  "usage",
-  "result",
-  "results",
-  "row",
-  "rows",
-  "record",
-  "records",
-  "entry",
-  "secrets",
-  "tokens",
-  "keys",
-  "passwords",
-  "count",
-  "counter",
-  "metadata",
-  "meta",
-  "info",
-  "data",
-  "ids",
-  "lookup",
-  "reset",
-  "strategy",
-  "flow",
-  "grant",
-  "request",
-  "response",
-  "req",
-  "res",
-  "endpoint",
-  "server",
-  "dialog",
-  "modal",
-  "screen",
-  "view",
-  "component",
-]);
-/** A public key, by definition, is not a secret. */
-const PUBLIC = new Set(["public", "pub", "pubkey", "publishable"]);
-
-function segments(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean)
-    .map((s) => s.replace(/^(\D+)\d+$/, "$1"));
-}
-
-// PERF: keyed by the previous word, then by the name: no key string is built per lookup. `null` is a
-// name known not to be a secret's, so one lookup answers both ways.
-const familyCache = new Map<string, Map<string, Family | null>>();
-let familyCacheSize = 0;
-/** Bounds the cache: names repeat within a text, but a long text may hold many different ones. */
-const FAMILY_CACHE_SIZE = 2048;
-
-/** The family of secret a name holds, or undefined when the name is not a secret's name. */
-export function nameFamily(name: string, previousWord = ""): Family | undefined {
-  let byName = familyCache.get(previousWord);
-  const cached = byName?.get(name);
-  if (cached !== undefined) return cached ?? undefined;
-  const family = classifyName(name, previousWord);
-  if (familyCacheSize >= FAMILY_CACHE_SIZE) {
-    familyCache.clear();
-    familyCacheSize = 0;
-    byName = undefined;
-  }
-  if (!byName) familyCache.set(previousWord, (byName = new Map()));
-  byName.set(name, family ?? null);
-  familyCacheSize++;
-  return family;
-}
-
-function classifyName(name: string, previousWord: string): Family | undefined {
-  // Bundler keeps a gem server's `user:password` in BUNDLE_<HOST>, the host's dots written `__`.
-  if (/^BUNDLE_[A-Z0-9_]*__[A-Z]{2,}$/.test(name)) return "password";
-  const segs = segments(name);
-  if (!segs.length || segs.some((s) => PUBLIC.has(s))) return undefined;
-  if (DESCRIPTORS.has(segs[segs.length - 1]) && segs.length > 1) return undefined;
-  let family: Family | undefined;
-  for (let i = 0; i < segs.length; i++) {
-    const s = segs[i];
-    let f = EXACT[s];
-    if (!f) for (const [suffix, fam] of SUFFIXES) if (s.length > suffix.length && s.endsWith(suffix)) f = fam;
-    if (!f && s.endsWith("pass") && PASS_OWNERS.has(s.slice(0, -4))) f = "password";
-    if (f === "weak" && s === "key" && (KEY_QUALIFIERS.has(segs[i - 1] ?? "") || EXACT[segs[i - 1] ?? ""]))
-      f = "secret";
-    if (f && (!family || family === "weak")) family = f;
-  }
-  if (family === "weak") {
-    const prev = segments(previousWord).pop() ?? "";
-    if (KEY_QUALIFIERS.has(prev) || (EXACT[prev] && EXACT[prev] !== "weak")) family = "secret";
-  }
-  return family;
-}
-
 const FILE_EXTENSION_RE =
   /\.(?:[cm]?[jt]sx?|py|rb|go|rs|java|kt|swift|php|cs|cpp|c|h|json|ya?ml|toml|ini|cfg|conf|txt|md|html?|css|xml|lock|log|sh|pem|crt|cer|p12|pfx|jks|keystore)$/i;
+
+/** Letters of the Latin (with accents), Greek and Cyrillic scripts beyond ASCII: `contraseña`, `пароль`. */
+const isAccentedLetter = (c: number) =>
+  c >= 0xc0 && ((c <= 0x24f && c !== 0xd7 && c !== 0xf7) || (c >= 0x370 && c <= 0x52f && c !== 0x37e));
 
 const isNameChar = (c: number) =>
   (c >= 48 && c <= 57) ||
@@ -387,7 +53,8 @@ const isNameChar = (c: number) =>
   c === 95 ||
   c === 45 ||
   c === 46 ||
-  c === 36;
+  c === 36 ||
+  isAccentedLetter(c);
 
 const AUTH_SCHEMES =
   /^(?:bearer|basic|token|digest|ntlm|negotiate|bot|apikey|api-key|oauth|jwt|key|sso-key|hmac)$/i;
@@ -411,14 +78,20 @@ interface Value {
  */
 function readQuoted(text: string, p: number): Value | undefined {
   let open = "";
-  if (text[p] === "&") {
+  const first = text.charCodeAt(p);
+  if (first >= 0x80) {
+    const closer = TYPOGRAPHIC_QUOTES[text[p]];
+    return closer ? readTypographic(text, p + 1, closer) : undefined;
+  }
+  if (text.charCodeAt(p) === 38) {
     if (text.startsWith("&quot;", p)) open = "&quot;";
     else if (text.startsWith("&#34;", p)) open = "&#34;";
     else if (text.startsWith("&#39;", p)) open = "&#39;";
   } else {
     let k = p;
-    while (text[k] === "\\" && k - p < 8) k++;
-    if (text[k] === '"' || text[k] === "'" || text[k] === "`") open = text.slice(p, k + 1);
+    while (text.charCodeAt(k) === 92 && k - p < 8) k++;
+    const c = text.charCodeAt(k);
+    if (c === 34 || c === 39 || c === 96) open = text.slice(p, k + 1);
   }
   if (!open) return undefined;
   const start = p + open.length;
@@ -445,6 +118,24 @@ function readQuoted(text: string, p: number): Value | undefined {
   return end - start >= 16 ? { start, end, quoted: true } : { start, end: start, quoted: true, scanned: j };
 }
 
+/** Quotes that close with another character: `«…»`, `„…“`, `「…」`. */
+const TYPOGRAPHIC_QUOTES: Record<string, string> = {
+  "“": "”",
+  "„": "“",
+  "«": "»",
+  "「": "」",
+  "『": "』",
+  "‘": "’",
+};
+
+/** A value in typographic quotes, up to its closing quote on the same line. */
+function readTypographic(text: string, start: number, closer: string): Value | undefined {
+  const limit = Math.min(text.length, start + MAX_VALUE);
+  for (let j = start; j < limit && text.charCodeAt(j) !== 10; j++)
+    if (text[j] === closer) return { start, end: j, quoted: true };
+  return undefined;
+}
+
 // `&`, `#`, `!`, `%`, `@` are common inside a password, so they do not end a value; `&` ends one only in a
 // URL query (see `readUnquoted`), as `&&` or as an HTML-escaped quote or bracket.
 const UNQUOTED_STOP = new Set([" ", "\t", "\n", "\r", '"', "'", "`", ",", ";", "<", ">", "\\", "|"]);
@@ -462,14 +153,15 @@ const AMPERSAND_STOP_RE = /^&(?:&|quot;|#34;|#39;|apos;|lt;|gt;|[A-Za-z_][\w.[\]
 function readUnquoted(text: string, p: number, inQuery = false): Value | undefined {
   const limit = Math.min(text.length, p + MAX_VALUE);
   let end = p;
-  for (; end < limit && !UNQUOTED_STOP.has(text[end]); end++) {
-    if (text[end] !== "&") continue;
+  // Chinese, Japanese and Korean text and full-width punctuation end a value: `…Pw4pQgwXJ43ANです`.
+  for (; end < limit && !UNQUOTED_STOP.has(text[end]) && text.charCodeAt(end) < 0x3000; end++) {
+    if (text.charCodeAt(end) !== 38) continue;
     if (inQuery || AMPERSAND_STOP_RE.test(text.slice(end, end + 44))) break;
     // `<password>Tr0ub4dor&amp;3</password>`: an escaped `&` is one character of the value.
     if (text.startsWith("&amp;", end)) end += 4;
   }
   // `PASSWORD=… &`: a trailing `&` sends a shell command to the background.
-  while (end > p && text[end - 1] === "&") end--;
+  while (end > p && text.charCodeAt(end - 1) === 38) end--;
   // `f(secret=abc123)`: the `)` belongs to the code around the value, not to the value.
   while (end > p && CLOSERS[text[end - 1]]) {
     const close = text[end - 1];
@@ -486,8 +178,13 @@ function readUnquoted(text: string, p: number, inQuery = false): Value | undefin
 }
 
 const isWordChar = (c: number) =>
-  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45;
-const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+  (c >= 48 && c <= 57) ||
+  (c >= 65 && c <= 90) ||
+  (c >= 97 && c <= 122) ||
+  c === 95 ||
+  c === 45 ||
+  isAccentedLetter(c);
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || isAccentedLetter(c);
 
 /**
  * The word (`[A-Za-z][\w-]*`) that ends one or two spaces or tabs before `p`, on the same line and within
@@ -497,7 +194,7 @@ function wordBeforeSpaces(text: string, p: number): string | undefined {
   // Neither loop below crosses a newline, so the line's start need not be looked for.
   const bound = Math.max(0, p - 40);
   let q = p;
-  while (q > bound && p - q < 3 && (text[q - 1] === " " || text[q - 1] === "\t")) q--;
+  while (q > bound && p - q < 3 && (text.charCodeAt(q - 1) === 32 || text.charCodeAt(q - 1) === 9)) q--;
   if (q === p || p - q > 2) return undefined;
   let s = q;
   while (s > bound && isWordChar(text.charCodeAt(s - 1))) s--;
@@ -509,14 +206,16 @@ function wordBeforeSpaces(text: string, p: number): string | undefined {
 /** The start of the line holding `p`, looking back at most `max` characters. */
 function lineStartWithin(text: string, p: number, max: number): number {
   let s = p;
-  while (s > 0 && p - s < max && text[s - 1] !== "\n") s--;
+  while (s > 0 && p - s < max && text.charCodeAt(s - 1) !== 10) s--;
   return s;
 }
 
 function skipSpaces(text: string, p: number, newlines = false): number {
   while (
     p < text.length &&
-    (text[p] === " " || text[p] === "\t" || (newlines && (text[p] === "\n" || text[p] === "\r")))
+    (text.charCodeAt(p) === 32 ||
+      text.charCodeAt(p) === 9 ||
+      (newlines && (text.charCodeAt(p) === 10 || text.charCodeAt(p) === 13)))
   )
     p++;
   return p;
@@ -534,18 +233,72 @@ type Operator = "assign" | "comma" | "prose" | "flag" | "bare" | "spaced" | "xml
 const PROVIDER_PREFIX_RE =
   /^(?:xox[a-z]-|gh[pousr]_|github_pat_|gl(?:pat|ptt|rt|dt)-|AKIA|AIza|hf_|npm_|sk-ant-)/;
 
+/** A word of letters only, in any script (with its marks and apostrophes). */
+const FOREIGN_WORD_RE = /^[\p{L}\p{M}'’-]+$/u;
+/** String interpolation is code: `"\\(key)[\\(nestedKey)]"` (Swift), `"#{x}"`, `"${x}"`, `"{x}"`. */
+const INTERPOLATION_RE = /\\\(|#\{|\$\{|\{[A-Za-z_][\w.]*\}/;
+/** A printf directive is code: `"%.*s4-HMAC-SHA256"`. */
+const FORMAT_RE = /%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[sdifxXucp]/;
+/** Percent-encoding is text a person wrote for a URL (`secure%20password`), not a generated value. */
+const PERCENT_ESCAPE_RE = /%[0-9A-Fa-f]{2}/;
+
+/**
+ * In code, a value that was generated: letters and digits, no space, no percent-escape, interpolation
+ * or format directive, and random-looking (`looksRandom`). A committed credential is made by a machine;
+ * a value a person wrote in a file is a doc example, a test fixture or code.
+ */
+function isGenerated(value: string, minLength: number): boolean {
+  return (
+    /\d/.test(value) &&
+    /[A-Za-z]/.test(value) &&
+    !/\s/.test(value) &&
+    !PERCENT_ESCAPE_RE.test(value) &&
+    !INTERPOLATION_RE.test(value) &&
+    !FORMAT_RE.test(value) &&
+    looksRandom(value, minLength)
+  );
+}
+
+/** In code, how long a generated value must be: a generated password may be shorter than a key. */
+const CODE_MIN_LENGTH: Record<Family, number> = {
+  password: 10,
+  secret: 12,
+  token: 12,
+  auth: 12,
+  pin: 12,
+  weak: 12,
+};
+
 /** Whether the text at a value position is a secret, given the name's family and how it was written. */
-export function acceptValue(value: string, family: Family, quoted: boolean, op: Operator): boolean {
+export function acceptValue(
+  value: string,
+  family: Family,
+  quoted: boolean,
+  op: Operator,
+  code = false,
+): boolean {
   // `string):`, `token:`: trailing punctuation belongs to the code around the value.
-  const core = value.replace(/[)\]}:;,.]+$/, "");
+  const core = value.replace(/[)\]}:;,.。、]+$/, "");
   if (core.length < 4) return false;
   if (isPlaceholder(value) || isTemplate(value) || isPlaceholderWord(core)) return false;
+  // `PIN: 4821`, `暗証番号は 4821`: a PIN is a few digits; in code only generated values count.
+  if (family === "pin") return !code && op !== "spaced" && op !== "comma" && /^\d{4,8}$/.test(core);
+  // `Пароль: надёжный`: a word of another script, not a generated value.
+  if (/[^\x00-\x7f]/.test(core) && FOREIGN_WORD_RE.test(core)) return false;
   if (REFERENCE_RE.test(value) || ENV_NAME_RE.test(core) || PROVIDER_PREFIX_RE.test(value)) return false;
   if (/^\d+$/.test(core)) return core.length >= 16;
   if (isUuidShape(core)) return !isStandardUuid(core) || family !== "weak";
   if (PATH_RE.test(value) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || isHostLike(core)) return false;
   if (isMostlySequential(value) || isDominatedByOneChar(value) || decodesToPlaceholder(value)) return false;
   if (!quoted && (isCodeExpression(value) || CALL_RE.test(value) || /^[-{[(]/.test(value))) return false;
+  // In code a committed credential is generated; a word (`password: "postgres"` in a doc example), prose
+  // after "key is" and code syntax are not worth an altered line.
+  if (code)
+    return (
+      op !== "prose" &&
+      family !== "weak" &&
+      isGenerated(value, op === "spaced" ? 16 : CODE_MIN_LENGTH[family])
+    );
   // `token 4b9a6d…`, `bearer eyJ…`: with nothing but a space after the name, only a long generated string.
   if (op === "spaced") return looksRandom(value, 16) && value.length >= 16;
   const random = looksRandom(value, op === "prose" || op === "comma" ? 8 : 12);
@@ -574,37 +327,60 @@ function readOperator(
     inTag: boolean;
     name: string;
     family: Family;
+    /** Continuation words were read already. */
+    continued?: boolean;
   },
-): { op: Operator; at: number; list?: boolean } | undefined {
+): { op: Operator; at: number; list?: boolean; family?: Family } | undefined {
   let q = skipSpaces(text, p);
-  if (q > p && /[A-Za-z_[*]/.test(text[q] ?? "")) {
+  // `clé API :`, `jeton d'accès :`, `비밀 키:`: words that belong to the name come before the operator.
+  const continued = ctx.continued ? undefined : continuationWords(text, q);
+  if (continued) {
+    const family = continuedFamily(ctx.family, ctx.name, continued.words);
+    const operator = readOperator(text, continued.end, { ...ctx, family, continued: true });
+    return operator && { ...operator, family };
+  }
+  const c = text.charCodeAt(q);
+  // Full-width `：` and `＝` (Chinese, Japanese, Korean); `密码是…`, `パスワードは…`, `비밀번호는…`.
+  if (c === 0xff1a || c === 0xff1d) return { op: "assign", at: skipSpaces(text, q + 1) };
+  if (c >= 0x3000 && q === p) {
+    const copula = ATTACHED_COPULAS.find((w) => text.startsWith(w, q));
+    if (copula) {
+      const after = skipSpaces(text, q + copula.length);
+      const colon = text.charCodeAt(after) === 58 || text.charCodeAt(after) === 65306;
+      return { op: colon ? "assign" : "prose", at: skipSpaces(text, colon ? after + 1 : after) };
+    }
+  }
+  if (q > p && c < 128 && /[A-Za-z_[*]/.test(text[q] ?? "")) {
     // A type between name and operator: `var token string = "…"`.
     const typed = /^(?:\[\]|\*)?[A-Za-z_][\w.]{0,30}(?:<[\w, ]{0,40}>)?\s*(?=:?=[^=])/.exec(
       text.slice(q, q + 80),
     );
     if (typed) q += typed[0].length;
   }
-  for (const o of OPERATORS_BY_FIRST.get(text[q]) ?? []) {
+  for (const o of (text.charCodeAt(q) < 128 && OPERATORS_BY_FIRST.get(text[q])) || []) {
     if (!text.startsWith(o, q)) continue;
-    if (o === ":" && (text[q + 1] === ":" || text[q + 1] === "/")) return undefined;
-    if (o === "=" && text[q + 1] === "~") return undefined;
+    if (o === ":" && (text.charCodeAt(q + 1) === 58 || text.charCodeAt(q + 1) === 47)) return undefined;
+    if (o === "=" && text.charCodeAt(q + 1) === 126) return undefined;
     const op: Operator = o === "==" || o === "!=" || o === "===" || o === "!==" ? "compare" : "assign";
     return { op, at: skipSpaces(text, q + o.length) };
   }
   // `setProperty("API_TOKEN", "…")` reads as an assignment; `CURLOPT_PASSWORD, "…"` less surely so.
-  if (text[q] === ",") {
+  if (text.charCodeAt(q) === 44) {
     if (ctx.nameQuoted) return { op: "assign", at: skipSpaces(text, q + 1), list: true };
     if (/^[A-Z][A-Z0-9_]+$/.test(ctx.name)) return { op: "comma", at: skipSpaces(text, q + 1) };
   }
-  if (text[q] === ">" && ctx.inTag) return { op: "xml", at: skipSpaces(text, q + 1, true) };
-  if (text[q] === "(" && /^["'`]/.test(text[q + 1] ?? "")) return { op: "assign", at: q + 1 };
+  if (text.charCodeAt(q) === 62 && ctx.inTag) return { op: "xml", at: skipSpaces(text, q + 1, true) };
+  if (text.charCodeAt(q) === 40 && /^["'`]/.test(text[q + 1] ?? "")) return { op: "assign", at: q + 1 };
   if (ctx.nameQuoted) {
     // `<add key="Password" value="…" />`
     const attr = /^\s+value\s*=\s*/.exec(text.slice(p, p + 30));
     if (attr) return { op: "assign", at: p + attr[0].length };
   }
   if (q > p) {
-    if (/^(?:is|was)\s/i.test(text.slice(q, q + 4))) return { op: "prose", at: skipSpaces(text, q + 3) };
+    // `password is …`, `Passwort lautet: …`, `contraseña es …`, `пароль — …`.
+    const word = /^([^\s:=]{1,6})(\s*:)?\s/.exec(text.slice(q, q + 9));
+    if (word && SPACED_COPULAS.has(word[1].toLowerCase()))
+      return { op: word[2] ? "assign" : "prose", at: skipSpaces(text, q + word[0].length) };
     if (ctx.isFlag) return { op: "flag", at: q };
     // With nothing but a space between name and value, "pass" and "pwd" are more often a verb and a
     // shell command ("Pass `projectRoot` to …") than a password's name.
@@ -613,6 +389,34 @@ function readOperator(
     return { op: "spaced", at: q };
   }
   return undefined;
+}
+
+/** The first characters of the continuation words, lower-cased, and their upper-case forms. */
+let continuationStarts: Set<number> | undefined;
+function startsContinuation(c: number): boolean {
+  continuationStarts ??= new Set(
+    [...NAME_CONTINUATIONS].flatMap((w) => [w.charCodeAt(0), w.toUpperCase().charCodeAt(0)]),
+  );
+  return continuationStarts.has(c);
+}
+
+/**
+ * Up to two words at `q` that continue a name (`NAME_CONTINUATIONS`), each after one space or a hyphen,
+ * and where the text after them starts; undefined when none.
+ */
+function continuationWords(text: string, q: number): { words: string[]; end: number } | undefined {
+  // PERF: most names are followed by an operator, a quote or a space; no word is read then.
+  if (!startsContinuation(text.charCodeAt(q))) return undefined;
+  const words: string[] = [];
+  let at = q;
+  while (words.length < 2) {
+    const word = /^[^\s:=：＝,;"()]{1,9}/.exec(text.slice(at, at + 9));
+    const lower = word?.[0].toLowerCase();
+    if (!lower || !NAME_CONTINUATIONS.has(lower)) break;
+    words.push(lower);
+    at = skipSpaces(text, at + lower.length);
+  }
+  return words.length ? { words, end: at } : undefined;
 }
 
 /**
@@ -661,46 +465,59 @@ export function findAssignments(
 
 /** Judges the name at [start, end) and the value after it; returns where the scan may resume. */
 function scanName(text: string, start: number, end: number, out: Finding[], code: boolean): number {
-  const isFlag = text[start] === "-" && /[-A-Za-z]/.test(text[start + 1] ?? "");
-  while (end > start && (text[end - 1] === "-" || text[end - 1] === ".")) end--;
+  const isFlag = text.charCodeAt(start) === 45 && /[-A-Za-z]/.test(text[start + 1] ?? "");
+  while (end > start && (text.charCodeAt(end - 1) === 45 || text.charCodeAt(end - 1) === 46)) end--;
   let nameStart = start;
-  while (nameStart < end && (text[nameStart] === "-" || text[nameStart] === "." || text[nameStart] === "$"))
+  while (
+    nameStart < end &&
+    (text.charCodeAt(nameStart) === 45 ||
+      text.charCodeAt(nameStart) === 46 ||
+      text.charCodeAt(nameStart) === 36)
+  )
     nameStart++;
   if (nameStart === end) return end;
   const name = text.slice(nameStart, end);
   // `pkg/secret.py`, `"secret.ts": …`: a file, not a value's name.
   if (FILE_EXTENSION_RE.test(name)) return end;
   let family = nameFamily(name);
+  // `mot de passe`: "passe" names a password only after "de".
+  if (!family && /^passes?$/i.test(name) && text.charCodeAt(start - 1) === 32)
+    family = nameFamily(name, wordBeforeSpaces(text, start));
   if (!family) return end;
-  if (family === "weak" && (text[start - 1] === " " || text[start - 1] === "\t")) {
+  if (family === "weak" && (text.charCodeAt(start - 1) === 32 || text.charCodeAt(start - 1) === 9)) {
     // `access key: …`, `SECRET KEY: …`: the word before may make a key a secret.
     const previousWord = wordBeforeSpaces(text, start);
     if (previousWord) family = nameFamily(name, previousWord) ?? family;
   }
 
   let p = end;
-  if (text[p] === "[") {
+  if (text.charCodeAt(p) === 91) {
     const idx = /^\[\d{0,4}\]/.exec(text.slice(p, p + 6));
     if (idx) p += idx[0].length;
-  } else if (text[p] === ")" && /^\)\s*[:=]/.test(text.slice(p, p + 4))) p++;
+  } else if (text.charCodeAt(p) === 41 && /^\)\s*[:=]/.test(text.slice(p, p + 4))) p++;
   const afterName = p;
   while (
     p < text.length &&
     p - afterName < 4 &&
-    (text[p] === '"' || text[p] === "'" || text[p] === "`" || text[p] === "\\")
+    (text.charCodeAt(p) === 34 ||
+      text.charCodeAt(p) === 39 ||
+      text.charCodeAt(p) === 96 ||
+      text.charCodeAt(p) === 92)
   )
     p++;
   if (text.startsWith("&quot;", p)) p += 6;
   // A name in quotes must be the whole quoted string (`"api_key": …`), not the end of a sentence in quotes.
-  const nameQuoted = p > afterName && /["'`]/.test(text[start - 1] ?? "");
+  const before = text.charCodeAt(start - 1);
+  const nameQuoted = p > afterName && (before === 34 || before === 39 || before === 96);
   const ctx = {
     nameQuoted,
     isFlag,
-    inTag: text[start - 1] === "<",
+    inTag: text.charCodeAt(start - 1) === 60,
     name,
     family,
   };
   const operator = readOperator(text, p, ctx);
+  if (operator?.family) family = operator.family;
   if (operator) {
     // `?user=me&password=…&next=…`: a URL query parameter ends at the next `&`.
     const inQuery = /(?:[?&]|&amp;)$/.test(text.slice(Math.max(0, start - 5), start));
@@ -718,22 +535,31 @@ function scanName(text: string, start: number, end: number, out: Finding[], code
     if (read?.found) return read.resume;
     // A looked-up value may still fall back to a literal default on the same line.
     const fallback = /[A-Za-z_$]/.test(text[operator.at] ?? "")
-      ? readFallbackLiteral(text, operator.at, family, out)
+      ? readFallbackLiteral(text, operator.at, family, out, code)
       : undefined;
     return Math.max(end, read?.resume ?? end, fallback ?? end);
   }
   // `"literal" == password`: the value comes first.
-  if (text[start - 1] !== " " && text[start - 1] !== "=" && text[start - 1] !== "\t") return end;
+  if (
+    text.charCodeAt(start - 1) !== 32 &&
+    text.charCodeAt(start - 1) !== 61 &&
+    text.charCodeAt(start - 1) !== 9
+  )
+    return end;
   // Spaces and tabs never cross a line, so only the 320-character bound applies before `==` is seen.
   // PERF: the line's start is looked for only then.
   let q = start;
-  while (q > Math.max(0, start - 320) && (text[q - 1] === " " || text[q - 1] === "\t")) q--;
-  if (text[q - 1] !== "=" || (text[q - 2] !== "=" && text[q - 2] !== "!")) return end;
+  while (q > Math.max(0, start - 320) && (text.charCodeAt(q - 1) === 32 || text.charCodeAt(q - 1) === 9)) q--;
+  if (text.charCodeAt(q - 1) !== 61 || (text.charCodeAt(q - 2) !== 61 && text.charCodeAt(q - 2) !== 33))
+    return end;
   const lineStart = lineStartWithin(text, start, 320);
   q -= 2;
   while (
     q > lineStart &&
-    (text[q - 1] === "=" || text[q - 1] === "!" || text[q - 1] === " " || text[q - 1] === "\t")
+    (text.charCodeAt(q - 1) === 61 ||
+      text.charCodeAt(q - 1) === 33 ||
+      text.charCodeAt(q - 1) === 32 ||
+      text.charCodeAt(q - 1) === 9)
   )
     q--;
   const quote = text[q - 1];
@@ -742,7 +568,7 @@ function scanName(text: string, start: number, end: number, out: Finding[], code
   while (open >= lineStart && q - 1 - open <= 300 && text[open] !== quote) open--;
   if (open < lineStart || q - 1 - open > 300) return end;
   const literal = text.slice(open + 1, q - 1);
-  if (acceptValue(literal, family, true, "compare"))
+  if (acceptValue(literal, family, true, "compare", code))
     out.push({ start: open + 1, end: q - 1, kind: familyKind(family) });
   return end;
 }
@@ -752,14 +578,20 @@ function scanName(text: string, start: number, end: number, out: Finding[], code
  * variable whose value is looked up, falling back to a literal written in the code. The literal is the
  * secret.
  */
-function readFallbackLiteral(text: string, at: number, family: Family, out: Finding[]): number | undefined {
+function readFallbackLiteral(
+  text: string,
+  at: number,
+  family: Family,
+  out: Finding[],
+  code: boolean,
+): number | undefined {
   let lineEnd = at;
-  while (lineEnd < text.length && lineEnd - at < 300 && text[lineEnd] !== "\n") lineEnd++;
+  while (lineEnd < text.length && lineEnd - at < 300 && text.charCodeAt(lineEnd) !== 10) lineEnd++;
   const line = text.slice(at, lineEnd);
   if (!/^[\w.$]*(?:getenv|environ|env|Getenv|GetEnvironmentVariable|config|settings|get)\b/i.test(line))
     return undefined;
   const fallback = /(?:,\s*|\bor\s+|\|\|\s*|\?\?\s*)(["'])([^"'\n]{4,200})\1\s*\)?\s*[:;,)]?\s*$/.exec(line);
-  if (!fallback || !acceptValue(fallback[2], family, true, "assign")) return undefined;
+  if (!fallback || !acceptValue(fallback[2], family, true, "assign", code)) return undefined;
   const start = at + fallback.index + fallback[0].indexOf(fallback[1]) + 1;
   out.push({ start, end: start + fallback[2].length, kind: familyKind(family) });
   return start + fallback[2].length;
@@ -808,9 +640,9 @@ function readValueAt(
   }
   if (op === "xml") raw = raw.replace(/\s+$/, "");
   // A backtick value with a space in it is shell command substitution: `etcdctl get /secret`.
-  if (text[value.start - 1] === "`" && /\s/.test(raw)) return scanned;
+  if (text.charCodeAt(value.start - 1) === 96 && /\s/.test(raw)) return scanned;
   if (code && isCodeName(raw, value.quoted, op, code.list)) return scanned;
-  if (!acceptValue(raw, family, value.quoted, op)) return scanned;
+  if (!acceptValue(raw, family, value.quoted, op, code !== false)) return scanned;
   out.push({ start: value.start, end: value.start + raw.length, kind: familyKind(family) });
   return { resume: Math.max(scanned.resume, value.end), found: true };
 }

@@ -6,6 +6,13 @@
  * plain functions over strings: no dependencies, and every pattern is compiled on first use.
  */
 import { findAssignments } from "./assignments.ts";
+import {
+  findEncodedSecrets,
+  findSpacedSecrets,
+  findSplitSecrets,
+  mapFinding,
+  withoutInvisible,
+} from "./evasions.ts";
 import { findPersonalData } from "./personal.ts";
 import { findProviderTokens } from "./providers.ts";
 import { maskCandidates, needsReview, strictEntropyFindings } from "./review.ts";
@@ -14,9 +21,9 @@ import { isPlainIdentifier, marker } from "./text.ts";
 import type { Finding } from "./types.ts";
 import { findUserRules, loadProjectRules } from "./user-rules.ts";
 
-export { loadProjectRules, maskCandidates };
 export type { MaskedCandidate } from "./review.ts";
 export type { Finding };
+export { loadProjectRules, maskCandidates };
 
 export interface RedactOptions {
   /** Adds the project's `.triforge/exclude.txt` and config `exclude` rules. */
@@ -102,6 +109,9 @@ export function applyFindings(text: string, findings: Finding[]): string {
  */
 export function findSecrets(text: string, options: RedactOptions = {}): Finding[] {
   if (!text) return [];
+  // `AKIA\u200bZ3MS…`: the rules read the text without its zero-width characters.
+  const visible = withoutInvisible(text);
+  if (visible) return mergeFindings(findSecrets(visible.text, options).map((f) => mapFinding(visible, f)));
   const rules = [
     ...(options.projectRoot ? loadProjectRules(options.projectRoot) : []),
     ...(options.extraRules ?? []),
@@ -110,14 +120,22 @@ export function findSecrets(text: string, options: RedactOptions = {}): Finding[
   const found: Finding[] = [];
   findUserRules(text, rules, found);
   const lower = text.toLowerCase();
-  findPersonalData(text, found, code, lower);
+  // A repository file is on the user's disk already: its e-mail addresses, paths and addresses are not
+  // worth an altered line in a snippet. Code mode redacts credentials only.
+  if (!code) findPersonalData(text, found, code, lower);
   // A lower-cased text of another length (`İ` becomes two characters) is no map of the text's positions:
   // trigger words are then searched in the text itself.
   const sameLength = lower.length === text.length;
   const triggers: number[] | undefined = sameLength ? [] : undefined;
-  findProviderTokens(text, lower, found, triggers);
-  findStructuredSecrets(text, found, lower);
+  const keywords = findProviderTokens(text, lower, found, triggers);
+  findStructuredSecrets(text, found, lower, code);
   findAssignments(text, sameLength ? lower : text, found, code, triggers);
+  findEncodedSecrets(text, found);
+  // Keys split over lines or spelled out with spaces: a conversation's evasions, not a file's layout.
+  if (!code) {
+    findSplitSecrets(text, found, keywords);
+    findSpacedSecrets(text, found);
+  }
   findRepeats(text, found, code);
   return mergeFindings(found);
 }

@@ -1,6 +1,12 @@
 import { type CandidateScan, literalsAt, matchFrom, type NextStart } from "./scan.ts";
 import { entropy, isPlaceholder, isRepeatedUnit, isWordLike } from "./text.ts";
-import { mayStartTrigger, pushTrigger, triggerPairs } from "./triggers.ts";
+import {
+  mayStartForeign,
+  mayStartTrigger,
+  pushForeignTrigger,
+  pushTrigger,
+  triggerPairs,
+} from "./triggers.ts";
 import type { Finding } from "./types.ts";
 
 /**
@@ -623,7 +629,11 @@ function presentKeywords(lower: string, triggers?: number[]): Set<string> {
     const c0 = c1;
     c1 = c2;
     c2 = lower.charCodeAt(i + 2);
-    if ((c0 | c1) >= 128) continue;
+    if ((c0 | c1) >= 128) {
+      // `пароль`, `密码`: names in other scripts start at a non-ASCII character.
+      if (c0 >= 128 && triggers && mayStartForeign(c0)) pushForeignTrigger(lower, i, triggers);
+      continue;
+    }
     const code = pairCode[(c0 << 7) | c1];
     if (code === 0) continue;
     const w = (code & 31) - 1;
@@ -644,29 +654,41 @@ function presentKeywords(lower: string, triggers?: number[]): Set<string> {
       if (present.size === count && !triggers) return present;
     }
   }
-  // The last pair holds no keyword (those of two characters are searched on their own), but may hold `pw`.
-  const i = lower.length - 2;
-  if (triggers && i >= 0 && (lower.charCodeAt(i) | lower.charCodeAt(i + 1)) < 128) {
-    const w = triggerPairs()[(lower.charCodeAt(i) << 7) | lower.charCodeAt(i + 1)];
-    if (w >= 0) pushTrigger(lower, i, w, triggers);
-  }
+  // The last pair holds no keyword (those of two characters are searched on their own), but may hold `pw`,
+  // and the last two characters may start a foreign name (`ключ`, `鍵`, `키`).
+  if (triggers)
+    for (let i = Math.max(0, lower.length - 2); i < lower.length; i++) {
+      const c0 = lower.charCodeAt(i);
+      const c1 = lower.charCodeAt(i + 1);
+      if (c0 >= 128) {
+        if (mayStartForeign(c0)) pushForeignTrigger(lower, i, triggers);
+      } else if (c1 < 128 && i === lower.length - 2) {
+        const w = triggerPairs()[(c0 << 7) | c1];
+        if (w >= 0) pushTrigger(lower, i, w, triggers);
+      }
+    }
   return present;
 }
 
 /** Characters right after a match that say the token was cut short by a placeholder (`xoxp-123-####`). */
 const PLACEHOLDER_TAIL = /^[#*•…]/;
 
-/**
- * `lower` is `text` lower-cased. PERF: `triggers`, when given, receives the trigger words of named values
- * (see triggers.ts) found in the same pass over `lower`.
- */
 /** PERF: a loop, not `some()` with a closure for each of ~130 rules on every call. */
 function anyPresent(keywords: string[], present: Set<string>): boolean {
   for (let k = 0; k < keywords.length; k++) if (present.has(keywords[k])) return true;
   return false;
 }
 
-export function findProviderTokens(text: string, lower: string, out: Finding[], triggers?: number[]): void {
+/**
+ * `lower` is `text` lower-cased. PERF: `triggers`, when given, receives the trigger words of named values
+ * (see triggers.ts) found in the same pass over `lower`. Returns the provider keywords the text holds.
+ */
+export function findProviderTokens(
+  text: string,
+  lower: string,
+  out: Finding[],
+  triggers?: number[],
+): Set<string> {
   const present = presentKeywords(lower, triggers);
   for (const rule of RULES) {
     if (rule.keywords && !anyPresent(rule.keywords, present)) continue;
@@ -681,4 +703,5 @@ export function findProviderTokens(text: string, lower: string, out: Finding[], 
       out.push({ start, end, kind: rule.kind });
     }
   }
+  return present;
 }

@@ -152,7 +152,7 @@ function credentialPlaceholder(password: string): boolean {
   );
 }
 
-function findUrlCredentials(text: string, out: Finding[]): void {
+function findUrlCredentials(text: string, out: Finding[], code: boolean): void {
   if (!text.includes("://")) return;
   for (
     let m = matchFrom(text, URL_CREDENTIALS_AT, urlCredentialsStart, 0);
@@ -161,6 +161,8 @@ function findUrlCredentials(text: string, out: Finding[]): void {
   ) {
     const [start, end] = m.indices![2]!;
     if (credentialPlaceholder(m[2]) || credentialPlaceholder(m[1] + m[2])) continue;
+    // `postgres://postgres:postgres@localhost` in a file: a default written by the docs and tests.
+    if (code && m[2] === m[1].slice(m[1].lastIndexOf("/") + 1)) continue;
     out.push({ start, end, kind: "connection_string" });
   }
 }
@@ -192,13 +194,13 @@ function findCurlCredentials(text: string, out: Finding[]): void {
 const SQL_PASSWORD_RE =
   /\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+(?:PASSWORD\s+)?(?:(['"])([^'"\n]{1,128})\1|([^\s'";)]{1,128}))/gi;
 
-function findSqlPasswords(text: string, lower: string, out: Finding[]): void {
+function findSqlPasswords(text: string, lower: string, out: Finding[], code: boolean): void {
   if (!lower.includes("identified")) return;
   SQL_PASSWORD_RE.lastIndex = 0;
   for (let m = SQL_PASSWORD_RE.exec(text); m; m = SQL_PASSWORD_RE.exec(text)) {
     const value = m[2] ?? m[3];
     const start = m.index + m[0].length - value.length - (m[1] ? 1 : 0);
-    if (acceptValue(value, "password", true, "assign"))
+    if (acceptValue(value, "password", true, "assign", code))
       out.push({ start, end: start + value.length, kind: "password" });
   }
 }
@@ -408,16 +410,24 @@ export const structuredScans: Record<string, CandidateScan> = {
   keyBodyLine: { pattern: KEY_BODY_LINE_RE, nextStart: longLineStart },
 };
 
-/** `lower`: the text lower-cased, for the keyword tests (a substring search, not a case-insensitive regex). */
-export function findStructuredSecrets(text: string, out: Finding[], lower = text.toLowerCase()): void {
+/**
+ * `lower`: the text lower-cased, for the keyword tests (a substring search, not a case-insensitive regex).
+ * `code`: a repository file, where a UUID-shaped test value is no key and a password must look generated.
+ */
+export function findStructuredSecrets(
+  text: string,
+  out: Finding[],
+  lower = text.toLowerCase(),
+  code = false,
+): void {
   findPemKeys(text, out);
-  findUrlCredentials(text, out);
+  findUrlCredentials(text, out, code);
   findCurlCredentials(text, out);
-  findSqlPasswords(text, lower, out);
+  findSqlPasswords(text, lower, out, code);
   findSecureStringArguments(text, lower, out);
   findEncodedKeyMaterial(text, out);
   findJwkMembers(text, out);
   findKeyBodyLines(text, out);
-  findNonStandardUuids(text, out);
+  if (!code) findNonStandardUuids(text, out);
   findKubernetesSecretData(text, out);
 }
