@@ -282,7 +282,7 @@ describe("a prelude an agent can trust (pure core)", () => {
     const billing = entry(
       1,
       "billing",
-      "Discussed: the billing export.\nDecided:\n- Export invoices as CSV from src/billing/export.ts.",
+      "Discussed: the billing export.\nDecided:\n- Export invoices as CSV from src/billing/export.ts.\nFiles: src/billing/export.ts",
     );
     const summary = [billing, ...[2, 3, 4, 5, 6].map(filler)].join("\n\n");
     const budget = billing.length + filler(6).length + filler(5).length + 4;

@@ -19,20 +19,48 @@ export type Stat = (path: string) => number | undefined;
 
 /**
  * A path the project may hold: folder/file (`src/auth/session.ts`, `db/migrations/`) or a file name with
- * an extension (`Justfile` is not checkable by name). Not a URL, not an absolute or home path (outside
- * the project), not a glob.
+ * an extension. Not a URL, not an absolute or home path (outside the project), not a glob. Tokens are
+ * tested one by one (PERF: cheaper than one pattern with look-behinds over the whole text).
  */
-const PATH =
-  /(?<![\w@.+/:~-])(?:\.{1,2}\/)?(?:[\w@+-][\w@.+-]*\/)+(?:[\w@+-][\w@.+-]*[\w@+-])?\/?|(?<![\w@.+/:~-])[\w-][\w.-]*\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|yml|yaml|toml|ini|cfg|sql|html|css|scss|vue|svelte|lock|txt|env|xml|gradle|ex|exs|hs|scala|zig|lua|dart)\b/g;
+const FOLDER_PATH = /^(?:\.\/)?[\w@+-][\w@.+-]*(?:\/[\w@.+-]+)*\/?$/;
+const FILE_NAME =
+  /^[\w-][\w.-]*\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|yml|yaml|toml|ini|cfg|sql|html|css|scss|vue|svelte|lock|txt|env|xml|gradle|ex|exs|hs|scala|zig|lua|dart)$/;
+
+/**
+ * A slash-joined token that names a path rather than words (`client/server`, `UI/UX`, `and/or`): its last
+ * part has an extension, or it ends with a slash, or it has three or more parts.
+ */
+function looksLikePath(path: string): boolean {
+  if (!FOLDER_PATH.test(path) || path.startsWith("/") || !/[A-Za-z]/.test(path)) return false;
+  const parts = path.split("/");
+  return /\.\w{1,6}$/.test(parts[parts.length - 1]) || path.endsWith("/") || parts.length >= 3;
+}
+
+/**
+ * The paths of a summary entry's `Files:` line, which the summariser already filtered to real paths.
+ * PERF: plain string splitting, no pattern: the prelude hook runs it on every session start.
+ */
+export function entryFiles(entry: string): string[] {
+  const at = entry.indexOf("\nFiles: ");
+  if (at < 0) return [];
+  const end = entry.indexOf("\n", at + 1);
+  const line = entry.slice(at + 8, end < 0 ? undefined : end);
+  return line
+    .split(", ")
+    .map((name) => (name.endsWith("…") ? name.slice(0, -1) : name).trim())
+    .filter(
+      (name) => name.length > 0 && !name.startsWith("/") && !name.startsWith("~") && !name.includes(".."),
+    );
+}
 
 /** Paths named in a text, in order, each once. */
 export function namedPaths(text: string): string[] {
   const found = new Set<string>();
-  for (const m of text.matchAll(PATH)) {
-    const path = m[0].replace(/^\.\//, "");
-    if (path.includes("..") || /^\d[\d./-]*$/.test(path) || path.split("/").filter(Boolean).length === 0)
-      continue;
-    found.add(path);
+  for (const raw of text.split(/[\s,;()[\]{}"'`<>|]+/)) {
+    const token = raw.replace(/[.:!?…]+$/, "");
+    if (token.length < 3 || token.includes("..") || token.includes(":")) continue;
+    const path = token.startsWith("./") ? token.slice(2) : token;
+    if (path.includes("/") ? looksLikePath(path) : FILE_NAME.test(path)) found.add(path);
   }
   return [...found];
 }

@@ -6,7 +6,7 @@
  * No I/O here (the caller hands in `stat`), so the hook path stays cheap and testable.
  * PERF: imports only other import-free modules; this runs on every session start.
  */
-import { checkPaths, type FileCheck, markPaths, namedPaths, type Stat } from "./freshness.ts";
+import { checkPaths, entryFiles, type FileCheck, markPaths, type Stat } from "./freshness.ts";
 import { type DatedDecision, type Replacement, supersededDecisions } from "./supersede.ts";
 
 /** Tokens of memory a prelude injects unless `.triforge/config.json` says `"prelude": {"tokens": N}`. */
@@ -104,6 +104,8 @@ function datedDecisions(lines: string[][]): DatedDecision[] {
 
 /** The entries with the decisions a later session replaced taken out; how many were. */
 export function withoutReplaced(entries: string[]): { entries: string[]; replaced: number } {
+  // PERF: nothing can be replaced unless two entries decided something (the common hook case).
+  if (entries.filter((e) => e.includes("\nDecided:\n")).length < 2) return { entries, replaced: 0 };
   const lines = entries.map((e) => e.split("\n"));
   const replaced = supersededDecisions(datedDecisions(lines));
   if (replaced.size === 0) return { entries, replaced: 0 };
@@ -121,8 +123,11 @@ const WORKED_ON_MS = 2 * 86_400_000;
 
 /** How much an entry matters to this session: recency, words of the present, files still there. */
 function entryScore(entry: string, rank: number, present: ProjectPresent, checks: FileCheck[]): number {
-  const words = new Set(entry.toLowerCase().match(/[\p{L}\p{N}_]{4,}/gu) ?? []);
-  const focusHits = present.focus.filter((w) => words.has(w)).length;
+  let focusHits = 0;
+  if (present.focus.length) {
+    const words = new Set(entry.toLowerCase().match(/[\p{L}\p{N}_]{4,}/gu) ?? []);
+    focusHits = present.focus.filter((w) => words.has(w)).length;
+  }
   const workedOn = checks.filter(
     (c) => c.state === "changed" && c.modifiedMs !== undefined && present.now - c.modifiedMs < WORKED_ON_MS,
   ).length;
@@ -139,7 +144,7 @@ function chosenEntries(entries: string[], present: ProjectPresent, budget: numbe
   const marked = entries.map((entry) => {
     const date = ENTRY_DATE.exec(entry)?.[1] ?? "";
     const body = entry.slice(entry.indexOf("\n") + 1);
-    const checks = checkPaths(namedPaths(body), date, present.stat);
+    const checks = checkPaths(entryFiles(entry), date, present.stat);
     const text = `${entry.slice(0, entry.indexOf("\n") + 1)}${markPaths(body, checks, present.now)}`;
     return { text, checks };
   });

@@ -12,8 +12,6 @@ const MISSING = 2 ** 52 - 1;
 /** Bytes read from the end of the reflog: the last dozen or so commits. */
 const REFLOG_TAIL_BYTES = 4096;
 const RECENT_COMMITS = 8;
-/** How far up from the project root a `.git` is looked for (a project inside a monorepo). */
-const MAX_GIT_DEPTH = 4;
 
 /** Words of a branch name or commit subject that can name a topic ("feature/auth-cookies" → auth, cookies). */
 const FOCUS_STOP = new Set(
@@ -34,22 +32,20 @@ export function projectStat(root: string): (path: string) => number | undefined 
   };
 }
 
+/**
+ * The project's git folder: `.git` at its root (a worktree's or submodule's `.git` file says where).
+ * PERF: only the root is looked at, one stat; a project inside a larger repository ranks by recency.
+ */
 async function gitDir(root: string): Promise<string | undefined> {
-  let dir = root;
-  for (let depth = 0; depth < MAX_GIT_DEPTH; depth++) {
-    const dotGit = join(dir, ".git");
-    if (await Bun.file(join(dotGit, "HEAD")).exists()) return dotGit;
-    const file = Bun.file(dotGit);
-    // A worktree or submodule: `.git` is a file saying `gitdir: <path>`.
-    if (await file.exists()) {
-      const target = /^gitdir:\s*(.+)$/m.exec(await file.text())?.[1]?.trim();
-      if (target) return isAbsolute(target) ? target : join(dir, target);
-    }
-    const parent = join(dir, "..");
-    if (parent === dir) break;
-    dir = parent;
+  const dotGit = join(root, ".git");
+  const file = Bun.file(dotGit);
+  // A folder has a modification time but does not "exist" as a file; a missing path has neither.
+  if (await file.exists()) {
+    const target = /^gitdir:\s*(.+)$/m.exec(await file.text())?.[1]?.trim();
+    return target ? (isAbsolute(target) ? target : join(root, target)) : undefined;
   }
-  return undefined;
+  const modified = file.lastModified;
+  return modified > 0 && modified < MISSING ? dotGit : undefined;
 }
 
 /** The branch name and the last commit subjects, as focus words; none outside a git repository. */
@@ -58,6 +54,7 @@ async function gitFocus(root: string): Promise<string[]> {
   if (!dir) return [];
   const words: string[] = [];
   const head = Bun.file(join(dir, "HEAD"));
+  if (head.size === 0) return [];
   const branch = /^ref: refs\/heads\/(.+)$/m.exec(await head.text())?.[1];
   if (branch) words.push(...focusWords(branch));
   const reflog = Bun.file(join(dir, "logs", "HEAD"));
