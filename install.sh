@@ -8,7 +8,9 @@
 #   TRIFORGE_INSTALL_DIR   where the binary goes (default: ~/.local/bin)
 #   TRIFORGE_DOWNLOAD_URL  a base URL holding the release assets and SHA256SUMS (a mirror, or a local test server)
 #
-# The asset's sha256 is checked against the release's SHA256SUMS before anything is installed.
+# The asset (triforge-<os>-<arch>.tar.gz; the bare binary of releases before archives) is checked against
+# the release's SHA256SUMS, and the binary in it must run and name the version asked for, before anything
+# is installed.
 set -eu
 
 REPO="ilyasmukiev/triforge"
@@ -45,14 +47,28 @@ detect_target() {
   say "$os-$arch"
 }
 
-download() { # url file
+# Downloads url to file; with "progress", a bar on a terminal (stderr), silence otherwise. Returns 1 on failure.
+download() { # url file [progress]
   if command -v curl >/dev/null 2>&1; then
-    curl -fsSL --retry 2 -o "$2" "$1" || fail "cannot download $1"
+    if [ "${3:-}" = progress ] && [ -t 2 ]; then
+      curl -fL --retry 2 --progress-bar -o "$2" "$1"
+    else
+      curl -fsSL --retry 2 -o "$2" "$1"
+    fi
   elif command -v wget >/dev/null 2>&1; then
-    wget -q -O "$2" "$1" || fail "cannot download $1"
+    if [ "${3:-}" = progress ] && [ -t 2 ] && wget --help 2>&1 | grep -q -- --show-progress; then
+      wget -q --show-progress -O "$2" "$1"
+    else
+      wget -q -O "$2" "$1"
+    fi
   else
     fail "neither curl nor wget is installed"
   fi
+}
+
+# The sha256 SHA256SUMS lists for an asset name, or nothing.
+listed_sum() { # name
+  awk -v name="$1" '$2 == name || $2 == "*" name { print $1; exit }' "$tmp/SHA256SUMS"
 }
 
 sha256_of() { # file
@@ -74,7 +90,6 @@ shell_quote() {
 
 main() {
   target=$(detect_target)
-  asset="triforge-$target"
   version="${TRIFORGE_VERSION:-latest}"
   version="${version#v}"
   if [ -n "${TRIFORGE_DOWNLOAD_URL:-}" ]; then
@@ -90,24 +105,46 @@ main() {
   trap 'rm -rf "$tmp"' EXIT
   trap 'exit 130' INT TERM
 
-  say "Downloading $asset ($version) from $base"
-  download "$base/SHA256SUMS" "$tmp/SHA256SUMS"
-  download "$base/$asset" "$tmp/$asset"
-
-  expected=$(awk -v name="$asset" '$2 == name || $2 == "*" name { print $1; exit }' "$tmp/SHA256SUMS")
+  if ! download "$base/SHA256SUMS" "$tmp/SHA256SUMS"; then
+    [ "$version" = latest ] && fail "cannot download $base/SHA256SUMS"
+    fail "no triforge release $version at $base (cannot download its SHA256SUMS); the releases are listed at https://github.com/$REPO/releases"
+  fi
+  # Releases from 0.2.0 on ship archives; older ones the bare binary.
+  asset="triforge-$target.tar.gz"
+  expected=$(listed_sum "$asset")
+  if [ -z "$expected" ] && [ -n "$(listed_sum "triforge-$target")" ]; then
+    asset="triforge-$target"
+    expected=$(listed_sum "$asset")
+  fi
   [ -n "$expected" ] || fail "SHA256SUMS has no entry for $asset"
+
+  say "Downloading $asset ($version) from $base"
+  download "$base/$asset" "$tmp/$asset" progress || fail "cannot download $base/$asset"
   actual=$(sha256_of "$tmp/$asset")
   if [ "$actual" != "$expected" ]; then
     fail "checksum mismatch for $asset (expected $expected, got $actual): refusing to install"
   fi
+  case "$asset" in
+    *.tar.gz)
+      mkdir "$tmp/unpacked"
+      tar -xzf "$tmp/$asset" -C "$tmp/unpacked" triforge 2>/dev/null || fail "$asset holds no triforge binary: refusing to install"
+      binary="$tmp/unpacked/triforge"
+      ;;
+    *) binary="$tmp/$asset" ;;
+  esac
+  chmod 755 "$binary"
+
+  # Before anything is replaced: a mirror (or a release) that holds another version than the one asked for is refused.
+  installed=$("$binary" --version 2>/dev/null) || installed=""
+  if [ "$version" != latest ] && [ -n "$installed" ] && [ "$installed" != "triforge $version" ]; then
+    fail "asked for $version, but $base holds ${installed#triforge }: refusing to install"
+  fi
 
   mkdir -p "$install_dir" || fail "cannot create $install_dir"
-  chmod 755 "$tmp/$asset"
   # Copy next to the target, then rename: atomic, and safe while an older triforge is running.
-  cp "$tmp/$asset" "$install_dir/.triforge.new.$$" || fail "cannot write to $install_dir"
+  cp "$binary" "$install_dir/.triforge.new.$$" || fail "cannot write to $install_dir"
   mv -f "$install_dir/.triforge.new.$$" "$install_dir/triforge" || fail "cannot replace $install_dir/triforge"
 
-  installed=$("$install_dir/triforge" --version 2>/dev/null) || installed=""
   if [ -n "$installed" ]; then
     say "Installed $installed to $install_dir/triforge"
   else
@@ -122,6 +159,15 @@ main() {
       say "  export PATH=\"$install_dir:\$PATH\""
       ;;
   esac
+  # Another triforge earlier on PATH would run instead of this one.
+  found=$(command -v triforge 2>/dev/null) || found=""
+  if [ -n "$found" ] && [ "$found" != "$install_dir/triforge" ]; then
+    other=$("$found" --version 2>/dev/null) || other="a triforge that does not answer --version"
+    say ""
+    say "warning: $found comes first on your PATH, so \`triforge\` runs it ($other), not the one just installed."
+    say "  Remove it, or put $install_dir before $(dirname "$found") in PATH."
+    command_name=$(shell_quote "$install_dir/triforge")
+  fi
   say ""
   say "Next: run \`$command_name install\` to connect triforge to your coding agents."
 }

@@ -12,6 +12,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { releaseAsset } from "../src/agents/archive.ts";
 import { TARGETS, type Target } from "./build.ts";
 
 const RELEASES = "https://github.com/ilyasmukiev/triforge/releases/download";
@@ -24,8 +25,9 @@ export const PACKAGES = [
 
 export class PackagingError extends Error {}
 
+/** The compressed asset the release publishes for a target (what the formula and manifest download). */
 export function assetName(target: Target): string {
-  return `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`;
+  return releaseAsset(target);
 }
 
 /** `sha256sum` output (`<hash>  <name>`, or `<hash> *<name>`) → name → hash. */

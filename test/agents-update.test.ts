@@ -3,13 +3,20 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import { assetName } from "../src/agents/update.ts";
+import { packBinary } from "../src/agents/archive.ts";
+import { assetName, targetOf } from "../src/agents/update.ts";
 import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const sha = (bytes: string | Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-/** A release server on 127.0.0.1 that speaks the GitHub releases API, scripted per test. */
-let release: { tag: string; binary: string; sums?: string };
+/** A binary as the release publishes it: compressed (the same bytes every time, so its sum is stable). */
+const packed = (binary: string) => packBinary(targetOf(), Buffer.from(binary));
+
+/**
+ * A release server on 127.0.0.1 that speaks the GitHub releases API, scripted per test: the asset is the
+ * packed binary, or with `legacy` the bare binary under its old name (releases before the archives).
+ */
+let release: { tag: string; binary: string; sums?: string; legacy?: string; asset?: Uint8Array };
 const requests: string[] = [];
 let server: ReturnType<typeof Bun.serve>;
 
@@ -22,12 +29,16 @@ beforeAll(() => {
       requests.push(url.pathname);
       const base = `http://127.0.0.1:${server.port}`;
       if (url.pathname === "/repos/ilyasmukiev/triforge/releases/latest") {
-        const assets = [{ name: assetName(), browser_download_url: `${base}/download/${assetName()}` }];
+        const name = release.legacy ?? assetName();
+        const assets = [{ name, browser_download_url: `${base}/download/${name}` }];
         if (release.sums !== undefined)
           assets.push({ name: "SHA256SUMS", browser_download_url: `${base}/download/SHA256SUMS` });
         return Response.json({ tag_name: release.tag, assets });
       }
-      if (url.pathname === `/download/${assetName()}`) return new Response(release.binary);
+      if (url.pathname === `/download/${release.legacy ?? assetName()}`)
+        return new Response(
+          release.asset ?? (release.legacy ? Buffer.from(release.binary) : packed(release.binary)),
+        );
       if (url.pathname === "/download/SHA256SUMS" && release.sums !== undefined)
         return new Response(release.sums);
       return new Response("not found", { status: 404 });
@@ -79,14 +90,14 @@ describe("triforge update against a local release server", () => {
   test("a release without SHA256SUMS, or without our line in it, is refused", async () => {
     release = { tag: "v9.9.9", binary: newVersion };
     expect((await update(target)).stderr).toContain("has no SHA256SUMS; refusing an unverifiable binary");
-    release = { tag: "v9.9.9", binary: newVersion, sums: `${sha(newVersion)}  triforge-other-os\n` };
+    release = { tag: "v9.9.9", binary: newVersion, sums: `${sha(packed(newVersion))}  triforge-other-os\n` };
     expect((await update(target)).stderr).toContain(`lists no ${assetName()}`);
     unchanged();
   });
 
   test("a verified binary that does not run is refused; the old one stays", async () => {
     const broken = "#!/bin/sh\nexit 3\n";
-    release = { tag: "v9.9.9", binary: broken, sums: `${sha(broken)}  ${assetName()}\n` };
+    release = { tag: "v9.9.9", binary: broken, sums: `${sha(packed(broken))}  ${assetName()}\n` };
     const result = await update(target);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("does not run on this machine");
@@ -94,7 +105,11 @@ describe("triforge update against a local release server", () => {
   });
 
   test("the same version is up to date: nothing is downloaded", async () => {
-    release = { tag: `v${pkg.version}`, binary: newVersion, sums: `${sha(newVersion)}  ${assetName()}\n` };
+    release = {
+      tag: `v${pkg.version}`,
+      binary: newVersion,
+      sums: `${sha(packed(newVersion))}  ${assetName()}\n`,
+    };
     requests.length = 0;
     const result = await update(target);
     expect(result.code).toBe(0);
@@ -110,7 +125,7 @@ describe("triforge update against a local release server", () => {
     release = {
       tag: "v9.9.9",
       binary: newVersion,
-      sums: `${"0".repeat(64)}  other\n${sha(newVersion)}  ${assetName()}\n`,
+      sums: `${"0".repeat(64)}  other\n${sha(packed(newVersion))}  ${assetName()}\n`,
     };
     const result = await update(target);
     expect(result.stderr).toBe("");
@@ -119,5 +134,31 @@ describe("triforge update against a local release server", () => {
     expect(readFileSync(target, "utf8")).toBe(newVersion);
     expect(Bun.spawnSync([target, "--version"]).stdout.toString()).toBe("triforge 9.9.9\n");
     expect(existsSync(`${target}.old`) || existsSync(`${target}.new`)).toBe(false);
+  });
+
+  test("an archive that verifies but holds no binary is refused; the old one stays", async () => {
+    const target2 = join(scratch, "other bin", "triforge");
+    mkdirSync(join(target2, ".."));
+    copyFileSync(await compiledBinary(), target2);
+    const before = sha(readFileSync(target2));
+    const empty = Buffer.from("not an archive at all");
+    release = { tag: "v9.9.9", binary: newVersion, asset: empty, sums: `${sha(empty)}  ${assetName()}\n` };
+    const result = await update(target2);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${assetName()}: `);
+    expect(result.stderr).toContain("nothing was changed");
+    expect(sha(readFileSync(target2))).toBe(before);
+  });
+
+  test("a release from before the archives (a bare binary) still updates", async () => {
+    const target3 = join(scratch, "legacy bin", "triforge");
+    mkdirSync(join(target3, ".."));
+    copyFileSync(await compiledBinary(), target3);
+    const legacy = `triforge-${targetOf()}${process.platform === "win32" ? ".exe" : ""}`;
+    release = { tag: "v9.9.9", binary: newVersion, legacy, sums: `${sha(newVersion)}  ${legacy}\n` };
+    const result = await update(target3);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(readFileSync(target3, "utf8")).toBe(newVersion);
   });
 });

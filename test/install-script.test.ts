@@ -3,6 +3,8 @@ import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget } from "../build/build.ts";
+import pkg from "../package.json" with { type: "json" };
+import { packBinary, releaseAsset, tarGz } from "../src/agents/archive.ts";
 import { assetName } from "../build/render-packaging.ts";
 import { compiledBinary, ROOT, spawnCollect, tempDir } from "./support/helpers.ts";
 
@@ -14,12 +16,15 @@ const INSTALL_SH = join(ROOT, "install.sh");
 const INSTALL_PS1 = join(ROOT, "install.ps1");
 const onWindows = process.platform === "win32";
 const host = hostTarget();
-const hostAsset = `triforge-${host}${onWindows ? ".exe" : ""}`;
+const hostAsset = releaseAsset(host);
+const bareHostAsset = `triforge-${host}${onWindows ? ".exe" : ""}`;
 
 /**
- * Release folders shaped like dist/ (assets + SHA256SUMS), served on 127.0.0.1 under /<release>/.
- * `good`: the host binary and a small stand-in for another platform; `tampered`: the host binary with
- * one byte changed after its sum was taken; `unlisted`: SHA256SUMS without the host asset.
+ * Release folders shaped like a published release (compressed assets + SHA256SUMS over them), served on
+ * 127.0.0.1 under /<release>/. `good`: the host binary and a small stand-in for another platform, packed
+ * as build/package.ts packs them; `tampered`: the host archive with one byte changed after its sum was
+ * taken; `unlisted`: SHA256SUMS without the host asset; `legacy`: the bare binary, as releases before the
+ * archives published it; `hollow`: a verified archive that holds no triforge.
  */
 const releases = tempDir("triforge-releases-");
 const requests: string[] = [];
@@ -47,12 +52,19 @@ function prepareReleases(): Promise<Buffer> {
       const lines = Object.entries(sums).map(([name, bytes]) => `${sha256(bytes)}  ${name}`);
       writeFileSync(join(releases, release, "SHA256SUMS"), `${lines.join("\n")}\n`);
     };
-    const assets = { [hostAsset]: binary, "triforge-darwin-arm64": standIn };
+    const packed = Buffer.from(packBinary(host, binary));
+    const assets = {
+      [hostAsset]: packed,
+      "triforge-darwin-arm64.tar.gz": Buffer.from(packBinary("darwin-arm64", standIn)),
+    };
     write("good", assets, assets);
-    const tampered = Buffer.from(binary);
+    const tampered = Buffer.from(packed);
     tampered[tampered.length >> 1] ^= 0xff;
     write("tampered", { ...assets, [hostAsset]: tampered }, assets);
-    write("unlisted", assets, { "triforge-darwin-arm64": standIn });
+    write("unlisted", assets, { "triforge-darwin-arm64.tar.gz": assets["triforge-darwin-arm64.tar.gz"] });
+    write("legacy", { [bareHostAsset]: binary }, { [bareHostAsset]: binary });
+    const hollow = Buffer.from(tarGz("README", Buffer.from("no binary in here\n")));
+    write("hollow", { [hostAsset]: hollow }, { [hostAsset]: hollow });
     return binary;
   })();
   return prepared;
@@ -163,6 +175,94 @@ describe.skipIf(onWindows)("install.sh against a local release server", () => {
     expect(readdirSync(bin)).toEqual(["triforge"]);
   });
 
+  test("a release from before the archives (the bare binary) still installs", async () => {
+    const binary = await prepareReleases();
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("legacy") });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Downloading ${bareHostAsset} (latest)`);
+    expect(readFileSync(join(r.bin, "triforge")).equals(binary)).toBe(true);
+  });
+
+  test("a verified archive without the binary in it is refused", async () => {
+    await prepareReleases();
+    const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("hollow") });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${hostAsset} holds no triforge binary: refusing to install`);
+    expect(existsSync(join(r.bin, "triforge"))).toBe(false);
+  });
+
+  test("TRIFORGE_VERSION names what must be installed: another version is refused, the same one installs", async () => {
+    await prepareReleases();
+    const home = tempDir();
+    const bin = join(home, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "triforge"), "previous version");
+    const wrong = await runInstallSh({
+      TRIFORGE_DOWNLOAD_URL: url("good"),
+      TRIFORGE_VERSION: "9.9.9",
+      TRIFORGE_INSTALL_DIR: bin,
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(
+      `asked for 9.9.9, but ${url("good")} holds ${pkg.version}: refusing to install`,
+    );
+    expect(readFileSync(join(bin, "triforge"), "utf8")).toBe("previous version");
+    const right = await runInstallSh({
+      TRIFORGE_DOWNLOAD_URL: url("good"),
+      TRIFORGE_VERSION: `v${pkg.version}`,
+    });
+    expect(right.code).toBe(0);
+    expect(right.stdout).toContain(`Installed triforge ${pkg.version} to `);
+  });
+
+  test("a version GitHub has no release of is named as such", async () => {
+    // A curl that fails as GitHub's 404 does: no request leaves the machine.
+    const curl = fakeBin({ curl: "exit 22" });
+    const r = await runInstallSh({ TRIFORGE_VERSION: "9.9.9" }, curl);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "no triforge release 9.9.9 at https://github.com/ilyasmukiev/triforge/releases/download/v9.9.9",
+    );
+  });
+
+  test("another triforge earlier on PATH is pointed out, and the next step names the new one by its path", async () => {
+    await prepareReleases();
+    const home = tempDir();
+    const bin = join(home, "bin");
+    const older = fakeBin({ triforge: "echo 'triforge 0.0.1'" });
+    const r = await runInstallSh(
+      { TRIFORGE_DOWNLOAD_URL: url("good"), TRIFORGE_INSTALL_DIR: bin },
+      `${older}:${bin}`,
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      `warning: ${join(older, "triforge")} comes first on your PATH, so \`triforge\` runs it (triforge 0.0.1), not the one just installed.`,
+    );
+    expect(r.stdout).toContain(`Remove it, or put ${bin} before ${older} in PATH.`);
+    expect(r.stdout).toContain(`Next: run \`'${join(bin, "triforge")}' install\``);
+  });
+
+  test.skipIf(!Bun.which("script"))(
+    "on a terminal the download shows a progress bar; piped it stays silent",
+    async () => {
+      await prepareReleases();
+      const home = tempDir();
+      const line = `sh '${INSTALL_SH}'`;
+      const env = {
+        ...process.env,
+        HOME: home,
+        TRIFORGE_INSTALL_DIR: join(home, "bin"),
+        TRIFORGE_DOWNLOAD_URL: url("good"),
+      };
+      const tty = await spawnCollect(["script", "-qec", line, "/dev/null"], { env });
+      expect(tty.code).toBe(0);
+      expect(tty.stdout).toMatch(/#{10,}.*100[.,]0%/);
+      const piped = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good") });
+      expect(piped.stdout + piped.stderr).not.toContain("100.0%");
+    },
+  );
+
   test("an asset missing from SHA256SUMS is refused", async () => {
     await prepareReleases();
     const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("unlisted") });
@@ -183,7 +283,7 @@ describe.skipIf(onWindows)("install.sh against a local release server", () => {
     const uname = fakeBin({ uname: 'case "$1" in -s) echo Darwin ;; -m) echo arm64 ;; esac' });
     const r = await runInstallSh({ TRIFORGE_DOWNLOAD_URL: url("good") }, uname);
     expect(r.code).toBe(0);
-    expect(requests).toContain("/good/triforge-darwin-arm64");
+    expect(requests).toContain("/good/triforge-darwin-arm64.tar.gz");
     // The stand-in asset does not run: the installer says so instead of claiming success.
     expect(r.stdout).toContain("warning: it did not run here");
   });

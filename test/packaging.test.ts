@@ -1,10 +1,14 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TARGETS, type Target } from "../build/build.ts";
+import { binaryName, packageDist } from "../build/package.ts";
 import { assetName, normalizeVersion, parseSums, render, renderAll } from "../build/render-packaging.ts";
+import { fromTarGz, fromZip, unpackBinary, zip } from "../src/agents/archive.ts";
 import { ROOT, tempDir } from "./support/helpers.ts";
+
+const onWindows = process.platform === "win32";
 
 // Two tests spawn bun; bunfig has no test timeout setting.
 setDefaultTimeout(30_000);
@@ -59,7 +63,7 @@ describe("Scoop manifest", () => {
     expect(manifest.license).toBe("Apache-2.0");
     expect(manifest.bin).toBe("triforge.exe");
     expect(manifest.architecture["64bit"]).toEqual({
-      url: "https://github.com/ilyasmukiev/triforge/releases/download/v1.2.3/triforge-windows-x64.exe#/triforge.exe",
+      url: "https://github.com/ilyasmukiev/triforge/releases/download/v1.2.3/triforge-windows-x64.zip",
       hash: hashOf("windows-x64"),
     });
   });
@@ -68,7 +72,7 @@ describe("Scoop manifest", () => {
 describe("rendering rules", () => {
   test("a base URL override replaces the GitHub release URL", () => {
     const text = render("{{url:linux-x64}}", { ...release, baseUrl: "http://127.0.0.1:8080/dist/" });
-    expect(text).toBe("http://127.0.0.1:8080/dist/triforge-linux-x64");
+    expect(text).toBe("http://127.0.0.1:8080/dist/triforge-linux-x64.tar.gz");
   });
 
   test("a target missing from SHA256SUMS is an error naming the asset", () => {
@@ -123,10 +127,77 @@ describe("bun run build/render-packaging.ts", () => {
 
   test("fails with one line and writes nothing when a sum is missing", () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "SHA256SUMS"), `${hashOf("linux-x64")}  triforge-linux-x64\n`);
+    writeFileSync(join(dir, "SHA256SUMS"), `${hashOf("linux-x64")}  triforge-linux-x64.tar.gz\n`);
     const r = run(["--version", "1.2.3", "--sums", join(dir, "SHA256SUMS"), "--out", join(dir, "out")]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe("render-packaging: SHA256SUMS has no entry for triforge-darwin-arm64");
+    expect(r.stderr.trim()).toBe(
+      "render-packaging: SHA256SUMS has no entry for triforge-darwin-arm64.tar.gz",
+    );
     expect(readdirSync(dir)).toEqual(["SHA256SUMS"]);
+  });
+});
+
+describe("build/package.ts: the compressed release assets", () => {
+  /** A dist/ with a small stand-in for every target's binary (distinct bytes, compressible like code). */
+  function fakeDist(): { dir: string; binaries: Map<Target, Buffer> } {
+    const dir = tempDir();
+    const binaries = new Map<Target, Buffer>();
+    for (const t of targets) {
+      const bytes = Buffer.from(`#!/bin/sh\necho 'triforge 1.2.3 ${t}'\n${"x".repeat(10_000)}\n`);
+      binaries.set(t, bytes);
+      writeFileSync(join(dir, binaryName(t)), bytes);
+    }
+    return { dir, binaries };
+  }
+
+  test("packs each binary; tar and unzip give back its bytes, executable; SHA256SUMS covers the archives", () => {
+    const { dir, binaries } = fakeDist();
+    const sums = parseSums(`${packageDist(dir).join("\n")}\n`);
+    expect([...sums.keys()].sort()).toEqual(targets.map(assetName).sort());
+    for (const t of targets) {
+      const archive = readFileSync(join(dir, assetName(t)));
+      expect(sums.get(assetName(t))).toBe(createHash("sha256").update(archive).digest("hex"));
+      expect(archive.length).toBeLessThan(binaries.get(t)!.length / 10);
+      const out = join(tempDir(), "out");
+      const unpack = t.startsWith("windows")
+        ? Bun.spawnSync(["unzip", "-q", join(dir, assetName(t)), "-d", out])
+        : (Bun.spawnSync(["mkdir", "-p", out]),
+          Bun.spawnSync(["tar", "-xzf", join(dir, assetName(t)), "-C", out]));
+      expect(unpack.exitCode).toBe(0);
+      const name = t.startsWith("windows") ? "triforge.exe" : "triforge";
+      expect(readdirSync(out)).toEqual([name]);
+      expect(readFileSync(join(out, name)).equals(binaries.get(t)!)).toBe(true);
+      if (!onWindows) expect(statSync(join(out, name)).mode & 0o111).toBe(0o111);
+      expect(Buffer.from(unpackBinary(t, archive)).equals(binaries.get(t)!)).toBe(true);
+    }
+    // The same binaries give the same archives: the sums of a rebuilt release do not drift.
+    expect(packageDist(dir)).toEqual(packageDist(dir));
+  });
+
+  test("reads what the system's tar and zip write, and refuses a damaged zip by its CRC", () => {
+    const dir = tempDir();
+    const bytes = Buffer.from(`binary ${"y".repeat(5000)}`);
+    writeFileSync(join(dir, "triforge"), bytes);
+    writeFileSync(join(dir, "triforge.exe"), bytes);
+    expect(Bun.spawnSync(["tar", "-czf", join(dir, "a.tar.gz"), "-C", dir, "triforge"]).exitCode).toBe(0);
+    expect(Bun.spawnSync(["zip", "-qj", join(dir, "a.zip"), join(dir, "triforge.exe")]).exitCode).toBe(0);
+    expect(Buffer.from(fromTarGz(readFileSync(join(dir, "a.tar.gz")), "triforge")).equals(bytes)).toBe(true);
+    const zipped = readFileSync(join(dir, "a.zip"));
+    expect(Buffer.from(fromZip(zipped, "triforge.exe")).equals(bytes)).toBe(true);
+    const damaged = Buffer.from(zip("triforge.exe", bytes));
+    damaged[30 + "triforge.exe".length + 2] ^= 0xff; // inside the deflated data, after the local header
+    expect(() => fromZip(damaged, "triforge.exe")).toThrow();
+    expect(() => fromTarGz(readFileSync(join(dir, "a.tar.gz")), "other")).toThrow(
+      "the archive holds no other",
+    );
+  });
+
+  test("with no binaries in dist it fails with one line", () => {
+    const dir = tempDir();
+    const proc = Bun.spawnSync(["bun", "run", join(ROOT, "build/package.ts"), "--dist", dir]);
+    expect(proc.exitCode).toBe(1);
+    expect(proc.stderr.toString().trim()).toBe(
+      `package: no triforge binaries in ${dir}; run 'bun run build' first`,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { chmodSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { releaseAsset, unpackBinary } from "./archive.ts";
 
 /**
  * Self-update from the newest GitHub release: the asset for this platform, checked against the
@@ -14,10 +15,14 @@ export interface Release {
   assets: { name: string; browser_download_url: string }[];
 }
 
-/** The release asset for a platform, named as build/build.ts names binaries. */
+/** The build target of a platform (`linux-x64`, `windows-x64`), as build/build.ts names them. */
+export function targetOf(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string {
+  return `${platform === "win32" ? "windows" : platform}-${arch}`;
+}
+
+/** The release asset for a platform: the compressed binary (build/package.ts). */
 export function assetName(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string {
-  const os = platform === "win32" ? "windows" : platform;
-  return `triforge-${os}-${arch}${platform === "win32" ? ".exe" : ""}`;
+  return releaseAsset(targetOf(platform, arch));
 }
 
 /** `<sha256>  <name>` lines (sha256sum's format; `*name` for binary mode) → name → hash. */
@@ -64,9 +69,16 @@ export async function latestRelease(apiBase: string): Promise<Release> {
   return release;
 }
 
-/** Downloads this platform's binary and refuses it unless SHA256SUMS vouches for exactly these bytes. */
-export async function downloadVerified(release: Release, name = assetName()): Promise<Uint8Array> {
+/**
+ * Downloads this platform's asset and refuses it unless SHA256SUMS vouches for exactly these bytes (the
+ * compressed file, as downloaded); returns the binary inside it. A release from before the compressed
+ * assets has the bare binary, taken as it is.
+ */
+export async function downloadVerified(release: Release, target = targetOf()): Promise<Uint8Array> {
   const url = (asset: string) => release.assets.find((a) => a.name === asset)?.browser_download_url;
+  const packed = releaseAsset(target);
+  const bare = `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`;
+  const name = url(packed) || !url(bare) ? packed : bare;
   const binaryUrl = url(name);
   if (!binaryUrl) throw new Error(`release ${release.tag_name} has no ${name}`);
   const sumsUrl = url("SHA256SUMS");
@@ -81,7 +93,12 @@ export async function downloadVerified(release: Release, name = assetName()): Pr
     throw new Error(
       `checksum mismatch for ${name}: expected ${expected}, got ${actual}; nothing was changed`,
     );
-  return bytes;
+  if (name === bare) return bytes;
+  try {
+    return unpackBinary(target, bytes);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}; nothing was changed`);
+  }
 }
 
 /** Runs `<binary> --version`; the binary works when it exits 0 and names itself. */
