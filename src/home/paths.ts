@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
  * environment first. PERF: node:os costs ~0.35 ms of start-up and every hook reaches this module; it
  * is loaded only when the variable is missing.
  */
-function homeFolder(): string {
+export function homeFolder(): string {
   const fromEnv = process.platform === "win32" ? process.env.USERPROFILE : process.env.HOME;
   return fromEnv || (require("node:os") as typeof import("node:os")).homedir();
 }
