@@ -85,6 +85,16 @@ export function captureStateDir(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "capture");
 }
 
+/** One line per hook or tool run (event, duration, outcome, tokens): the ledger `status` and `doctor` read (ledger.ts). */
+export function hookLedgerPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "hooks.jsonl");
+}
+
+/** Records of runs that may not load node:fs (the prelude), one small file each, folded into hooks.jsonl later. */
+export function hookPendingDir(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "hooks.pending");
+}
+
 /** Chunks a person pinned (web page) for the SessionStart prelude to always carry (src/memory/pins.ts). */
 export function pinsPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "pins.json");
