@@ -292,6 +292,7 @@ describe("security", () => {
       token: TOKEN,
       pageKey: "k",
       loopback: false,
+      readsNeedToken: true,
       hosts: serverHosts("10.0.0.5", 8787),
     };
     const req = (headers: Record<string, string> = {}) =>
@@ -304,6 +305,39 @@ describe("security", () => {
     expect(deny(req({ cookie: `triforge_token=${TOKEN}` }), "read", context)).toBeUndefined();
     // A cookie alone cannot change memory: a cross-site form would carry it too.
     expect(deny(req({ cookie: `triforge_token=${TOKEN}` }), "curate", context)?.status).toBe(401);
+  });
+
+  test("with --require-token the page gets the token once from /?token= and keeps it in an HttpOnly cookie", async () => {
+    const guarded = startHttpServer({ host: "127.0.0.1", port: 0, token: TOKEN, rag, requireToken: true });
+    try {
+      const url = guarded.url;
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      expect((await fetch(`${url}/v1/stats`)).status).toBe(401);
+      expect((await fetch(`${url}/`)).status).toBe(401);
+      expect((await fetch(`${url}/?token=wrong`, { redirect: "manual" })).status).toBe(401);
+      const login = await fetch(`${url}/?token=${TOKEN}`, { redirect: "manual" });
+      expect(login.status).toBe(303);
+      expect(login.headers.get("location")).toBe("/");
+      const cookie = login.headers.get("set-cookie")!;
+      expect(cookie).toContain("HttpOnly");
+      expect(cookie).toContain("SameSite=Strict");
+      const session = { cookie: cookie.split(";")[0] };
+      const html = await (await fetch(`${url}/`, { headers: session })).text();
+      const pageKey = /name="triforge-page-key" content="([^"]+)"/.exec(html)![1];
+      expect((await fetch(`${url}/v1/stats`, { headers: session })).status).toBe(200);
+      const { chunks } = await jsonOf(fetch(`${url}/v1/memory/sessions/s-invoices`, { headers: session }));
+      const pin = (headers: Record<string, string>) =>
+        fetch(`${url}/v1/memory/pins`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify({ chunk_id: chunks[0].id }),
+        });
+      expect((await pin(session)).status).toBe(401);
+      expect((await pin({ ...session, "x-triforge-page": pageKey, origin: url })).status).toBe(201);
+      expect((await pin({ "x-triforge-page": pageKey, origin: url })).status).toBe(401);
+    } finally {
+      await guarded.stop();
+    }
   });
 
   test("a generated token is stored with mode 0600 and reused", () => {

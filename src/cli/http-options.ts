@@ -69,7 +69,13 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
   const token = resolveToken(typeof values.token === "string" ? values.token : undefined, env);
   let server: ReturnType<typeof startHttpServer>;
   try {
-    server = startHttpServer({ host, port, token: token.token, rag });
+    server = startHttpServer({
+      host,
+      port,
+      token: token.token,
+      rag,
+      requireToken: values["require-token"] === true,
+    });
   } catch (error) {
     throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
@@ -78,7 +84,7 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     : `the token is from ${token.source === "flag" ? "--token" : "TRIFORGE_HTTP_TOKEN"}`;
   console.error(`triforge http: listening on ${server.url} (workspaces: ${rag.workspaces.join(", ")})`);
   console.error(
-    isLoopback(host)
+    isLoopback(host) && values["require-token"] !== true
       ? `triforge http: loopback only; changing memory needs the page or 'Authorization: Bearer' (${where})`
       : `triforge http: every route but /health needs 'Authorization: Bearer' (${where}); open ${server.url}/?token=… for the page`,
   );

@@ -69,6 +69,8 @@ export interface AuthContext {
   token: string;
   pageKey: string;
   loopback: boolean;
+  /** Reads need the token too: off loopback always, on loopback when asked (a machine shared with others). */
+  readsNeedToken: boolean;
   /** Host header values that name this server (`127.0.0.1:8787`, `localhost:8787`, …). */
   hosts: Set<string>;
 }
@@ -102,7 +104,7 @@ export function deny(req: Request, access: Access, context: AuthContext): Denial
   }
   const fromCookie = cookie(req, TOKEN_COOKIE);
   const cookieOk = fromCookie !== undefined && sameSecret(fromCookie, context.token);
-  if (access === "read" && (context.loopback || cookieOk)) return undefined;
+  if (access === "read" && (!context.readsNeedToken || cookieOk)) return undefined;
   if (access === "read") return { status: 401, error: "this server needs 'Authorization: Bearer <token>'" };
   // Curation without a bearer token: only the page this server served, from its own origin.
   const origin = req.headers.get("origin");
@@ -111,7 +113,7 @@ export function deny(req: Request, access: Access, context: AuthContext): Denial
   if (req.headers.get("sec-fetch-site") === "cross-site")
     return { status: 403, error: "cross-site requests may not change memory" };
   const key = req.headers.get(PAGE_KEY_HEADER);
-  if (key && sameSecret(key, context.pageKey) && (context.loopback || cookieOk)) return undefined;
+  if (key && sameSecret(key, context.pageKey) && (!context.readsNeedToken || cookieOk)) return undefined;
   return {
     status: 401,
     error:

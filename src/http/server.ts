@@ -119,6 +119,8 @@ export interface HttpServerOptions {
   port: number;
   token: string;
   rag: RagService;
+  /** Ask for the token on every route but /health on loopback too. */
+  requireToken?: boolean;
 }
 
 export interface RunningServer {
@@ -480,7 +482,9 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
       const allow = Object.keys(route.methods).join(", ");
       throw new HttpError(405, `${req.method} is not allowed on ${url.pathname} (use ${allow})`, { allow });
     }
-    const denied = deny(req, entry.access, auth);
+    // `/?token=…` is how a browser brings the token: page() checks it and turns it into a cookie.
+    const access = url.pathname === "/" && url.searchParams.has("token") ? "open" : entry.access;
+    const denied = deny(req, access, auth);
     if (denied)
       throw new HttpError(
         denied.status,
@@ -513,7 +517,13 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
     },
   });
   const port = server.port ?? options.port;
-  auth = { token: options.token, pageKey, loopback, hosts: serverHosts(options.host, port) };
+  auth = {
+    token: options.token,
+    pageKey,
+    loopback,
+    readsNeedToken: !loopback || options.requireToken === true,
+    hosts: serverHosts(options.host, port),
+  };
   const shown = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
     url: `http://${shown}:${port}`,

@@ -40,6 +40,11 @@ export default defineCommand({
       description:
         "--http: the bearer token (TRIFORGE_HTTP_TOKEN; default: the stored one, generated with mode 0600)",
     },
+    "require-token": {
+      type: "boolean",
+      description:
+        "--http: ask for the token on every route but /health on loopback too (a machine shared with other users)",
+    },
     db: {
       type: "string",
       arg: "path",
