@@ -100,7 +100,7 @@ for (let round = 0; round < rounds; round++) {
 
   process.env.TRIFORGE_HOME = join(work, `data-${round}`);
   start = performance.now();
-  const report = importHistory(project, where);
+  const report = await importHistory(project, where);
   importMs.push(performance.now() - start);
   if (report.sessions !== sessions.length || report.failed)
     throw new Error(`imported ${report.sessions} of ${sessions.length}`);

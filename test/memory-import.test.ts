@@ -431,6 +431,21 @@ describe("triforge activate --import, then import again and capture live (compil
     ]);
   }, 60_000);
 
+  test("a forgotten session stays out of later imports and hooks", async () => {
+    const forget = await run(["forget", "--session", CODEX_SESSION]);
+    expect(forget.code).toBe(0);
+    const gone = chatLogFrom(home, root);
+    expect(gone.some((r) => r.session_id === CODEX_SESSION)).toBe(false);
+    const again = await run(["import"]);
+    expect(again.stdout).toContain("0 new record(s)");
+    expect(again.stdout).toContain("1 forgotten session(s) left out");
+    await run(
+      ["capture-agent", "--agent=codex"],
+      JSON.stringify({ session_id: CODEX_SESSION, transcript_path: files.codex, cwd: root }),
+    );
+    expect(chatLogFrom(home, root)).toEqual(gone);
+  }, 120_000);
+
   test("bad options and an inactive project get a clear error and write nothing", async () => {
     const elsewhere = join(home, "not-active");
     mkdirSync(elsewhere, { recursive: true });

@@ -61,7 +61,7 @@ export default defineCommand({
         import("../../memory/import/history.ts"),
         import("../../memory/import/sessions.ts"),
       ]);
-      const { appended } = captureHook(agent, root, input, agentHome());
+      const { appended } = await captureHook(agent, root, input, agentHome());
       if (appended) {
         const [{ isLocked }, { indexLockPath }, { spawnDetachedIndexer }] = await Promise.all([
           import("../../memory/lock.ts"),

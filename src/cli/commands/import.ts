@@ -35,12 +35,14 @@ export function agentCounts(byAgent: Partial<Record<SourceAgent, number>>): stri
 }
 
 function reportLine(root: string, report: ImportReport, indexed: string | undefined): string {
-  if (!report.sessions && !report.failed) return `No earlier sessions found for ${displayPath(root)}.`;
+  if (!report.sessions && !report.failed && !report.forgotten)
+    return `No earlier sessions found for ${displayPath(root)}.`;
   const parts = [
-    `Imported ${report.sessions} session(s) (${agentCounts(report.byAgent)}; ${megabytes(report.bytes)}) in ${(report.ms / 1000).toFixed(1)} s`,
+    `Imported ${report.sessions} session(s)${report.sessions ? ` (${agentCounts(report.byAgent)}; ${megabytes(report.bytes)})` : ""} in ${(report.ms / 1000).toFixed(1)} s`,
     `${report.appended} new record(s), ${report.skipped} already in memory`,
   ];
   if (report.failed) parts.push(`${report.failed} session(s) unreadable (see errors.log)`);
+  if (report.forgotten) parts.push(`${report.forgotten} forgotten session(s) left out`);
   if (indexed) parts.push(indexed);
   return `${parts.join("; ")}.`;
 }
@@ -55,7 +57,7 @@ export async function runImport(
 ): Promise<number> {
   const { importHistory } = await import("../../memory/import/history.ts");
   const bar = terminalProgress("sessions");
-  const report = importHistory(root, agentHome(), {
+  const report = await importHistory(root, agentHome(), {
     ...options,
     onProgress: bar ? (done, total) => bar.update(done, total, "importing") : undefined,
   });

@@ -4,6 +4,7 @@
  * Running it twice, or while hooks capture, writes nothing twice (see ./turns.ts and ../capture.ts).
  */
 import { logError } from "../../home/log.ts";
+import { isStoreDamage, openStoreForRead } from "../../store/open.ts";
 import { findClaudeSessions, importClaudeSession } from "./claude.ts";
 import { codexHookTurns, codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
 import { cursorSessionAt, findCursorSessions, findCursorTranscript, readCursorSession } from "./cursor.ts";
@@ -47,6 +48,23 @@ export function importSession(root: string, session: FoundSession): AppendResult
   }
 }
 
+/**
+ * Sessions `triforge forget` removed: they stay out for good (the indexer skips them too), so their
+ * text does not come back to disk through an import or a hook. A damaged store forgets nothing here.
+ */
+async function forgottenSessions(root: string): Promise<Set<string>> {
+  let store: ReturnType<typeof openStoreForRead>;
+  try {
+    store = openStoreForRead(root);
+    return store ? await store.forgottenSessions() : new Set();
+  } catch (error) {
+    if (isStoreDamage(error)) return new Set();
+    throw error;
+  } finally {
+    store?.close();
+  }
+}
+
 export interface ImportReport {
   sessions: number;
   bytes: number;
@@ -56,6 +74,8 @@ export interface ImportReport {
   byAgent: Partial<Record<SourceAgent, number>>;
   /** Sessions that could not be read (logged to errors.log); the others were imported. */
   failed: number;
+  /** Sessions left out because `triforge forget` removed them. */
+  forgotten: number;
   ms: number;
 }
 
@@ -66,9 +86,15 @@ export interface ImportOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-export function importHistory(root: string, where: AgentHome, options: ImportOptions = {}): ImportReport {
+export async function importHistory(
+  root: string,
+  where: AgentHome,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const started = performance.now();
-  const sessions = findSessions(root, where, options.agents, options.sinceMs);
+  const forgotten = await forgottenSessions(root);
+  const found = findSessions(root, where, options.agents, options.sinceMs);
+  const sessions = found.filter((s) => !forgotten.has(s.sessionId));
   const report: ImportReport = {
     sessions: 0,
     bytes: 0,
@@ -76,6 +102,7 @@ export function importHistory(root: string, where: AgentHome, options: ImportOpt
     skipped: 0,
     byAgent: {},
     failed: 0,
+    forgotten: found.length - sessions.length,
     ms: 0,
   };
   sessions.forEach((session, index) => {
@@ -132,14 +159,15 @@ export type HookAgent = Exclude<SourceAgent, "claude">;
  * agent's storage, appended where chats.jsonl does not hold it yet. Throws when the payload names no
  * session that can be read (the hook logs it).
  */
-export function captureHook(
+export async function captureHook(
   agent: HookAgent,
   root: string,
   input: Record<string, unknown>,
   where: AgentHome,
-): AppendResult {
+): Promise<AppendResult> {
   const session = hookSession(agent, root, input, where);
   if (!session) throw new Error(`${agent} hook: the payload names no session triforge can read`);
+  if ((await forgottenSessions(root)).has(session.sessionId)) return { appended: 0, skipped: 0 };
   if (agent === "codex") return appendTurns(root, session.sessionId, codexHookTurns(session, input));
   return importSession(root, session);
 }
