@@ -33,8 +33,10 @@ export interface AppendResult {
 /** A record's key as JSON.stringify writes it: inside a string value every quote is escaped, so this only matches the field. */
 const UUID_FIELD = /"uuid":"((?:[^"\\]|\\.)*)"/g;
 
-/** Keys already in a project's chats.jsonl, and how many of its bytes were read for them. */
+/** Keys already in a project's chats.jsonl, and how many bytes of which file were read for them. */
 interface KnownKeys {
+  /** The file's inode: whatever rewrites chats.jsonl writes a new file and renames it over. */
+  inode: number;
   read: number;
   keys: Set<string>;
 }
@@ -61,16 +63,14 @@ function readFrom(path: string, from: number, to: number): Buffer {
 /** Every key chats.jsonl holds. Called under the chat-log lock, so nothing appends meanwhile. */
 function knownKeys(projectRoot: string): Set<string> {
   const path = chatLogPath(projectRoot);
-  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  const stat = statSync(path, { throwIfNoEntry: false });
+  const size = stat?.size ?? 0;
+  const inode = stat?.ino ?? 0;
   let known = knownByLog.get(path);
-  // Shorter than what was read, or no longer a line end where reading stopped: rewritten (forget, the
-  // review clean-up); read it all again.
-  if (
-    known &&
-    (size < known.read || (known.read > 0 && readFrom(path, known.read - 1, known.read)[0] !== 10))
-  )
-    known = undefined;
-  known ??= { read: 0, keys: new Set() };
+  // Another file (forget and the review clean-up rename a rewritten copy over it) or a shorter one:
+  // read it all again.
+  if (known && (known.inode !== inode || size < known.read)) known = undefined;
+  known ??= { inode, read: 0, keys: new Set() };
   knownByLog.set(path, known);
   if (size > known.read) {
     const added = readFrom(path, known.read, size);
