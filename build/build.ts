@@ -1,8 +1,8 @@
 #!/usr/bin/env bun
 /**
  * Builds the single-file binaries: `bun run build [--target linux-x64,...] [--outdir dist]`.
- * Each binary embeds the embedding model (see resolveModelDir) and only its own platform's
- * tokenizers addon. Needs dependencies installed with `bun install --os='*' --cpu='*'` when
+ * Each binary embeds the embedding model (modelForBuild in fetch-model.ts; a fresh clone fetches the
+ * default one from the hub) and only its own platform's tokenizers addon. Needs dependencies installed with `bun install --os='*' --cpu='*'` when
  * cross-compiling, so that every platform's addon is on disk.
  */
 import { createHash } from "node:crypto";
@@ -10,7 +10,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeF
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BunPlugin } from "bun";
-import { resolveModelDir } from "../src/embed/source.ts";
+import { FetchError, modelForBuild } from "./fetch-model.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -123,7 +123,14 @@ if (import.meta.main) {
   const outdir = resolve(values.outdir!);
   if (!values.target) rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
-  const modelDir = resolveModelDir();
+  let modelDir: string;
+  try {
+    modelDir = await modelForBuild({ log: (line) => console.log(line) });
+  } catch (error) {
+    if (!(error instanceof FetchError)) throw error;
+    console.error(`build: ${error.message}`);
+    process.exit(1);
+  }
   console.log(`model: ${modelDir}`);
   const sums: string[] = [];
   for (const target of targets) {

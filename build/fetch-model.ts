@@ -19,6 +19,8 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ModelError } from "../src/embed/model.ts";
+import { resolveModelDir } from "../src/embed/source.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const DEFAULT_ENDPOINT = "https://huggingface.co";
@@ -125,6 +127,51 @@ export async function fetchModel(options: FetchOptions): Promise<FetchResult> {
     return { dir, skipped: false, files };
   } finally {
     rmSync(partial, { recursive: true, force: true });
+  }
+}
+
+/** The model a fresh clone's build fetches when it finds none: the release's default. */
+export const DEFAULT_BUILD_MODEL = "potion-base-2M";
+
+export interface BuildModelOptions {
+  /** How the build finds a model on disk (src/embed/source.ts); throws ModelError when there is none. */
+  find?: () => string;
+  manifest?: Manifest;
+  modelsDir?: string;
+  endpoint?: string;
+  log?: (line: string) => void;
+}
+
+/**
+ * The model folder the build embeds: the one on disk (TRIFORGE_MODEL_DIR, models/, ../shared/models),
+ * else, in a fresh clone, the default model fetched from the hub into models/ and verified against the
+ * manifest. Where the hub cannot be reached, one FetchError line says what to do instead.
+ */
+export async function modelForBuild(options: BuildModelOptions = {}): Promise<string> {
+  try {
+    return (options.find ?? resolveModelDir)();
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+  }
+  const endpoint = options.endpoint ?? hubEndpoint();
+  const log = options.log ?? (() => {});
+  log(
+    `no embedding model on disk (models/, ../shared/models): fetching ${DEFAULT_BUILD_MODEL} from ${endpoint}`,
+  );
+  try {
+    const fetched = await fetchModel({
+      name: DEFAULT_BUILD_MODEL,
+      manifest: options.manifest ?? readManifest(),
+      modelsDir: options.modelsDir ?? join(ROOT, "models"),
+      endpoint,
+      log,
+    });
+    return fetched.dir;
+  } catch (error) {
+    if (!(error instanceof FetchError)) throw error;
+    throw new FetchError(
+      `no embedding model to build with, and fetching ${DEFAULT_BUILD_MODEL} failed: ${error.message}. Run 'bun run fetch-model ${DEFAULT_BUILD_MODEL}' where the hub is reachable, or point TRIFORGE_MODEL_DIR at a model2vec folder (config.json, tokenizer.json, model.safetensors)`,
+    );
   }
 }
 

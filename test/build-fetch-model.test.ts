@@ -1,8 +1,17 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
-import { StaticModel } from "../src/embed/model.ts";
+import { DEFAULT_BUILD_MODEL, modelForBuild } from "../build/fetch-model.ts";
+import { ModelError, StaticModel } from "../src/embed/model.ts";
 import { readModelDir } from "../src/embed/source.ts";
 import { ROOT, SHARED, spawnCollect, tempDir } from "./support/helpers.ts";
 
@@ -243,5 +252,125 @@ describe("models/manifest.json", () => {
         expect({ file, ...actual }).toEqual({ file, size: spec.size, sha256: spec.sha256 });
       }
     }
+  });
+});
+
+describe("the build's model in a fresh clone (no models/, no ../shared)", () => {
+  const noModel = () => {
+    throw new ModelError("no embedding model found");
+  };
+  /** The manifest with the default model's entry pointing at a fixture the local hub serves, exact hashes. */
+  const buildManifest = {
+    models: {
+      [DEFAULT_BUILD_MODEL]: {
+        repo: "minishlab/test-model-int8",
+        revision: "main",
+        files: exact("test-model-int8"),
+      },
+    },
+  };
+
+  test("a model on disk is used as it is: nothing is fetched", async () => {
+    const before = requests.length;
+    expect(await modelForBuild({ find: () => "/somewhere/model" })).toBe("/somewhere/model");
+    expect(requests.length).toBe(before);
+  });
+
+  test("none on disk: the default model is fetched from the hub into models/, verified, and loads", async () => {
+    const models = join(root, "fresh-clone-models");
+    const lines: string[] = [];
+    const dir = await modelForBuild({
+      find: noModel,
+      manifest: buildManifest,
+      modelsDir: models,
+      endpoint: `http://127.0.0.1:${hub.port}`,
+      log: (line) => lines.push(line),
+    });
+    expect(dir).toBe(join(models, DEFAULT_BUILD_MODEL));
+    expect(lines[0]).toBe(
+      `no embedding model on disk (models/, ../shared/models): fetching ${DEFAULT_BUILD_MODEL} from http://127.0.0.1:${hub.port}`,
+    );
+    const fetched = await StaticModel.load(readModelDir(dir));
+    const original = await StaticModel.load(readModelDir(join(FIXTURES, "test-model-int8")));
+    expect(Array.from(await fetched.embed("fresh clone"))).toEqual(
+      Array.from(await original.embed("fresh clone")),
+    );
+  });
+
+  test("a download that does not match the manifest is refused and leaves models/ empty", async () => {
+    const models = join(root, "fresh-clone-tampered");
+    const tampered = {
+      models: {
+        [DEFAULT_BUILD_MODEL]: {
+          ...buildManifest.models[DEFAULT_BUILD_MODEL],
+          files: {
+            ...exact("test-model-int8"),
+            "model.safetensors": { size: null, sha256: "1".repeat(64), verified: true },
+          },
+        },
+      },
+    };
+    const error = await modelForBuild({
+      find: noModel,
+      manifest: tampered,
+      modelsDir: models,
+      endpoint: `http://127.0.0.1:${hub.port}`,
+    }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain(`expected ${"1".repeat(64)}`);
+    expect(entries(models)).toEqual([]);
+  });
+
+  /** A checkout as a fresh clone has it: source, build scripts and manifest, dependencies; no models, no ../shared. */
+  function freshClone(manifest?: object): string {
+    const clone = join(tempDir("triforge-fresh-clone-"), "triforge");
+    mkdirSync(join(clone, "models"), { recursive: true });
+    for (const path of ["src", "build", "package.json", "tsconfig.json"])
+      cpSync(join(ROOT, path), join(clone, path), { recursive: true });
+    if (manifest) writeFileSync(join(clone, "models", "manifest.json"), JSON.stringify(manifest));
+    else cpSync(join(ROOT, "models", "manifest.json"), join(clone, "models", "manifest.json"));
+    symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
+    return clone;
+  }
+  const build = (clone: string, endpoint: string) =>
+    spawnCollect(
+      ["bun", "run", join(clone, "build/build.ts"), "--target", "host", "--outdir", join(clone, "dist")],
+      {
+        env: { ...process.env, TRIFORGE_MODEL_DIR: undefined, TRIFORGE_HF_ENDPOINT: endpoint },
+        cwd: clone,
+      },
+    );
+
+  test("bun run build:host in a fresh clone fetches the default model and builds a binary that embeds it", async () => {
+    const clone = freshClone(buildManifest);
+    const { code, stdout, stderr } = await build(clone, `http://127.0.0.1:${hub.port}`);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toContain(`model: ${join(clone, "models", DEFAULT_BUILD_MODEL)}`);
+    const home = tempDir();
+    const binary = join(clone, "dist", process.platform === "win32" ? "triforge.exe" : "triforge");
+    const version = await spawnCollect([binary, "--version", "--verbose"], {
+      env: { ...process.env, HOME: home, TRIFORGE_HOME: home },
+    });
+    expect(version.stdout).toContain(`model ${DEFAULT_BUILD_MODEL}`);
+  }, 180_000);
+
+  test("the build script run from a copy with no model and no reachable hub stops with one line saying what to do", async () => {
+    const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const port = closed.port;
+    closed.stop(true);
+    const clone = freshClone();
+    const { code, stdout, stderr } = await build(clone, `http://127.0.0.1:${port}`);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`fetching ${DEFAULT_BUILD_MODEL} from http://127.0.0.1:${port}`);
+    const lines = stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(
+      `build: no embedding model to build with, and fetching ${DEFAULT_BUILD_MODEL} failed: cannot reach http://127.0.0.1:${port}`,
+    );
+    expect(lines[0]).toContain(
+      `Run 'bun run fetch-model ${DEFAULT_BUILD_MODEL}' where the hub is reachable, or point TRIFORGE_MODEL_DIR at a model2vec folder`,
+    );
+    expect(entries(join(clone, "models"))).toEqual(["manifest.json"]);
   });
 });
