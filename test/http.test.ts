@@ -4,13 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { pinsPath } from "../src/home/paths.ts";
 import { request } from "node:http";
 import { join } from "node:path";
 import { type AuthContext, deny, resolveToken, serverHosts } from "../src/http/auth.ts";
 import { type RunningServer, startHttpServer } from "../src/http/server.ts";
 import { recall } from "../src/memory/recall/recall.ts";
 import { indexProject } from "../src/memory/indexer.ts";
-import { readPins } from "../src/memory/pins.ts";
+import { addPin, MAX_PINS, PinLimitError, pinnedSection, readPins } from "../src/memory/pins.ts";
 import { Catalog } from "../src/rag/catalog.ts";
 import { ingestWorkspace, RagService } from "../src/rag/service.ts";
 import { tempDir } from "./support/helpers.ts";
@@ -240,14 +241,14 @@ describe("memory", () => {
     expect(pinned.status).toBe(201);
     const prelude = await jsonOf(fetch(`${base}/v1/memory/prelude`));
     expect(prelude.pinned).toContain("signed cookies with HMAC");
-    expect(readPins(app).map((p) => p.chunk_id)).toEqual([chunks[0].id]);
+    expect((await readPins(app)).map((p) => p.chunk_id)).toEqual([chunks[0].id]);
 
     const forgot = await fetch(`${base}/v1/memory/sessions/s-cookies`, { method: "DELETE", headers: bearer });
     expect(forgot.status).toBe(200);
     expect((await forgot.json()) as Body).toMatchObject({ status: "forgotten", chunks: 1, pins: 1 });
     const after = await recall(app, "how are sessions stored with signed cookies", { topK: 5 });
     expect(after.hits.map((h) => h.session_id)).not.toContain("s-cookies");
-    expect(readPins(app)).toEqual([]);
+    expect(await readPins(app)).toEqual([]);
     // As `triforge forget` does: a second forget finds nothing left to remove.
     const again = await fetch(`${base}/v1/memory/sessions/s-cookies`, { method: "DELETE", headers: bearer });
     expect((await again.json()) as Body).toMatchObject({ status: "forgotten", chunks: 0, lines: 0 });
@@ -353,5 +354,28 @@ describe("security", () => {
     } finally {
       process.env.TRIFORGE_HOME = saved;
     }
+  });
+});
+
+describe("pins", () => {
+  test("at most MAX_PINS, one line each in the prelude's section, and a damaged file reads as none", async () => {
+    const root = project("pinned");
+    const pin = (id: number) =>
+      addPin(root, {
+        chunk_id: id,
+        session_id: `s${id}`,
+        ts: "2025-04-0" + (1 + (id % 9)) + "T10:00:00Z",
+        text: `line one ${id}\nline two`,
+      });
+    for (let id = 0; id < MAX_PINS; id++) pin(id);
+    expect(() => pin(MAX_PINS)).toThrow(PinLimitError);
+    pin(3); // pinning again refreshes, it does not count twice
+    const pins = await readPins(root);
+    expect(pins).toHaveLength(MAX_PINS);
+    expect(pinnedSection(pins).split("\n")[0]).toBe("## Pinned by the user");
+    expect(pinnedSection(pins)).toContain("- (2025-04-02 · session s1) line one 1 line two");
+    expect(pinnedSection([])).toBe("");
+    writeFileSync(pinsPath(root), "{not json");
+    expect(await readPins(root)).toEqual([]);
   });
 });

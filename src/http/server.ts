@@ -260,7 +260,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
       methods: {
         GET: {
           access: "read",
-          handle: (_req, _p, url) => {
+          handle: async (_req, _p, url) => {
             const project = projectOf(url.searchParams.get("project"));
             const file = summaryPath(project);
             const summary = isActive(project) && existsSync(file) ? readFileSync(file, "utf8") : "";
@@ -268,7 +268,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
               project,
               active: isActive(project),
               context: preludeContext(summary) ?? null,
-              pinned: isActive(project) ? pinnedSection(readPins(project)) : "",
+              pinned: isActive(project) ? pinnedSection(await readPins(project)) : "",
             });
           },
         },
@@ -342,9 +342,9 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
       methods: {
         GET: {
           access: "read",
-          handle: (_req, _p, url) => {
+          handle: async (_req, _p, url) => {
             const project = projectOf(url.searchParams.get("project"));
-            return json({ project, pins: isActive(project) ? readPins(project) : [] });
+            return json({ project, pins: isActive(project) ? await readPins(project) : [] });
           },
         },
         POST: {

@@ -48,7 +48,7 @@ async function summariesBySession(projectRoot: string): Promise<Map<string, stri
 export async function listSessions(projectRoot: string): Promise<SessionView[]> {
   const index = await loadMemoryIndex(projectRoot);
   if (!index) return [];
-  const pins = readPins(projectRoot);
+  const pins = await readPins(projectRoot);
   const summaries = await summariesBySession(projectRoot);
   const sessions = new Map<string, SessionView>();
   for (const chunk of index.chunks) {
@@ -75,7 +75,7 @@ export async function listSessions(projectRoot: string): Promise<SessionView[]> 
 export async function sessionChunks(projectRoot: string, sessionId: string): Promise<ChunkView[]> {
   const index = await loadMemoryIndex(projectRoot);
   if (!index) return [];
-  const pinned = new Set(readPins(projectRoot).map((p) => p.chunk_id));
+  const pinned = new Set((await readPins(projectRoot)).map((p) => p.chunk_id));
   return index.chunks
     .filter((c) => c.sessionId === sessionId)
     .map((c) => ({
@@ -102,7 +102,7 @@ export async function readChunk(
     ts: chunk.ts,
     role: chunkRole(chunk.turns),
     text: chunk.text,
-    pinned: readPins(projectRoot).some((p) => p.chunk_id === id),
+    pinned: (await readPins(projectRoot)).some((p) => p.chunk_id === id),
     turns: chunk.turns.map((t) => ({ role: t.role, ts: t.ts, text: chunk.text.slice(t.start, t.end) })),
   };
 }

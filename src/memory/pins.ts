@@ -2,7 +2,7 @@
  * Pinned memory: chunks a person chose (on the web page) for the SessionStart prelude to always carry.
  * Kept in the project's data folder as `pins.json` — a copy of each pinned chunk's (already redacted) text,
  * so the prelude reads one small file and never opens the store.
- * PERF: on the prelude's path; node:fs is required inside the functions that need it, not at load.
+ * PERF: meant for the prelude's path: reading uses Bun.file, and node:fs is required only by the writers.
  */
 import { dirname } from "node:path";
 import { pinsPath } from "../home/paths.ts";
@@ -25,23 +25,41 @@ function fs(): typeof import("node:fs") {
   return require("node:fs") as typeof import("node:fs");
 }
 
-/** The project's pins, oldest first; none when the file is missing or unreadable. */
-export function readPins(projectRoot: string): Pin[] {
+/** Only entries of the right shape count: the file may have been edited by hand. */
+function validPins(parsed: unknown): Pin[] {
+  return Array.isArray(parsed)
+    ? parsed.filter(
+        (p): p is Pin =>
+          typeof p === "object" &&
+          p !== null &&
+          typeof (p as Pin).chunk_id === "number" &&
+          typeof (p as Pin).session_id === "string" &&
+          typeof (p as Pin).text === "string",
+      )
+    : [];
+}
+
+/**
+ * The project's pins, oldest first; none when the file is missing or unreadable. Read through Bun.file,
+ * so the prelude pays no node:fs for it.
+ */
+export async function readPins(projectRoot: string): Promise<Pin[]> {
+  const file = Bun.file(pinsPath(projectRoot));
+  if (!(await file.exists())) return [];
+  try {
+    return validPins(JSON.parse(await file.text()));
+  } catch {
+    return [];
+  }
+}
+
+/** readPins for the writers below, which hold no await between reading and writing. */
+function readPinsNow(projectRoot: string): Pin[] {
   const { existsSync, readFileSync } = fs();
   const file = pinsPath(projectRoot);
   if (!existsSync(file)) return [];
   try {
-    const parsed = JSON.parse(readFileSync(file, "utf8")) as unknown;
-    return Array.isArray(parsed)
-      ? parsed.filter(
-          (p): p is Pin =>
-            typeof p === "object" &&
-            p !== null &&
-            typeof (p as Pin).chunk_id === "number" &&
-            typeof (p as Pin).session_id === "string" &&
-            typeof (p as Pin).text === "string",
-        )
-      : [];
+    return validPins(JSON.parse(readFileSync(file, "utf8")));
   } catch {
     return [];
   }
@@ -60,7 +78,7 @@ export class PinLimitError extends Error {}
 
 /** Pins a chunk (again: its text is refreshed). Throws PinLimitError past MAX_PINS. */
 export function addPin(projectRoot: string, chunk: Omit<Pin, "pinned_at" | "text"> & { text: string }): Pin {
-  const pins = readPins(projectRoot).filter((p) => p.chunk_id !== chunk.chunk_id);
+  const pins = readPinsNow(projectRoot).filter((p) => p.chunk_id !== chunk.chunk_id);
   if (pins.length >= MAX_PINS)
     throw new PinLimitError(`at most ${MAX_PINS} chunks can be pinned; unpin one first`);
   const text = chunk.text.length > PIN_CHARS ? `${chunk.text.slice(0, PIN_CHARS - 1)}…` : chunk.text;
@@ -71,7 +89,7 @@ export function addPin(projectRoot: string, chunk: Omit<Pin, "pinned_at" | "text
 
 /** Unpins one chunk; whether it was pinned. */
 export function removePin(projectRoot: string, chunkId: number): boolean {
-  const pins = readPins(projectRoot);
+  const pins = readPinsNow(projectRoot);
   const kept = pins.filter((p) => p.chunk_id !== chunkId);
   if (kept.length !== pins.length) writePins(projectRoot, kept);
   return kept.length !== pins.length;
@@ -79,7 +97,7 @@ export function removePin(projectRoot: string, chunkId: number): boolean {
 
 /** Drops the pins of a forgotten session: a forgotten text must not live on in the prelude. */
 export function removeSessionPins(projectRoot: string, sessionId: string): number {
-  const pins = readPins(projectRoot);
+  const pins = readPinsNow(projectRoot);
   const kept = pins.filter((p) => p.session_id !== sessionId);
   if (kept.length !== pins.length) writePins(projectRoot, kept);
   return pins.length - kept.length;
