@@ -22,25 +22,18 @@ export const REMOTE_ATTEMPTS = 4;
 const BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 8_000;
 
-/** The keys triforge's own config may set; the environment names are claw-rag-service's. */
-export interface RemoteEmbeddingSettings {
-  embeddingBaseUrl?: string;
-  embeddingModel?: string;
-  apiKey?: string;
-}
-
 /**
- * The remote endpoint to use, or undefined for the embedded model. `env` first (CLAW_RAG_EMBEDDING_BASE_URL,
- * CLAW_RAG_EMBEDDING_MODEL, CLAW_RAG_OPENAI_API_KEY or OPENAI_API_KEY), then `settings`.
+ * The remote endpoint claw-rag-service's variables name (CLAW_RAG_EMBEDDING_BASE_URL,
+ * CLAW_RAG_EMBEDDING_MODEL; the key CLAW_RAG_OPENAI_API_KEY, else OPENAI_API_KEY), or undefined for the
+ * embedded model.
  */
 export function remoteEmbeddingConfig(
   env: Record<string, string | undefined> = process.env,
-  settings: RemoteEmbeddingSettings = {},
 ): RemoteEmbeddingConfig | undefined {
-  const base = env.CLAW_RAG_EMBEDDING_BASE_URL || settings.embeddingBaseUrl;
-  const model = env.CLAW_RAG_EMBEDDING_MODEL || settings.embeddingModel;
+  const base = env.CLAW_RAG_EMBEDDING_BASE_URL;
+  const model = env.CLAW_RAG_EMBEDDING_MODEL;
   if (!base && !model) return undefined;
-  const apiKey = env.CLAW_RAG_OPENAI_API_KEY || settings.apiKey || env.OPENAI_API_KEY;
+  const apiKey = env.CLAW_RAG_OPENAI_API_KEY || env.OPENAI_API_KEY;
   return {
     baseUrl: (base || DEFAULT_REMOTE_BASE_URL).replace(/\/+$/, ""),
     model: model || DEFAULT_REMOTE_MODEL,
