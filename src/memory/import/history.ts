@@ -12,26 +12,27 @@ import { findOpencodeSession, findOpencodeSessions, readOpencodeSession } from "
 import { type AgentHome, type FoundSession, SOURCE_AGENTS, type SourceAgent } from "./sessions.ts";
 import { type AppendResult, appendTurns } from "./turns.ts";
 
+const FINDERS: Record<SourceAgent, (root: string, where: AgentHome) => FoundSession[]> = {
+  claude: findClaudeSessions,
+  codex: findCodexSessions,
+  cursor: findCursorSessions,
+  opencode: findOpencodeSessions,
+};
+
+/** The project's past sessions of `agents`, changed on or after `sinceMs` when given, oldest first. */
 export function findSessions(
   root: string,
   where: AgentHome,
   agents: readonly SourceAgent[] = SOURCE_AGENTS,
   sinceMs?: number,
 ): FoundSession[] {
-  const found: FoundSession[] = [];
-  for (const agent of agents) {
-    const sessions =
-      agent === "claude"
-        ? findClaudeSessions(root, where)
-        : agent === "codex"
-          ? findCodexSessions(root, where)
-          : agent === "cursor"
-            ? findCursorSessions(root, where)
-            : findOpencodeSessions(root, where);
-    found.push(...sessions.filter((s) => sinceMs === undefined || s.modifiedMs >= sinceMs));
-  }
-  // Oldest first: the log reads in the order things were said, as if captured live.
-  return found.sort((a, b) => a.modifiedMs - b.modifiedMs);
+  return (
+    agents
+      .flatMap((agent) => FINDERS[agent](root, where))
+      .filter((s) => sinceMs === undefined || s.modifiedMs >= sinceMs)
+      // Oldest first: the log reads in the order things were said, as if captured live.
+      .sort((a, b) => a.modifiedMs - b.modifiedMs)
+  );
 }
 
 /** Appends one session's turns that chats.jsonl does not hold yet. */
