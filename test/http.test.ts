@@ -126,6 +126,23 @@ describe("claw-rag-service's API", () => {
     expect(hit.snippet).toBe(lines.slice(hit.start_line - 1, hit.end_line).join("\n"));
   });
 
+  test("the phase says whether there is an index and whether it holds anything", async () => {
+    const fresh = join(home, "never-ingested");
+    const empty = join(home, "empty");
+    mkdirSync(fresh);
+    mkdirSync(empty);
+    expect(await new RagService([fresh], { catalogPath }).query("anything")).toEqual({
+      hits: [],
+      phase: "1-sqlite-no-db",
+    });
+    expect((await new RagService([fresh], { catalogPath }).stats()).phase).toBe("1-sqlite-no-db");
+    await ingestWorkspace(empty, { catalogPath });
+    expect(await new RagService([empty], { catalogPath }).query("anything")).toEqual({
+      hits: [],
+      phase: "1-sqlite-empty",
+    });
+  });
+
   test("top_k defaults to 8 and is capped at 64", async () => {
     const names = Array.from({ length: 80 }, (_, i) => `widgetHandler${i}`);
     const big = join(home, "big");
