@@ -15,8 +15,10 @@ import { compiledBinary, connectServe, runBinary, spawnCollect, tempDir } from "
 
 const home = tempDir("triforge-code-cli-");
 
+/** A repository (a `.git` folder: code search indexes projects only) holding `files`. */
 function repo(files: Record<string, string>): string {
   const root = tempDir("triforge-code-repo-");
+  mkdirSync(join(root, ".git"));
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), content);
@@ -249,7 +251,7 @@ describe("triforge code-index and find-related (compiled binary)", () => {
   });
 
   test("find-related's source snippet, cut to --max-snippet-lines, holds the line it was asked about", async () => {
-    const root = tempDir("triforge-code-related-");
+    const root = repo({});
     const body = Array.from({ length: 30 }, (_, i) => `    total = total + step_${i}(values)`).join("\n");
     writeFileSync(
       join(root, "long.py"),
@@ -280,7 +282,6 @@ const gitRepo = () => {
     "src/app/handler.py":
       "def handle(request):\n    if not verify_session_token(request.cookies['s']):\n        raise PermissionError('bad session token')\n",
   });
-  mkdirSync(join(root, ".git"));
   return realpathSync(root);
 };
 
@@ -371,7 +372,19 @@ describe("a folder inside a repository (compiled binary)", () => {
     writeFileSync(join(userHome, "dotfile_setup.py"), "def verify_session_token():\n    pass\n");
     mkdirSync(join(userHome, "notes"));
     writeFileSync(join(userHome, "notes/todo.py"), "def verify_session_token(token):\n    return True\n");
-    const { code, stdout } = await runBinary(["search", "verify_session_token", "--json"], {
+    // Not a project of its own: refused, naming the override; nothing is indexed.
+    const refused = await runBinary(["search", "verify_session_token"], {
+      home: userHome,
+      cwd: join(userHome, "notes"),
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${join(userHome, "notes")} is not a project`);
+    expect(refused.stderr).toContain("--allow-large");
+    expect(existsSync(join(userHome, ".claude", "triforge", "code"))).toBe(false);
+    const home = await runBinary(["code-index", userHome], { home: userHome });
+    expect(home.code).toBe(1);
+    expect(home.stderr).toContain(`${userHome} is the home folder`);
+    const { code, stdout } = await runBinary(["search", "verify_session_token", "--json", "--allow-large"], {
       home: userHome,
       cwd: join(userHome, "notes"),
     });
@@ -417,6 +430,7 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
     // A home of its own holding only the project, so that '~' is a small folder to index.
     const userHome = tempDir("triforge-code-home-");
     for (const [path, content] of Object.entries({
+      "proj/.git/HEAD": "ref: refs/heads/main\n",
       "proj/src/auth/session.py": "def verify_session_token(token):\n    return token.endswith('.sig')\n",
       "proj/src/auth/login.py": "def login(request):\n    return verify_session_token(request.token)\n",
     })) {
@@ -431,12 +445,20 @@ describe("the MCP tools (compiled binary's serve, SDK client)", () => {
       structuredContent?: { repo: string; hits: { file_path: string }[] };
     };
     try {
-      for (const [repo, path] of [
-        ["~/proj", "src/auth/session.py"],
-        ["~", "proj/src/auth/session.py"],
-      ]) {
+      // The home folder is indexed only when the agent says it means it.
+      const refused = (await client.callTool(
+        { name: "code_search", arguments: { query: "verify_session_token", repo: "~" } },
+        CallToolResultSchema,
+      )) as Result;
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0].text).toContain("is the home folder");
+      expect(refused.content[0].text).toContain("allow_large: true");
+      for (const [repo, path, allow_large] of [
+        ["~/proj", "src/auth/session.py", false],
+        ["~", "proj/src/auth/session.py", true],
+      ] as const) {
         const found = (await client.callTool(
-          { name: "code_search", arguments: { query: "verify_session_token", repo } },
+          { name: "code_search", arguments: { query: "verify_session_token", repo, allow_large } },
           CallToolResultSchema,
         )) as Result;
         expect(found.isError).toBeFalsy();

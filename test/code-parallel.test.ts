@@ -21,6 +21,7 @@ beforeAll(() => {
  */
 function largeRepository(): string {
   const root = tempDir("triforge-large-");
+  mkdirSync(join(root, ".git"));
   const write = (path: string, text: string) => {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
@@ -121,6 +122,7 @@ describe("parallel parsing", () => {
 describe("syntax budget", () => {
   test("past the budget, source files are parsed first and the rest chunked by indentation, and the report says how many", async () => {
     const root = tempDir("triforge-budget-");
+    mkdirSync(join(root, ".git"));
     const functions = (name: string) =>
       Array.from(
         { length: 12 },

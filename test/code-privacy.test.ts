@@ -21,8 +21,10 @@ const PEM_BODY = [
 ];
 const PEM = ["-----BEGIN RSA PRIVATE KEY-----", ...PEM_BODY, "-----END RSA PRIVATE KEY-----"].join("\n");
 
+/** A repository (a `.git` folder: code search indexes projects only) holding `files`. */
 function repo(files: Record<string, string>): string {
   const root = realpathSync(tempDir("triforge-code-privacy-repo-"));
+  mkdirSync(join(root, ".git"));
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), content);

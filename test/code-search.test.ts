@@ -27,7 +27,15 @@ beforeAll(() => {
   process.env.TRIFORGE_HOME = tempDir("triforge-home-");
 });
 
+/** A repository (a `.git` folder: code search indexes projects only) holding `files`. */
 function repo(files: Record<string, string | Uint8Array>): string {
+  const root = plainFolder(files);
+  if (!(".git" in files)) mkdirSync(join(root, ".git"));
+  return root;
+}
+
+/** A folder with no project marker. */
+function plainFolder(files: Record<string, string | Uint8Array>): string {
   const root = tempDir("triforge-repo-");
   write(root, files);
   return root;
@@ -404,15 +412,26 @@ describe("the repository of a folder", () => {
     const root = realpathSync(
       repo({ "src/lib/deep/a.ts": "x", "pkg/.triforge/config.json": "{}", "pkg/b.ts": "y" }),
     );
-    mkdirSync(join(root, ".git"));
-    expect(locateRepository(join(root, "src/lib/deep"))).toEqual({ root, scope: "src/lib/deep" });
-    expect(locateRepository(root)).toEqual({ root, scope: "" });
+    expect(locateRepository(join(root, "src/lib/deep"))).toEqual({
+      root,
+      scope: "src/lib/deep",
+      project: true,
+    });
+    expect(locateRepository(root)).toEqual({ root, scope: "", project: true });
     // The nearest marker wins: an activated project inside the repository is its own root.
-    expect(locateRepository(join(root, "pkg"))).toEqual({ root: join(root, "pkg"), scope: "" });
+    expect(locateRepository(join(root, "pkg"))).toEqual({
+      root: join(root, "pkg"),
+      scope: "",
+      project: true,
+    });
     const worktree = realpathSync(repo({ ".git": "gitdir: /elsewhere/.git/worktrees/w\n", "src/c.ts": "z" }));
-    expect(locateRepository(join(worktree, "src"))).toEqual({ root: worktree, scope: "src" });
-    const plain = realpathSync(repo({ "src/d.ts": "w" }));
-    expect(locateRepository(join(plain, "src"))).toEqual({ root: join(plain, "src"), scope: "" });
+    expect(locateRepository(join(worktree, "src"))).toEqual({ root: worktree, scope: "src", project: true });
+    const plain = realpathSync(plainFolder({ "src/d.ts": "w" }));
+    expect(locateRepository(join(plain, "src"))).toEqual({
+      root: join(plain, "src"),
+      scope: "",
+      project: false,
+    });
     expect(() => locateRepository(join(plain, "nope"))).toThrow("does not exist");
   });
 
@@ -424,7 +443,6 @@ describe("the repository of a folder", () => {
           "import { parseConfig } from '../lib/parse';\nexport const config = parseConfig('a,b');\n",
       }),
     );
-    mkdirSync(join(root, ".git"));
     const sub = await searchCode(join(root, "src/app"), "parseConfig");
     expect(sub).toMatchObject({ repo: root, scope: "src/app" });
     expect(sub.hits.map((h) => h.file_path)).toEqual(["src/app/main.ts"]);
@@ -446,7 +464,6 @@ describe("the repository of a folder", () => {
         "scratch/widget.ts": "export function parseWidget(text: string) {\n  return text.trim();\n}\n",
       }),
     );
-    mkdirSync(join(root, ".git"));
     const scratch = await searchCode(join(root, "scratch"), "parse widget");
     expect(scratch.repo).toBe(join(root, "scratch"));
     expect(scratch.scope).toBeUndefined();
@@ -455,6 +472,84 @@ describe("the repository of a folder", () => {
     expect((await searchCode(root, "parse widget")).hits.map((h) => h.file_path)).not.toContain(
       "scratch/widget.ts",
     );
+  });
+});
+
+describe("bounded indexes", () => {
+  test("a folder that is not a project is refused before anything is read, naming the override; allowLarge indexes it", async () => {
+    const plain = plainFolder({ "notes/todo.ts": "export function planTheWeek() {\n  return 7;\n}\n" });
+    const refusal = await searchCode(plain, "planTheWeek").catch((e) => e as Error);
+    expect(refusal.message).toContain("is not a project");
+    expect(refusal.message).toContain("--allow-large");
+    expect(refusal.message).toContain("allow_large: true");
+    expect(existsSync(indexFile(realpathSync(plain)))).toBe(false);
+    await expect(indexRepository(plain)).rejects.toThrow("is not a project");
+    const allowed = await searchCode(plain, "planTheWeek", { allowLarge: true });
+    expect(allowed.hits[0].file_path).toBe("notes/todo.ts");
+    // A project file makes a project, found from a folder inside it too.
+    const node = realpathSync(plainFolder({ "package.json": "{}", "src/app.ts": "export const app = 1;\n" }));
+    expect(locateRepository(join(node, "src"))).toEqual({ root: node, scope: "src", project: true });
+    expect((await searchCode(join(node, "src"), "app")).hits[0].file_path).toBe("src/app.ts");
+  });
+
+  test("the home folder (even a dotfiles repository) and / are refused, whatever they hold", async () => {
+    const previous = process.env.HOME;
+    const home = realpathSync(
+      repo({ "package.json": "{}", "project/.git/HEAD": "ref", "project/a.ts": "x" }),
+    );
+    process.env.HOME = home;
+    try {
+      expect(locateRepository(home).project).toBe(false);
+      await expect(searchCode(home, "anything")).rejects.toThrow(`${home} is the home folder`);
+      await expect(searchCode("/", "anything")).rejects.toThrow("/ is the file-system root");
+      expect(existsSync(indexFile("/"))).toBe(false);
+      expect(existsSync(indexFile(home))).toBe(false);
+      expect(locateRepository(join(home, "project")).project).toBe(true);
+    } finally {
+      process.env.HOME = previous;
+    }
+  });
+
+  test("an index stops at the cap of files, bytes or seconds; searches say which cap and how to raise it; the next pass goes on", async () => {
+    const root = repo(
+      Object.fromEntries(
+        Array.from({ length: 6 }, (_, i) => [
+          `src/m${i}.ts`,
+          `export function cappedHelper${i}(x: number) {\n  return x + ${i};\n}\n`,
+        ]),
+      ),
+    );
+    const unlimited = { maxFiles: 1e9, maxBytes: 1e12, maxSeconds: 1e6 };
+    const byFiles = await refreshIndex(root, { force: true, limits: { ...unlimited, maxFiles: 2 } });
+    expect(byFiles.report).toMatchObject({ files: 2, capped: { name: "files", limit: 2 } });
+    const noted = await searchLoaded(byFiles, "cappedHelper1");
+    expect(noted.note).toContain("stopped at 2 files, the cap per index (TRIFORGE_CODE_MAX_FILES raises it)");
+    const byBytes = await refreshIndex(root, { force: true, limits: { ...unlimited, maxBytes: 130 } });
+    expect(byBytes.report).toMatchObject({ files: 2, capped: { name: "bytes" } });
+    expect((await searchLoaded(byBytes, "x")).note).toContain("TRIFORGE_CODE_MAX_BYTES raises it");
+    const byTime = await refreshIndex(root, { force: true, limits: { ...unlimited, maxSeconds: 0 } });
+    expect(byTime.report).toMatchObject({ files: 0, capped: { name: "seconds", limit: 0 } });
+    expect((await searchLoaded(byTime, "x")).note).toContain("indexed by the next search");
+    // The next pass (default caps) keeps what was done and indexes the rest; no note is left.
+    const whole = await refreshIndex(root, { previous: byFiles });
+    expect(whole.report).toMatchObject({ files: 6, changed: 4 });
+    expect(whole.report.capped).toBeUndefined();
+    expect((await searchLoaded(whole, "cappedHelper1")).note).toBeUndefined();
+    // The environment sets the caps of a process.
+    process.env.TRIFORGE_CODE_MAX_FILES = "3";
+    try {
+      const other = repo({
+        "a.ts": "export const a = 1;\n",
+        "b.ts": "export const b = 2;\n",
+        "c.ts": "1",
+        "d.ts": "2",
+      });
+      const result = await searchCode(other, "export const");
+      expect(result.index).toMatchObject({ files: 3, capped: { name: "files", limit: 3 } });
+      expect(result.note).toContain("TRIFORGE_CODE_MAX_FILES");
+    } finally {
+      delete process.env.TRIFORGE_CODE_MAX_FILES;
+    }
   });
 });
 

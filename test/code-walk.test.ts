@@ -110,12 +110,22 @@ describe("walking a repository", () => {
     expect(files.map((f) => [f.path, f.language.language])).toEqual([["tool", "bash"]]);
   });
 
-  test("the walk stops collecting at the file limit and counts the rest", () => {
+  test("the walk stops at a cap of files, of bytes or of time, says which, and keeps the same first files", () => {
     const root = repo(
-      Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${String(i).padStart(2, "0")}.ts`, "x"])),
+      Object.fromEntries(
+        Array.from({ length: 12 }, (_, i) => [`d${i % 3}/f${String(i).padStart(2, "0")}.ts`, "x".repeat(10)]),
+      ),
     );
-    const { files, skipped } = walkRepository(root, { maxFiles: 5 });
-    expect(files).toHaveLength(5);
-    expect(skipped.overLimit).toBe(7);
+    const all = walkRepository(root).files.map((f) => f.path);
+    expect(all).toHaveLength(12);
+    const byFiles = walkRepository(root, { maxFiles: 5 });
+    expect(byFiles.capped).toBe("files");
+    expect(byFiles.files.map((f) => f.path)).toEqual(all.slice(0, 5));
+    const byBytes = walkRepository(root, { maxBytes: 35 });
+    expect(byBytes.capped).toBe("bytes");
+    expect(byBytes.files.map((f) => f.path)).toEqual(all.slice(0, 3));
+    const byTime = walkRepository(root, { deadline: performance.now() - 1 });
+    expect(byTime).toMatchObject({ files: [], capped: "seconds" });
+    expect(walkRepository(root, { maxFiles: 12, maxBytes: 120 }).capped).toBeUndefined();
   });
 });

@@ -467,6 +467,7 @@ describe("triforge serve: recall and code search through the real cores", () => 
 
   test("code_search returns a snippet of a small repository, by default the client's working directory", async () => {
     const repo = folder("repo");
+    mkdirSync(join(repo, ".git"));
     mkdirSync(join(repo, "src", "auth"), { recursive: true });
     mkdirSync(join(repo, "src", "ui"), { recursive: true });
     writeFileSync(

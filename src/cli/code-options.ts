@@ -43,6 +43,15 @@ export const SNIPPET_OPTIONS = {
   json: { type: "boolean", description: "Print JSON instead of text" },
 } satisfies Record<string, OptionSpec>;
 
+/** Every command that indexes a folder takes it: a folder that is not a project is refused without it. */
+export const ALLOW_LARGE_OPTION = {
+  "allow-large": {
+    type: "boolean",
+    description:
+      "Index the folder even when it is not a project (no .git, .triforge or project file; the home folder; /), within the caps per index",
+  },
+} satisfies Record<string, OptionSpec>;
+
 /** -k and --max-snippet-lines checked: a bad value is a usage error (exit 2). */
 export function snippetValues(values: OptionValues): { topK: number; maxSnippetLines?: number } {
   const lines = values["max-snippet-lines"];

@@ -4,11 +4,12 @@
  * A folder inside a repository is searched through the repository's one index (see locateRepository).
  */
 import { existsSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { loadModel } from "../embed/source.ts";
+import { homeFolder } from "../home/paths.ts";
 import { RepositoryError } from "./errors.ts";
 import { CONTENT_KINDS } from "./languages.ts";
+import { capNote, hasProjectFile, notAProject } from "./limits.ts";
 import { type Progress, refreshIndex, resolveRepository } from "./refresh.ts";
 import { type ContentFilter, MAX_QUERY_CHARS, type SearchMode, searchIndex } from "./search.ts";
 import { type CodeIndex, type IndexReport, indexFile } from "./store.ts";
@@ -48,6 +49,8 @@ export interface SearchCodeOptions {
   refresh?: boolean;
   /** Only files under this folder of the repository ("src/lib"; "" or undefined: all of it). */
   scope?: string;
+  /** Index the folder even when it is not a project (`/`, the home folder, a folder with no marker). */
+  allowLarge?: boolean;
 }
 
 export const DEFAULT_TOP_K = 5;
@@ -67,27 +70,48 @@ export interface RepositoryScope {
   root: string;
   /** The folder relative to `root`, with `/` separators; "" when it is the root. */
   scope: string;
+  /**
+   * Whether `root` is a project: a repository, an active folder or one with a project file, and
+   * neither the home folder nor the file-system root. Only a project is indexed without allowLarge.
+   */
+  project: boolean;
 }
 
 /**
  * The repository holding `path`: the nearest folder at or above it with `.git` (a folder, or a
- * worktree's file) or `.triforge/config.json`. A client started in `repo/src/lib` then shares the
- * repository's one index (and its redaction rules) instead of building another of the subfolder.
- * The walk never ends at the home folder or the file-system root from below (a dotfiles repository
- * in `~` must not turn `~/notes` into an index of the whole home); without a marker the folder is
- * its own root, as it always was. A bad path is a RepositoryError.
+ * worktree's file) or `.triforge/config.json`, else the nearest with a project file (package.json,
+ * Cargo.toml, …: limits.ts). A client started in `repo/src/lib` then shares the repository's one
+ * index (and its redaction rules) instead of building another of the subfolder. The walk never ends
+ * at the home folder or the file-system root from below (a dotfiles repository in `~` must not turn
+ * `~/notes` into an index of the whole home); without a marker the folder is its own root, and not a
+ * project. A bad path is a RepositoryError.
  */
 export function locateRepository(path: string): RepositoryScope {
   const start = resolveRepository(path);
   const home = realHome();
-  let dir = start;
-  for (;;) {
-    if (isRepositoryRoot(dir)) break;
+  const scoped = (root: string): RepositoryScope => ({
+    root,
+    scope: relative(root, start).split(sep).join("/"),
+    project: root !== home && dirname(root) !== root,
+  });
+  let marked: string | undefined;
+  for (let dir = start; ; ) {
+    if (isRepositoryRoot(dir)) return scoped(dir);
+    if (!marked && hasProjectFile(dir)) marked = dir;
     const parent = dirname(dir);
-    if (parent === dir || parent === home || dirname(parent) === parent) return { root: start, scope: "" };
+    if (parent === dir || parent === home || dirname(parent) === parent) break;
     dir = parent;
   }
-  return { root: dir, scope: relative(dir, start).split(sep).join("/") };
+  return marked ? scoped(marked) : { root: start, scope: "", project: false };
+}
+
+/** The located repository when it may be indexed; a RepositoryError saying why and how otherwise. */
+function indexable(located: RepositoryScope, allowLarge: boolean | undefined): RepositoryScope {
+  if (located.project || allowLarge) return located;
+  const { root } = located;
+  throw new RepositoryError(
+    notAProject(root, dirname(root) === root ? "root" : root === realHome() ? "home" : "folder"),
+  );
 }
 
 function isRepositoryRoot(dir: string): boolean {
@@ -96,7 +120,7 @@ function isRepositoryRoot(dir: string): boolean {
 
 function realHome(): string | undefined {
   try {
-    return realpathSync(homedir());
+    return realpathSync(homeFolder());
   } catch {
     return undefined;
   }
@@ -153,24 +177,29 @@ export async function warmIndex(repo: string): Promise<boolean> {
 /** Builds or refreshes the index of the repository holding `repo` explicitly (`triforge code-index`). */
 export async function indexRepository(
   repo: string,
-  options: { onProgress?: Progress; force?: boolean } = {},
+  options: { onProgress?: Progress; force?: boolean; allowLarge?: boolean } = {},
 ): Promise<IndexReport> {
-  return (await openIndex(locateRepository(repo).root, { refresh: "now", ...options })).report;
+  const { root } = indexable(locateRepository(repo), options.allowLarge);
+  return (await openIndex(root, { refresh: "now", onProgress: options.onProgress, force: options.force }))
+    .report;
 }
 
-/** The index of the repository holding `repo`, and the folder to search in it (batch search). */
+/**
+ * The index of the repository holding `repo`, and the folder to search in it (batch search). A
+ * folder that is not a project is refused unless `allowLarge` (limits.ts).
+ */
 export async function openRepository(
   repo: string,
-  options: { refresh?: "now" | "auto" | "never" } = {},
+  options: { refresh?: "now" | "auto" | "never"; allowLarge?: boolean } = {},
 ): Promise<{ index: CodeIndex; scope: string }> {
-  const { root, scope } = locateRepository(repo);
-  const index = await openIndex(root, options);
+  const { root, scope } = indexable(locateRepository(repo), options.allowLarge);
+  const index = await openIndex(root, { refresh: options.refresh });
   // A folder the repository's own rules leave out (a git-ignored scratch project, a vendored
   // checkout) has no file in its index: it is searched as its own root, as a folder outside any
   // repository is, rather than found empty.
   const under = scopePrefix(scope);
   if (under && !index.files.some((f) => f.path.startsWith(under)))
-    return { index: await openIndex(join(root, scope), options), scope: "" };
+    return { index: await openIndex(join(root, scope), { refresh: options.refresh }), scope: "" };
   return { index, scope };
 }
 
@@ -195,6 +224,7 @@ export async function searchCode(
 ): Promise<CodeSearchResult> {
   const { index, scope } = await openRepository(repo, {
     refresh: options.refresh === false ? "never" : "auto",
+    allowLarge: options.allowLarge,
   });
   return searchLoaded(index, query, { ...options, scope });
 }
@@ -233,6 +263,7 @@ export async function searchLoaded(
   const notes: string[] = [];
   if (trimmed.length > MAX_QUERY_CHARS)
     notes.push(`the query was cut to its first ${MAX_QUERY_CHARS} characters`);
+  if (index.report.capped) notes.push(capNote(index.report.capped));
   if (!result.hits.length) {
     const files = under ? index.files.filter((f) => f.path.startsWith(under)).length : index.files.length;
     const content = options.content ?? "code";
@@ -257,6 +288,7 @@ export async function findRelated(
 ): Promise<CodeSearchResult & { source?: CodeHit }> {
   const { index, scope } = await openRepository(repo, {
     refresh: options.refresh === false ? "never" : "auto",
+    allowLarge: options.allowLarge,
   });
   const { relatedChunks } = await import("./related.ts");
   const found = relatedChunks(index, file, line, {
@@ -270,6 +302,7 @@ export async function findRelated(
     ...(scope ? { scope } : {}),
     source: toHit(index, found.source, 1, [], options.maxSnippetLines, line),
     hits: found.ranked.map(({ chunk, score }) => toHit(index, chunk, score, [], options.maxSnippetLines)),
+    ...(index.report.capped ? { note: capNote(index.report.capped) } : {}),
     index: index.report,
   };
 }

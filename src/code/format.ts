@@ -33,7 +33,6 @@ export function describeReport(report: IndexReport): string {
     skipped.unreadable && `${skipped.unreadable} unreadable`,
     skipped.symlinks && `${skipped.symlinks} symlinks (not followed)`,
     skipped.ignored && `${skipped.ignored} ignored`,
-    skipped.overLimit && `${skipped.overLimit} over the file limit`,
   ].filter(Boolean);
   const utf8 = report.invalidUtf8
     ? `; ${report.invalidUtf8} not valid UTF-8 (indexed with replacement characters)`

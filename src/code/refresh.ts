@@ -16,6 +16,7 @@ import type { GrammarName } from "./languages.ts";
 import { pathPenalty } from "./rank.ts";
 import { redactKeepingLines } from "./redact.ts";
 import { RedactAhead, useRedactWorker } from "./redact-ahead.ts";
+import { type CapName, type IndexLimits, indexLimits } from "./limits.ts";
 import { type CodeIndex, type FileEntry, type IndexReport, loadIndex, saveIndex } from "./store.ts";
 import { type WalkedFile, walkRepository } from "./walk.ts";
 
@@ -160,51 +161,58 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const lenientUtf8 = new TextDecoder("utf-8");
 
 /**
- * Brings the saved index of `root` up to date with the files on disk and saves it when anything
- * changed. `previous` skips loading from disk (a process that keeps its index in memory).
+ * Adds the time since the previous lap to a phase: one object per pass, handed to each phase
+ * (benchmark/code-speed.ts prints the sums). Without `timings` it measures nothing.
  */
-export async function refreshIndex(
-  root: string,
-  options: {
-    previous?: CodeIndex;
-    onProgress?: Progress;
-    force?: boolean;
-    timings?: PhaseTimings;
-    /** What timings are measured with, in ms: wall time by default (a benchmark may pass a thread's CPU clock). */
-    clock?: () => number;
-  } = {},
-): Promise<CodeIndex> {
-  const started = performance.now();
-  const timings = options.timings;
-  const clock = options.clock ?? (() => performance.now());
-  let lapStarted = clock();
-  /** Adds the time since the last lap to a phase (benchmark/code-speed.ts prints them). */
-  const lap = (phase: string) => {
-    if (!timings) return;
-    const now = clock();
-    timings[phase] = (timings[phase] ?? 0) + now - lapStarted;
-    lapStarted = now;
-  };
-  const model = await loadModel();
-  // The project's own rules (.triforge/exclude.txt, config `exclude`) apply to its code too; a bad
-  // config is an error rather than an index without them. Changed rules re-redact everything.
-  const rules = projectRules(root);
-  const redactionRules = Bun.hash.xxHash64(JSON.stringify(rules)).toString(16);
-  const cached = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
-  const previous = cached?.redactionRules === redactionRules ? cached : undefined;
-  const { files: walked, skipped: walkSkipped } = walkRepository(root);
-  lap("walk");
-  const skipped = { ...walkSkipped, binary: 0 };
-  let invalidUtf8 = 0;
+class PhaseTimer {
+  private last: number;
 
+  constructor(
+    private readonly timings: PhaseTimings | undefined,
+    private readonly clock: () => number,
+  ) {
+    this.last = clock();
+  }
+
+  lap(phase: string): void {
+    if (!this.timings) return;
+    const now = this.clock();
+    this.timings[phase] = (this.timings[phase] ?? 0) + now - this.last;
+    this.last = now;
+  }
+}
+
+/** A file whose text is to be (re)chunked. */
+interface FreshFile {
+  walked: WalkedFile;
+  hash: string;
+  text: string;
+}
+
+/** Files kept from the previous index (maybe with a new mtime), with their place in it. */
+interface KeptFile {
+  file: FileEntry;
+  oldIndex: number;
+}
+
+/**
+ * Sorts the walked files into those the previous index still holds (same size and mtime: not read;
+ * same bytes: not re-chunked) and those to chunk, with their text. Binary and unreadable files are
+ * counted in `skipped`.
+ */
+function readChanged(
+  root: string,
+  walked: WalkedFile[],
+  previous: CodeIndex | undefined,
+  skipped: IndexReport["skipped"],
+): { kept: KeptFile[]; fresh: FreshFile[]; invalidUtf8: number } {
   const oldByPath = new Map<string, { entry: FileEntry; index: number }>();
   previous?.files.forEach((entry, index) => {
     oldByPath.set(entry.path, { entry, index });
   });
-
-  /** Files kept as they are (maybe with a new mtime), and files to (re)chunk with their text. */
-  const kept: { file: FileEntry; oldIndex: number }[] = [];
-  const fresh: { walked: WalkedFile; hash: string; text: string }[] = [];
+  const kept: KeptFile[] = [];
+  const fresh: FreshFile[] = [];
+  let invalidUtf8 = 0;
   for (const file of walked) {
     const old = oldByPath.get(file.path);
     if (old && old.entry.size === file.size && old.entry.mtimeMs === file.mtimeMs) {
@@ -236,60 +244,61 @@ export async function refreshIndex(
     }
     fresh.push({ walked: file, hash, text });
   }
+  return { kept, fresh, invalidUtf8 };
+}
 
-  lap("read, hash, decode");
-  /** Files whose secrets were redacted before chunking (see the chunk loop). */
-  let redactedFiles = 0;
-  const present = new Set([...kept.map((k) => k.file.path), ...fresh.map((f) => f.walked.path)]);
-  const removed = previous ? previous.files.filter((f) => !present.has(f.path)).length : 0;
-  const reportOf = (
-    files: number,
-    chunks: number,
-    changed: number,
-    parsedInWorkers = 0,
-    redactedInWorker = 0,
-    overSyntaxBudget = 0,
-  ): IndexReport => ({
-    files,
-    chunks,
-    changed,
-    parsedInWorkers,
-    overSyntaxBudget,
-    removed,
-    skipped,
-    invalidUtf8,
-    redactedFiles,
-    redactedInWorker,
-    indexedAt: new Date().toISOString(),
-    durationMs: Math.round(performance.now() - started),
-  });
-  if (previous && fresh.length === 0 && removed === 0) {
-    // Nothing to re-index; save only when modification times moved (a touch, a checkout).
-    const byPath = new Map(kept.map((k) => [k.file.path, k.file]));
-    const files = previous.files.map((f) => byPath.get(f.path) ?? f);
-    const same = { ...previous, files, report: reportOf(files.length, previous.texts.length, 0) };
-    if (files.some((f, i) => f !== previous.files[i])) saveIndex(same);
-    return same;
-  }
-  // Kept files stay in their old order, so chunk renumbering is monotone and postings stay sorted.
+/**
+ * The kept files' entries, first and in their old order (so chunk renumbering is monotone and
+ * postings stay sorted), and where each old chunk goes (`keep`, -1 for a dropped one).
+ */
+function renumberKept(
+  kept: KeptFile[],
+  previous: CodeIndex | undefined,
+): { files: FileEntry[]; keep: Int32Array | undefined; keptChunkCount: number } {
   kept.sort((a, b) => a.oldIndex - b.oldIndex);
-
-  // Kept files' chunks first (renumbered), then the new ones.
-  const previousChunkCount = previous?.texts.length ?? 0;
-  const keep = previous ? new Int32Array(previousChunkCount).fill(-1) : undefined;
+  const keep = previous ? new Int32Array(previous.texts.length).fill(-1) : undefined;
   const files: FileEntry[] = [];
   let keptChunkCount = 0;
   for (const { file } of kept) {
-    const entry = { ...file, firstChunk: keptChunkCount };
     for (let c = 0; c < file.chunkCount; c++) keep![file.firstChunk + c] = keptChunkCount + c;
+    files.push({ ...file, firstChunk: keptChunkCount });
     keptChunkCount += file.chunkCount;
-    files.push(entry);
   }
+  return { files, keep, keptChunkCount };
+}
 
-  // Chunk, tokenise and embed the new and changed files, in order; on large jobs workers parse
-  // syntax trees ahead of this loop.
-  let parsedInWorkers = 0;
-  let redactedInWorker = 0;
+/** What chunking the fresh files made, and how the work was shared. */
+interface Encoded {
+  added: Chunk[];
+  addedFile: number[];
+  addedVectors: Float32Array[];
+  encoder: ChunkEncoder;
+  redactedFiles: number;
+  parsedInWorkers: number;
+  redactedInWorker: number;
+  overSyntaxBudget: number;
+  /** Set when the pass ran out of time before every fresh file was chunked. */
+  outOfTime: boolean;
+}
+
+/**
+ * Chunks, tokenises and embeds the fresh files in order, appending their entries to `files`; on
+ * large jobs workers parse syntax trees (chunk-pool.ts) or redact (redact-ahead.ts) ahead of this
+ * loop. Stops before a file once `deadline` has passed: the files done are the index's.
+ */
+async function encodeFresh(
+  fresh: FreshFile[],
+  files: FileEntry[],
+  firstChunk: number,
+  context: {
+    model: Awaited<ReturnType<typeof loadModel>>;
+    rules: string[];
+    timer: PhaseTimer;
+    deadline: number;
+    onProgress?: Progress;
+  },
+): Promise<Encoded> {
+  const { model, rules, timer } = context;
   const { grammars, overBudget } = syntaxGrammars(fresh);
   const { scoresOf, close, workers } = syntaxScores(
     fresh.map((f, i) => ({ text: f.text, grammar: grammars[i] })),
@@ -301,33 +310,45 @@ export async function refreshIndex(
         rules,
       )
     : undefined;
-  // Each chunk's BM25 document and the words of its vector come from one scan (embedder.ts).
+  // Each chunk's BM25 document and the words of its vector come from one scan (chunk-encoder.ts).
   const encoder = new ChunkEncoder(model, freshChars >= SPLIT_WORDS_MIN_CHARS);
-  const added: Chunk[] = [];
-  const addedFile: number[] = [];
-  const addedVectors: Float32Array[] = [];
+  const encoded: Encoded = {
+    added: [],
+    addedFile: [],
+    addedVectors: [],
+    encoder,
+    redactedFiles: 0,
+    parsedInWorkers: 0,
+    redactedInWorker: 0,
+    overSyntaxBudget: overBudget,
+    outOfTime: false,
+  };
   const flush = async () => {
-    if (encoder.pending) addedVectors.push(await encoder.embed());
+    if (encoder.pending) encoded.addedVectors.push(await encoder.embed());
   };
   try {
     for (let i = 0; i < fresh.length; i++) {
+      if (performance.now() > context.deadline) {
+        encoded.outOfTime = true;
+        break;
+      }
       const { walked: file, hash, text } = fresh[i];
       // Privacy: chunks are cut from the redacted text, so nothing downstream (the index file, BM25,
       // vectors, snippets handed to the agent's remote LLM) holds a secret. Redaction keeps every
       // line, so the break scores workers compute from the original text (in memory only) still fit;
       // redacting here overlaps it with their parsing (or a worker redacts ahead: redact-ahead.ts).
       const redacted = ahead ? await ahead.text(i) : redactKeepingLines(text, rules);
-      if (redacted.redactions) redactedFiles++;
-      lap("redact secrets");
+      if (redacted.redactions) encoded.redactedFiles++;
+      timer.lap("redact secrets");
       const lines = splitLines(redacted.text);
       // Scores come from the original lines wherever they are computed, so a worker's and the main
       // thread's agree (a redacted key's blank lines would change indentation hints).
       const originalLines = redacted.text === text ? lines : splitLines(text);
-      lap("chunk: other");
+      timer.lap("chunk: other");
       const scores = await scoresOf(i, originalLines);
-      lap("chunk: syntax parse (main thread share + waiting for workers)");
+      timer.lap("chunk: syntax parse (main thread share + waiting for workers)");
       const chunks = cutAtBreaks(lines, scores);
-      lap("chunk: other");
+      timer.lap("chunk: other");
       files.push({
         path: file.path,
         hash,
@@ -335,78 +356,163 @@ export async function refreshIndex(
         mtimeMs: file.mtimeMs,
         language: file.language.language,
         kind: file.language.kind,
-        firstChunk: keptChunkCount + added.length,
+        firstChunk: firstChunk + encoded.added.length,
         chunkCount: chunks.length,
       });
       for (const chunk of chunks) {
-        added.push(chunk);
-        addedFile.push(files.length - 1);
+        encoded.added.push(chunk);
+        encoded.addedFile.push(files.length - 1);
         encoder.add(file.path, chunk.text);
-        lap("tokenise (BM25 terms, embedding words)");
+        timer.lap("tokenise (BM25 terms, embedding words)");
         if (encoder.pending >= EMBED_BATCH) await flush();
-        lap("embed");
+        timer.lap("embed");
       }
-      options.onProgress?.(i + 1, fresh.length);
+      context.onProgress?.(i + 1, fresh.length);
     }
     await flush();
-    lap("embed");
+    timer.lap("embed");
   } finally {
-    parsedInWorkers = close();
+    encoded.parsedInWorkers = close();
     ahead?.close();
-    redactedInWorker = ahead?.delivered ?? 0;
+    encoded.redactedInWorker = ahead?.delivered ?? 0;
   }
+  return encoded;
+}
 
+/** The kept chunks (moved to their new numbers) and the new ones, as the index's flat arrays. */
+function assemble(
+  previous: CodeIndex | undefined,
+  kept: KeptFile[],
+  keep: Int32Array | undefined,
+  keptChunkCount: number,
+  encoded: Encoded,
+  dim: number,
+): Pick<CodeIndex, "chunkFile" | "chunkStart" | "chunkEnd" | "texts" | "vectors"> {
+  const { added, addedFile, addedVectors } = encoded;
   const total = keptChunkCount + added.length;
-  const chunkFileIds = new Int32Array(total);
+  const chunkFile = new Int32Array(total);
   const chunkStart = new Int32Array(total);
   const chunkEnd = new Int32Array(total);
   const texts = new Array<string>(total);
-  const vectors = new Float32Array(total * model.dim);
+  const vectors = new Float32Array(total * dim);
   if (previous && keep) {
     for (let fileIndex = 0; fileIndex < kept.length; fileIndex++) {
       const oldFile = kept[fileIndex].file;
       for (let c = 0; c < oldFile.chunkCount; c++) {
         const from = oldFile.firstChunk + c;
         const to = keep[from];
-        chunkFileIds[to] = fileIndex;
+        chunkFile[to] = fileIndex;
         chunkStart[to] = previous.chunkStart[from];
         chunkEnd[to] = previous.chunkEnd[from];
         texts[to] = previous.texts[from];
-        vectors.set(previous.vectors.subarray(from * model.dim, (from + 1) * model.dim), to * model.dim);
+        vectors.set(previous.vectors.subarray(from * dim, (from + 1) * dim), to * dim);
       }
     }
   }
   for (let c = 0; c < added.length; c++) {
     const to = keptChunkCount + c;
-    chunkFileIds[to] = addedFile[c];
+    chunkFile[to] = addedFile[c];
     chunkStart[to] = added[c].startLine;
     chunkEnd[to] = added[c].endLine;
     texts[to] = added[c].text;
   }
-  let at = keptChunkCount * model.dim;
+  let at = keptChunkCount * dim;
   for (const batch of addedVectors) {
     vectors.set(batch, at);
     at += batch.length;
   }
+  return { chunkFile, chunkStart, chunkEnd, texts, vectors };
+}
 
-  lap("assemble");
+/**
+ * Brings the saved index of `root` up to date with the files on disk and saves it when anything
+ * changed. `previous` skips loading from disk (a process that keeps its index in memory). The pass
+ * stops at the caps of `limits` (limits.ts) and its report says which one.
+ */
+export async function refreshIndex(
+  root: string,
+  options: {
+    previous?: CodeIndex;
+    onProgress?: Progress;
+    force?: boolean;
+    limits?: IndexLimits;
+    timings?: PhaseTimings;
+    /** What timings are measured with, in ms: wall time by default (a benchmark may pass a thread's CPU clock). */
+    clock?: () => number;
+  } = {},
+): Promise<CodeIndex> {
+  const started = performance.now();
+  const timer = new PhaseTimer(options.timings, options.clock ?? (() => performance.now()));
+  const limits = options.limits ?? indexLimits();
+  const deadline = started + limits.maxSeconds * 1000;
+  const model = await loadModel();
+  // The project's own rules (.triforge/exclude.txt, config `exclude`) apply to its code too; a bad
+  // config is an error rather than an index without them. Changed rules re-redact everything.
+  const rules = projectRules(root);
+  const redactionRules = Bun.hash.xxHash64(JSON.stringify(rules)).toString(16);
+  const cached = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
+  const previous = cached?.redactionRules === redactionRules ? cached : undefined;
+  const walk = walkRepository(root, { maxFiles: limits.maxFiles, maxBytes: limits.maxBytes, deadline });
+  timer.lap("walk");
+  const skipped = { ...walk.skipped, binary: 0 };
+  const { kept, fresh, invalidUtf8 } = readChanged(root, walk.files, previous, skipped);
+  timer.lap("read, hash, decode");
+  const present = new Set([...kept.map((k) => k.file.path), ...fresh.map((f) => f.walked.path)]);
+  const removed = previous ? previous.files.filter((f) => !present.has(f.path)).length : 0;
+  const capOf = (name: CapName | undefined) =>
+    name
+      ? { name, limit: { files: limits.maxFiles, bytes: limits.maxBytes, seconds: limits.maxSeconds }[name] }
+      : undefined;
+  const reportOf = (files: number, chunks: number, changed: number, encoded?: Encoded): IndexReport => {
+    const capped = capOf(walk.capped ?? (encoded?.outOfTime ? "seconds" : undefined));
+    return {
+      files,
+      chunks,
+      changed,
+      parsedInWorkers: encoded?.parsedInWorkers ?? 0,
+      overSyntaxBudget: encoded?.overSyntaxBudget ?? 0,
+      removed,
+      skipped,
+      invalidUtf8,
+      redactedFiles: encoded?.redactedFiles ?? 0,
+      redactedInWorker: encoded?.redactedInWorker ?? 0,
+      ...(capped ? { capped } : {}),
+      indexedAt: new Date().toISOString(),
+      durationMs: Math.round(performance.now() - started),
+    };
+  };
+  if (previous && fresh.length === 0 && removed === 0) {
+    // Nothing to re-index; save only when modification times moved (a touch, a checkout).
+    const byPath = new Map(kept.map((k) => [k.file.path, k.file]));
+    const files = previous.files.map((f) => byPath.get(f.path) ?? f);
+    const same = { ...previous, files, report: reportOf(files.length, previous.texts.length, 0) };
+    if (files.some((f, i) => f !== previous.files[i])) saveIndex(same);
+    return same;
+  }
+  const { files, keep, keptChunkCount } = renumberKept(kept, previous);
+  const encoded = await encodeFresh(fresh, files, keptChunkCount, {
+    model,
+    rules,
+    timer,
+    deadline,
+    onProgress: options.onProgress,
+  });
+  const arrays = assemble(previous, kept, keep, keptChunkCount, encoded, model.dim);
+  timer.lap("assemble");
+  const { encoder } = encoded;
   const bm25 = mergeBm25(previous?.bm25, keep, keptChunkCount, encoder.additions, encoder.interner.terms);
-  lap("BM25 postings");
+  timer.lap("BM25 postings");
   const index: CodeIndex = {
     root,
     modelId: model.id,
     dim: model.dim,
     files,
-    chunkFile: chunkFileIds,
-    chunkStart,
-    chunkEnd,
-    texts,
-    vectors,
+    ...arrays,
     bm25,
     redactionRules,
-    report: reportOf(files.length, total, fresh.length, parsedInWorkers, redactedInWorker, overBudget),
+    report: reportOf(files.length, arrays.texts.length, files.length - kept.length, encoded),
   };
   saveIndex(index);
-  lap("save");
+  timer.lap("save");
   return index;
 }

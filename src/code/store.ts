@@ -21,6 +21,7 @@ import { logError } from "../home/log.ts";
 import { findProjectRoot } from "../project/config.ts";
 import { averageOf, type Bm25Index, termIdsOf } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
+import type { CapName } from "./limits.ts";
 import type { SkipCounts } from "./walk.ts";
 
 /**
@@ -65,6 +66,8 @@ export interface IndexReport {
   redactedFiles: number;
   /** Files of the last pass redacted by the worker that runs ahead of the main thread (redact-ahead.ts). */
   redactedInWorker: number;
+  /** The cap the last pass stopped at (limits.ts), when one did: the index lacks files past it. */
+  capped?: { name: CapName; limit: number };
   indexedAt: string;
   durationMs: number;
 }

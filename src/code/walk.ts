@@ -11,14 +11,16 @@ import {
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { isLockFile, type LanguageInfo, languageOf, languageOfScript } from "./languages.ts";
+import type { CapName } from "./limits.ts";
 
 /** Files above this size are generated data or bundles far more often than code a person reads. */
 export const MAX_FILE_BYTES = 1_000_000;
+
 /**
- * A walk stops collecting past this many files (and says so): beyond it the index would no longer
- * build in seconds. TRIFORGE_CODE_MAX_FILES overrides it.
+ * Kernel and device file systems, never entered (a walk of `/` with --allow-large): their files
+ * report a size of 0 or 4096 whatever they hold, and reading some of them (`/proc/kmsg`) blocks.
  */
-export const DEFAULT_MAX_FILES = 100_000;
+const VIRTUAL_FILE_SYSTEMS = new Set(["/proc", "/sys", "/dev", "/run"]);
 
 /** Version-control and dependency folders: never the user's own code, often huge. */
 const SKIPPED_DIRS = new Set([
@@ -70,11 +72,19 @@ export interface SkipCounts {
   unsupported: number;
   symlinks: number;
   unreadable: number;
-  overLimit: number;
 }
 
 export function emptySkipCounts(): SkipCounts {
-  return { ignored: 0, tooLarge: 0, lockFiles: 0, unsupported: 0, symlinks: 0, unreadable: 0, overLimit: 0 };
+  return { ignored: 0, tooLarge: 0, lockFiles: 0, unsupported: 0, symlinks: 0, unreadable: 0 };
+}
+
+/** How far one walk may go; past a cap it stops and says which (limits.ts). */
+export interface WalkLimits {
+  maxFiles?: number;
+  /** Sum of the sizes of the files collected. */
+  maxBytes?: number;
+  /** `performance.now()` past which no further folder is read. */
+  deadline?: number;
 }
 
 interface Matcher {
@@ -131,17 +141,24 @@ function firstLine(path: string): string {
 /**
  * The files of a repository worth indexing: known source, doc and config types, honouring nested
  * `.gitignore` and `.triforgeignore` files. Symbolic links are never followed (a link can lead out
- * of the root or into a cycle); they are counted. Entries are sorted so every walk is the same.
+ * of the root or into a cycle); they are counted. Entries are sorted so every walk is the same, and
+ * a walk stopped by a cap (`capped`) holds the same first files every time.
  */
 export function walkRepository(
   root: string,
-  options: { maxFiles?: number } = {},
-): { files: WalkedFile[]; skipped: SkipCounts } {
-  const maxFiles = options.maxFiles ?? (Number(process.env.TRIFORGE_CODE_MAX_FILES) || DEFAULT_MAX_FILES);
+  limits: WalkLimits = {},
+): { files: WalkedFile[]; skipped: SkipCounts; capped?: CapName } {
+  const maxFiles = limits.maxFiles ?? Number.POSITIVE_INFINITY;
+  const maxBytes = limits.maxBytes ?? Number.POSITIVE_INFINITY;
+  const deadline = limits.deadline ?? Number.POSITIVE_INFINITY;
   const files: WalkedFile[] = [];
   const skipped = emptySkipCounts();
+  let bytes = 0;
+  let capped: CapName | undefined;
 
   const visit = (absoluteDir: string, relativeDir: string, inherited: Matcher[]) => {
+    if (performance.now() > deadline) capped ??= "seconds";
+    if (capped) return;
     const own = matcherFor(absoluteDir, relativeDir);
     const matchers = own ? [...inherited, own] : inherited;
     let entries: Dirent[];
@@ -153,6 +170,7 @@ export function walkRepository(
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
+      if (capped) return;
       const relative = relativeDir + entry.name;
       const absolute = join(absoluteDir, entry.name);
       if (entry.isSymbolicLink()) {
@@ -160,7 +178,7 @@ export function walkRepository(
         continue;
       }
       if (entry.isDirectory()) {
-        if (SKIPPED_DIRS.has(entry.name)) continue;
+        if (SKIPPED_DIRS.has(entry.name) || VIRTUAL_FILE_SYSTEMS.has(absolute)) continue;
         if (isIgnored(`${relative}/`, matchers)) {
           skipped.ignored++;
           continue;
@@ -179,10 +197,8 @@ export function walkRepository(
         skipped.lockFiles++;
         continue;
       }
-      const language =
-        languageOf(entry.name) ??
-        (entry.name.includes(".") ? undefined : languageOfScript(firstLine(absolute)));
-      if (!language) {
+      const byName = languageOf(entry.name);
+      if (!byName && entry.name.includes(".")) {
         skipped.unsupported++;
         continue;
       }
@@ -194,17 +210,23 @@ export function walkRepository(
         skipped.unreadable++;
         continue;
       }
+      // An extension-less script is known by its first line; an empty file has none to read.
+      const language = byName ?? (size > 0 ? languageOfScript(firstLine(absolute)) : undefined);
+      if (!language) {
+        skipped.unsupported++;
+        continue;
+      }
       if (size > MAX_FILE_BYTES) {
         skipped.tooLarge++;
         continue;
       }
-      if (files.length >= maxFiles) {
-        skipped.overLimit++;
-        continue;
-      }
+      if (files.length >= maxFiles) capped = "files";
+      else if (bytes + size > maxBytes) capped = "bytes";
+      if (capped) return;
+      bytes += size;
       files.push({ path: relative, size, mtimeMs, language });
     }
   };
   visit(root, "", []);
-  return { files, skipped };
+  return capped ? { files, skipped, capped } : { files, skipped };
 }

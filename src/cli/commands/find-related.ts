@@ -1,14 +1,20 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { checked, positiveInteger, SNIPPET_OPTIONS, snippetValues } from "../code-options.ts";
+import {
+  ALLOW_LARGE_OPTION,
+  checked,
+  positiveInteger,
+  SNIPPET_OPTIONS,
+  snippetValues,
+} from "../code-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
 export default defineCommand({
-  usage: "triforge find-related <file> <line> [path] [-k 5] [--max-snippet-lines N] [--json]",
+  usage: "triforge find-related <file> <line> [path] [-k 5] [--max-snippet-lines N] [--json] [--allow-large]",
   description:
     "Prints the code most similar to the chunk holding <line> of <file>, among the files under [path] (default: the current folder; a folder inside a repository uses the repository's index). <file> is relative to the current folder or to the repository's root; printed paths are relative to the repository's root.",
   positionals: true,
-  options: SNIPPET_OPTIONS,
+  options: { ...SNIPPET_OPTIONS, ...ALLOW_LARGE_OPTION },
   async run({ values, positionals }) {
     if (positionals.length < 2 || positionals.length > 3)
       throw new UsageError("give a file and a line, and optionally a path");
@@ -19,7 +25,13 @@ export default defineCommand({
     const code = await import("../../code/code-search.ts");
     // A file named relative to the current folder is found there first; otherwise it is repository-relative.
     const target = existsSync(file) ? resolve(file) : file;
-    const result = await checked(() => code.findRelated(path, target, line, { topK, maxSnippetLines }));
+    const result = await checked(() =>
+      code.findRelated(path, target, line, {
+        topK,
+        maxSnippetLines,
+        allowLarge: values["allow-large"] === true,
+      }),
+    );
     if (values.json) {
       process.stdout.write(
         `${JSON.stringify({ repo: result.repo, ...(result.scope ? { scope: result.scope } : {}), source: result.source, hits: result.hits })}\n`,
@@ -35,6 +47,7 @@ export default defineCommand({
       );
     if (result.hits.length) process.stdout.write(`${formatHits(result.hits)}\n`);
     else process.stderr.write("triforge find-related: no similar code found\n");
+    if (result.note) process.stderr.write(`triforge find-related: ${result.note}\n`);
     return 0;
   },
 });

@@ -1,15 +1,16 @@
 import { createInterface } from "node:readline";
-import { checked, SNIPPET_OPTIONS, snippetValues } from "../code-options.ts";
+import { ALLOW_LARGE_OPTION, checked, SNIPPET_OPTIONS, snippetValues } from "../code-options.ts";
 import { defineCommand, UsageError } from "../command.ts";
 
 export default defineCommand({
   usage:
-    'triforge search "<query>" [path] [-k 5] [--max-snippet-lines N] [--content code|docs|config|all] [--json]\n       triforge search --stdin [path]',
+    'triforge search "<query>" [path] [-k 5] [--max-snippet-lines N] [--content code|docs|config|all] [--json] [--allow-large]\n       triforge search --stdin [path]',
   description:
     'Searches the code of a repository (default: the current folder) by meaning and identifiers and prints the best snippets with their file and lines. A folder inside a repository (the nearest folder above with .git or .triforge/config.json) is searched through the repository\'s one index, and file paths are relative to the repository\'s root. The repository is indexed on first use and refreshed incrementally.\nWith --stdin, reads JSONL {"query", "top_k"?, "max_snippet_lines"?, "content"?} and writes one JSON result a line, all against one loaded index.',
   positionals: true,
   options: {
     ...SNIPPET_OPTIONS,
+    ...ALLOW_LARGE_OPTION,
     content: { type: "string", arg: "kind", default: "code", description: "code, docs, config or all" },
     stdin: {
       type: "boolean",
@@ -20,6 +21,7 @@ export default defineCommand({
     // PERF: the search core (index, grammars, model) loads only when this command runs.
     const code = await import("../../code/code-search.ts");
     const { topK, maxSnippetLines } = snippetValues(values);
+    const allowLarge = values["allow-large"] === true;
     let content: ReturnType<Core["checkContent"]>;
     try {
       content = code.checkContent(values.content as string);
@@ -29,14 +31,18 @@ export default defineCommand({
     }
     if (values.stdin) {
       if (positionals.length > 1) throw new UsageError("--stdin takes at most a path");
-      const { index, scope } = await checked(() => code.openRepository(positionals[0] ?? "."));
+      const { index, scope } = await checked(() =>
+        code.openRepository(positionals[0] ?? ".", { allowLarge }),
+      );
       return batch(index, { topK, maxSnippetLines, content, scope }, code);
     }
     if (positionals.length < 1 || positionals.length > 2)
       throw new UsageError("give a query, and optionally a path");
     const [query, path = "."] = positionals;
     if (!query.trim()) throw new UsageError("the query is empty");
-    const result = await checked(() => code.searchCode(path, query, { topK, maxSnippetLines, content }));
+    const result = await checked(() =>
+      code.searchCode(path, query, { topK, maxSnippetLines, content, allowLarge }),
+    );
     if (values.json) {
       process.stdout.write(
         `${JSON.stringify({ repo: result.repo, ...(result.scope ? { scope: result.scope } : {}), query, hits: result.hits, ...(result.note ? { note: result.note } : {}) })}\n`,

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { toolErrors } from "../errors.ts";
 import description from "./code_search.txt" with { type: "text" };
 import {
+  allowLargeArgument,
   core,
   hitSchema,
   repoArgument,
@@ -34,6 +35,7 @@ export function registerCodeSearch(server: McpServer, context: { defaultRepo: ()
         top_k: topKArgument,
         max_snippet_lines: snippetLinesArgument,
         content: z.enum(["code", "docs", "config", "all"]).default("code").describe("Which files to search"),
+        allow_large: allowLargeArgument,
       },
       outputSchema: {
         repo: z.string(),
@@ -45,13 +47,14 @@ export function registerCodeSearch(server: McpServer, context: { defaultRepo: ()
     },
     toolErrors(
       "code_search",
-      async ({ query, repo, top_k, max_snippet_lines, content }) => {
+      async ({ query, repo, top_k, max_snippet_lines, content, allow_large }) => {
         const { result, text } = await core(async (code) => {
           const { describeScope, formatHits } = await import("../../code/format.ts");
           const result = await code.searchCode(repoOf(repo), query, {
             topK: top_k,
             maxSnippetLines: max_snippet_lines,
             content,
+            allowLarge: allow_large,
           });
           return {
             result,

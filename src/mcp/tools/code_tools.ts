@@ -41,6 +41,13 @@ export const repoArgument = z
     "Repository folder; defaults to the client's working directory (relative paths resolve against it, ~ is the home folder)",
   );
 
+export const allowLargeArgument = z
+  .boolean()
+  .default(false)
+  .describe(
+    "Index the folder even when it is not a project (no .git, .triforge or project file such as package.json; the home folder; /). Only when the user asks for such a folder: it can hold millions of files",
+  );
+
 /** Runs a core call, turning a bad repository or file argument into an error the agent can fix. */
 export async function core<T>(
   run: (code: typeof import("../../code/code-search.ts")) => Promise<T>,

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { expandHome } from "../context.ts";
 import { toolErrors } from "../errors.ts";
 import {
+  allowLargeArgument,
   core,
   hitSchema,
   repoArgument,
@@ -33,23 +34,26 @@ export function registerFindRelated(server: McpServer, context: { defaultRepo: (
         repo: repoArgument,
         top_k: topKArgument,
         max_snippet_lines: snippetLinesArgument,
+        allow_large: allowLargeArgument,
       },
       outputSchema: {
         repo: z.string(),
         scope: z.string().optional(),
         source: hitSchema.optional(),
         hits: z.array(hitSchema),
+        note: z.string().optional(),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     toolErrors(
       "find_related",
-      async ({ file_path, line, repo, top_k, max_snippet_lines }) => {
+      async ({ file_path, line, repo, top_k, max_snippet_lines, allow_large }) => {
         const { result, text } = await core(async (code) => {
           const { describeScope, formatHits } = await import("../../code/format.ts");
           const result = await code.findRelated(repoOf(repo), expandHome(file_path), line, {
             topK: top_k,
             maxSnippetLines: max_snippet_lines,
+            allowLarge: allow_large,
           });
           const source = result.source
             ? `Similar to ${result.source.file_path}:${result.source.start_line}-${result.source.end_line}:\n\n`
@@ -62,12 +66,13 @@ export function registerFindRelated(server: McpServer, context: { defaultRepo: (
           };
         });
         return {
-          content: [{ type: "text", text }],
+          content: [{ type: "text", text: result.note ? `${text}\n\n(${result.note})` : text }],
           structuredContent: {
             repo: result.repo,
             ...(result.scope ? { scope: result.scope } : {}),
             ...(result.source ? { source: result.source } : {}),
             hits: result.hits,
+            ...(result.note ? { note: result.note } : {}),
           },
         };
       },
