@@ -160,6 +160,8 @@ describe.skipIf(!CAN_MOUNT)("a full disk (tmpfs; needs permission to mount)", ()
     const disk = smallDisk()!;
     const home = tempDir("triforge-full-home-");
     const repo = join(home, "repo");
+    // Repositories: code search indexes projects only.
+    mkdirSync(join(repo, ".git"), { recursive: true });
     mkdirSync(join(repo, "src"), { recursive: true });
     for (let i = 0; i < 40; i++)
       await Bun.write(
@@ -172,7 +174,7 @@ describe.skipIf(!CAN_MOUNT)("a full disk (tmpfs; needs permission to mount)", ()
     const env = { TRIFORGE_HOME: join(disk, "triforge") };
     // A first small index extracts the model's cache; then only the index itself no longer fits.
     const tiny = join(home, "tiny");
-    mkdirSync(tiny);
+    mkdirSync(join(tiny, ".git"), { recursive: true });
     await Bun.write(join(tiny, "a.ts"), "export const a = 1;\n");
     expect((await runBinary(["code-index", tiny], { home, env })).code).toBe(0);
     const filler = fill(disk);
