@@ -30,7 +30,6 @@ import {
 import type { AgentHome } from "../src/memory/import/sessions.ts";
 import { appendTurns } from "../src/memory/import/turns.ts";
 import { chatLogPath } from "../src/home/paths.ts";
-import { opencodePlugin } from "../src/agents/opencode.ts";
 import { compiledBinary, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "agents");
@@ -311,7 +310,29 @@ describe("triforge activate --import, then import again and capture live (compil
     files = installHistories(home, root);
   });
 
-  test("every agent's history is searchable right after activate --import", async () => {
+  /** Runs a hook command as the agent does: the line install wrote, through the shell, payload on stdin. */
+  const runHook = (command: string, payload: object) =>
+    spawnCollect(["sh", "-c", command], {
+      cwd: root,
+      stdin: JSON.stringify(payload),
+      env: { ...process.env, ...env, HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge") },
+    });
+  const installed = () => ({
+    codex: JSON.parse(readFileSync(join(home, ".codex", "hooks.json"), "utf8")).hooks.Stop[0].hooks[0]
+      .command,
+    cursor: JSON.parse(readFileSync(join(home, ".cursor", "hooks.json"), "utf8")).hooks.stop[0].command,
+  });
+
+  test("every agent's history is searchable right after install and activate --import", async () => {
+    mkdirSync(join(home, ".config", "opencode"), { recursive: true });
+    const install = await run(["install", "--without", "insforge"]);
+    expect(install.code).toBe(0);
+    for (const line of [
+      "~/.codex/hooks.json — memory capture",
+      "~/.cursor/hooks.json — memory capture",
+      "~/.config/opencode/plugins/triforge-memory.js — memory capture",
+    ])
+      expect(install.stdout).toContain(line);
     const activated = await run(["activate", "--import"]);
     expect(activated.stderr).toBe("");
     expect(activated.code).toBe(0);
@@ -354,19 +375,17 @@ describe("triforge activate --import, then import again and capture live (compil
           hook_event_name: "Stop",
         }),
       ),
-      await run(
-        ["capture-agent", "--agent=codex"],
-        JSON.stringify({
-          session_id: CODEX_SESSION,
-          transcript_path: files.codex,
-          cwd: root,
-          hook_event_name: "Stop",
-        }),
-      ),
-      await run(
-        ["capture-agent", "--agent=cursor"],
-        JSON.stringify({ conversation_id: CURSOR_SESSION, workspace_roots: [root], hook_event_name: "stop" }),
-      ),
+      await runHook(installed().codex, {
+        session_id: CODEX_SESSION,
+        transcript_path: files.codex,
+        cwd: root,
+        hook_event_name: "Stop",
+      }),
+      await runHook(installed().cursor, {
+        conversation_id: CURSOR_SESSION,
+        workspace_roots: [root],
+        hook_event_name: "stop",
+      }),
     ];
     for (const hook of hooks) expect([hook.code, hook.stdout]).toEqual([0, ""]);
     const after = chatLogFrom(home, root);
@@ -386,7 +405,7 @@ describe("triforge activate --import, then import again and capture live (compil
     expect(chatLogFrom(home, root).length).toBe(after.length);
   }, 120_000);
 
-  test("OpenCode: the plugin install writes hands an idle session to the capture", async () => {
+  test("OpenCode: the plugin install wrote hands an idle session to the capture", async () => {
     const before = chatLogFrom(home, root).length;
     const db = new Database(join(home, ".local", "share", "opencode", "opencode.db"));
     const session = "ses_3a1f0c9a1ffeA1pnpmWorkspcs";
@@ -407,11 +426,9 @@ describe("triforge activate --import, then import again and capture live (compil
       JSON.stringify({ type: "text", text: "Rename packages/ui to packages/design-system." }),
     ]);
     db.close();
-    const plugin = put(
-      join(home, ".config", "opencode", "plugins", "triforge-memory.js"),
-      opencodePlugin([await compiledBinary(), "capture-agent", "--agent=opencode"]),
+    const { TriforgeMemory } = await import(
+      join(home, ".config", "opencode", "plugins", "triforge-memory.js")
     );
-    const { TriforgeMemory } = await import(plugin);
     const saved = { ...process.env };
     Object.assign(process.env, env, { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge") });
     try {
