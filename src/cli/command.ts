@@ -1,5 +1,3 @@
-import { didYouMean } from "./suggest.ts";
-
 /** One option of a command, plus its help line. */
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -95,10 +93,13 @@ export function parseCommandArgs(
       const eq = arg.indexOf("=");
       name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
-      if (!Object.hasOwn(specs, name))
+      if (!Object.hasOwn(specs, name)) {
+        // PERF: loaded only for a mistyped option; every hook parses its arguments with this function.
+        const { didYouMean } = require("./suggest.ts") as typeof import("./suggest.ts");
         throw new UsageError(
           `unknown option '--${name}'${didYouMean(name, Object.keys(specs), (known) => `--${known}`)}`,
         );
+      }
     } else if (arg.startsWith("-") && arg.length > 1) {
       name = byShort.get(arg[1]);
       if (!name) throw new UsageError(`unknown option '-${arg[1]}'`);
