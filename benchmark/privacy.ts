@@ -4,6 +4,11 @@
  *
  *   bun run benchmark/privacy.ts [--misses]
  *
+ * It also reads `benchmark/privacy-languages.jsonl` (written for this project: secrets named in Russian,
+ * Chinese, Japanese, Korean, German, French, Spanish and Portuguese, the evasions, and sentences that
+ * only mention a password) and prints recall and false positives per language; and the shared corpus
+ * once more in code mode (what code search redacts in repository files), credentials only.
+ *
  * With TRIFORGE_BENCH_REPOS set (the code-search benchmark repositories), it also reads every file code
  * search indexes there in code mode, as the indexer does, and prints the throughput next to a plain scan.
  *
@@ -18,6 +23,17 @@ import { walkRepository } from "../src/code/walk.ts";
 import { redact } from "../src/privacy/index.ts";
 
 const CORPUS = resolve(import.meta.dir, "../../shared/eval/privacy");
+const LANGUAGES = resolve(import.meta.dir, "privacy-languages.jsonl");
+/** Personal data: code mode keeps it on purpose (a repository file is on the user's disk already). */
+const PERSONAL_KINDS = new Set([
+  "home_path",
+  "email",
+  "ip_address",
+  "iban",
+  "phone",
+  "credit_card",
+  "us_ssn",
+]);
 const FILES = ["dev.jsonl", "test.jsonl"];
 const showMisses = process.argv.includes("--misses");
 
@@ -167,6 +183,9 @@ const ADVERSARIAL: [string, string][] = [
   ["hex and colons", fill("fe80:")],
   ["scheme://user: without @", fill("https://user:")],
   ["home paths", fill("/Users/")],
+  ["short token lines", fill("aB1cdefg\n")],
+  ["spaced single letters", fill("a ")],
+  ["zero-width every 3rd character", fill("ab\u200b")],
 ];
 
 /**
@@ -181,6 +200,9 @@ const DENSE: [string, string][] = [
     "prose with 24k secrets",
     fill("The deploy used ghp_0123456789abcdefghijABCDEFGHIJ012345 and mailed ops@example.com. "),
   ],
+  ["Russian names, 38k", fill("Мой пароль: надёжный, ключ ")],
+  ["Chinese names, 260k", fill("我的密码是很长的密钥令牌")],
+  ["base64-wrapped keys, 36k", fill("QUtJQVozTVNKSzRRV0VSVFk3WFE= ")],
 ];
 
 function medianMs(fn: () => void, runs = 5): number {
@@ -284,12 +306,55 @@ function codeThroughput(): void {
   line("plain text.length scan", scan);
 }
 
-for (const file of FILES) {
-  const rows = readFileSync(resolve(CORPUS, file), "utf8")
+const readRows = (path: string) =>
+  readFileSync(path, "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as Row);
-  report(file, rows);
+    .map((line) => JSON.parse(line) as Row & { language?: string });
+
+/** Recall and false positives per language of the hand-written corpus, next to the naive rules. */
+function languages(): void {
+  const rows = readRows(LANGUAGES);
+  console.log(`\n== ${LANGUAGES.split("/").pop()}: ${rows.length} rows (triforge / baseline)`);
+  console.log(
+    `   ${"language".padEnd(10)} ${"pos".padStart(4)} ${"recall".padStart(16)} ${"neg".padStart(4)} ${"false pos.".padStart(16)}`,
+  );
+  const misses: string[] = [];
+  for (const language of [...new Set(rows.map((r) => r.language ?? "?"))]) {
+    const subset = rows.filter((r) => r.language === language);
+    const ours = score(subset, (t) => redact(t).text, misses);
+    const base = score(subset, baselineRedact);
+    console.log(
+      `   ${language.padEnd(10)} ${String(ours.positives).padStart(4)} ${pct(ours.found, ours.positives)}% / ${pct(base.found, base.positives)}% ${String(ours.negatives).padStart(4)} ${pct(ours.changed, ours.negatives)}% / ${pct(base.changed, base.negatives)}%`,
+    );
+  }
+  const all = score(rows, (t) => redact(t).text);
+  console.log(
+    `   all        ${String(all.positives).padStart(4)} ${pct(all.found, all.positives)}%          ${String(all.negatives).padStart(4)} ${pct(all.changed, all.negatives)}%`,
+  );
+  if (showMisses) console.log(misses.join("\n"));
 }
+
+/** The shared corpus in code mode, personal data left out: the credentials code search still redacts. */
+function codeMode(): void {
+  const rows = FILES.flatMap((file) => readRows(resolve(CORPUS, file))).filter(
+    (r) => !r.secret || !PERSONAL_KINDS.has(r.kind),
+  );
+  const code = score(rows, (t) => redact(t, { mode: "code" }).text);
+  const conversation = score(rows, (t) => redact(t).text);
+  console.log(
+    `\n== dev + test in code mode, credential rows only (${code.positives} positives, ${code.negatives} negatives)`,
+  );
+  console.log(
+    `   code mode          recall ${pct(code.found, code.positives)}%   false positives ${pct(code.changed, code.negatives)}%`,
+  );
+  console.log(
+    `   conversation mode  recall ${pct(conversation.found, conversation.positives)}%   false positives ${pct(conversation.changed, conversation.negatives)}%   (same rows)`,
+  );
+}
+
+for (const file of FILES) report(file, readRows(resolve(CORPUS, file)));
+languages();
+codeMode();
 timing();
 codeThroughput();

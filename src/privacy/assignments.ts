@@ -391,6 +391,9 @@ function readOperator(
   return undefined;
 }
 
+/** One word of up to 16 characters, up to an operator, a space or punctuation. */
+const CONTINUATION_RE = /^[^\s:=：＝,;"()—–]{1,16}(?=[\s:=：＝,;"()—–]|$)/;
+
 /** The first characters of the continuation words, lower-cased, and their upper-case forms. */
 let continuationStarts: Set<number> | undefined;
 function startsContinuation(c: number): boolean {
@@ -401,22 +404,28 @@ function startsContinuation(c: number): boolean {
 }
 
 /**
- * Up to two words at `q` that continue a name (`NAME_CONTINUATIONS`), each after one space or a hyphen,
- * and where the text after them starts; undefined when none.
+ * Up to two words at `q` that continue a name (`NAME_CONTINUATIONS`, or a Russian complement), and where
+ * the last of them ends; undefined when none.
  */
 function continuationWords(text: string, q: number): { words: string[]; end: number } | undefined {
+  const first = text.charCodeAt(q);
+  const cyrillic = (c: number) => c >= 0x400 && c <= 0x4ff;
   // PERF: most names are followed by an operator, a quote or a space; no word is read then.
-  if (!startsContinuation(text.charCodeAt(q))) return undefined;
+  if (!cyrillic(first) && !startsContinuation(first)) return undefined;
   const words: string[] = [];
   let at = q;
+  let end = q;
   while (words.length < 2) {
-    const word = /^[^\s:=：＝,;"()]{1,9}/.exec(text.slice(at, at + 9));
-    const lower = word?.[0].toLowerCase();
-    if (!lower || !NAME_CONTINUATIONS.has(lower)) break;
-    words.push(lower);
-    at = skipSpaces(text, at + lower.length);
+    const word = CONTINUATION_RE.exec(text.slice(at, at + 17))?.[0].toLowerCase();
+    if (!word) break;
+    // A Russian name's complement is a word of its own (`пароль администратора:`, `токен бота:`).
+    const complement = cyrillic(word.charCodeAt(0)) && !SPACED_COPULAS.has(word);
+    if (!complement && !NAME_CONTINUATIONS.has(word)) break;
+    words.push(word);
+    end = at + word.length;
+    at = skipSpaces(text, end);
   }
-  return words.length ? { words, end: at } : undefined;
+  return words.length ? { words, end } : undefined;
 }
 
 /**

@@ -225,9 +225,12 @@ export function findEncodedSecrets(text: string, out: Finding[]): void {
   const found: Finding[] = [];
   findFormats(decodedTexts.join("\n\n"), found);
   let r = 0;
+  let pushed = -1;
   for (const f of found.sort((a, b) => a.start - b.start)) {
     while (r + 1 < offsets.length && offsets[r + 1] <= f.start) r++;
-    if (out.length && out[out.length - 1].start === runs[2 * r]) continue;
+    // One finding a run, of the kind found first in it.
+    if (r === pushed) continue;
+    pushed = r;
     out.push({ start: runs[2 * r], end: runs[2 * r + 1], kind: f.kind });
   }
 }
