@@ -9,6 +9,7 @@ import { logError } from "../home/log.ts";
 import { summaryPath } from "../home/paths.ts";
 import { type Pin, PinLimitError, pinnedSection, readPins, removePin } from "../memory/pins.ts";
 import { preludeContext } from "../memory/prelude.ts";
+import { projectPresent } from "../memory/present.ts";
 import { findProjectRoot } from "../project/config.ts";
 import {
   type IngestProgress,
@@ -267,7 +268,10 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             return json({
               project,
               active: isActive(project),
-              context: preludeContext(summary) ?? null,
+              // As the hook builds it: ranked by the project's present, files marked changed or gone.
+              context: summary
+                ? (preludeContext(summary, { present: await projectPresent(project) }) ?? null)
+                : null,
               pinned: isActive(project) ? pinnedSection(await readPins(project)) : "",
             });
           },

@@ -175,10 +175,10 @@ async function loadPrelude() {
   const target = document.getElementById("prelude");
   try {
     const prelude = await api(withProject("/v1/memory/prelude"));
-    const text = [prelude.pinned, prelude.context].filter(Boolean).join("\n\n");
     target.textContent =
-      text ||
+      prelude.context ||
       (prelude.active ? "(empty: nothing summarised yet)" : "(memory is not active for this project)");
+    document.getElementById("pins").textContent = prelude.pinned || "none";
   } catch (error) {
     target.textContent = `could not load the prelude: ${error.message}`;
   }
