@@ -16,12 +16,19 @@ const VERB: Record<Outcome["action"], string> = {
   missing: "missing ",
 };
 
-/** One line per file: what happened to it, what it is for, and why when it was not the plain case. */
-export function formatOutcomes(outcomes: Outcome[], home = homedir()): string {
+/**
+ * One line per file: what happened to it, what it is for, and why when it was not the plain case.
+ * `paint` marks the path (the CLI colours it on a terminal).
+ */
+export function formatOutcomes(
+  outcomes: Outcome[],
+  home = homedir(),
+  paint: (path: string) => string = (path) => path,
+): string {
   return outcomes
     .map(
       (o) =>
-        `  ${VERB[o.action].padEnd(10)}${displayPath(o.path, home)}${o.purpose ? ` — ${o.purpose}` : ""}${o.note ? `  (${o.note})` : ""}`,
+        `  ${VERB[o.action].padEnd(10)}${paint(displayPath(o.path, home))}${o.purpose ? ` — ${o.purpose}` : ""}${o.note ? `  (${o.note})` : ""}`,
     )
     .join("\n");
 }

@@ -7,7 +7,7 @@ export interface Style {
   path(text: string): string;
   score(text: string): string;
   heading(text: string): string;
-  dim(text: string): string;
+  ok(text: string): string;
   warn(text: string): string;
 }
 
@@ -15,7 +15,7 @@ const plain: Style = {
   path: (t) => t,
   score: (t) => t,
   heading: (t) => t,
-  dim: (t) => t,
+  ok: (t) => t,
   warn: (t) => t,
 };
 
@@ -25,8 +25,8 @@ const coloured: Style = {
   path: paint("36"),
   score: paint("33"),
   heading: paint("1"),
-  dim: paint("2"),
-  warn: paint("33;1"),
+  ok: paint("32"),
+  warn: paint("31;1"),
 };
 
 export function colourWanted(

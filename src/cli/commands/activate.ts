@@ -11,6 +11,7 @@ import { describeLlm, describeLlmReport } from "../../agents/llm-report.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
 import { storageWarning } from "../../agents/storage.ts";
 import { readProjectConfig } from "../../project/config.ts";
+import { styleFor } from "../style.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
 import { offerImport } from "./import.ts";
 
@@ -90,7 +91,7 @@ export default defineCommand({
       return history === "yes" ? offerImport(root, history) : 0;
     }
     process.stdout.write(
-      `Memory activated in ${displayPath(root)}. Wrote:\n${formatOutcomes(changed)}\n${llm}\n`,
+      `Memory activated in ${displayPath(root)}. Wrote:\n${formatOutcomes(changed, undefined, styleFor(process.stdout).path)}\n${llm}\n`,
     );
     process.stdout.write(
       "Memory is captured from the next Claude Code session on (hooks load when a session starts).\n",

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { deactivate, resolveProject } from "../../agents/activate.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
+import { styleFor } from "../style.ts";
 import { defineCommand, UserError } from "../command.ts";
 
 export default defineCommand({
@@ -33,7 +34,9 @@ export default defineCommand({
       );
       return 0;
     }
-    process.stdout.write(`Memory deactivated in ${displayPath(root)}:\n${formatOutcomes(outcomes)}\n`);
+    process.stdout.write(
+      `Memory deactivated in ${displayPath(root)}:\n${formatOutcomes(outcomes, undefined, styleFor(process.stdout).path)}\n`,
+    );
     return 0;
   },
 });

@@ -1,4 +1,5 @@
 import { defineCommand } from "../command.ts";
+import { styleFor } from "../style.ts";
 
 export default defineCommand({
   usage: "triforge doctor [--json] [--project <path>]",
@@ -17,8 +18,9 @@ export default defineCommand({
     const checks = await runChecks(values.project as string | undefined);
     if (values.json) process.stdout.write(`${JSON.stringify(checks, null, 2)}\n`);
     else {
+      const style = styleFor(process.stdout);
       for (const c of checks) {
-        process.stdout.write(`${c.ok ? "ok  " : "FAIL"}  ${c.name}: ${c.detail}\n`);
+        process.stdout.write(`${c.ok ? style.ok("ok  ") : style.warn("FAIL")}  ${c.name}: ${c.detail}\n`);
         if (!c.ok && c.fix) process.stdout.write(`      fix: ${c.fix}\n`);
       }
     }

@@ -1,6 +1,7 @@
 import { type Agent, AGENTS, EXTRA_SERVERS, type ExtraServer, install } from "../../agents/install.ts";
 import { launcher } from "../../agents/launcher.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
+import { styleFor } from "../style.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
 
 const AGENT_NAMES: Record<Agent, string> = {
@@ -71,7 +72,10 @@ export default defineCommand({
     const lines =
       changed.length === 0
         ? [`triforge is already installed for ${names}; nothing changed.`]
-        : [`triforge installed for ${names}:`, formatOutcomes(changed)];
+        : [
+            `triforge installed for ${names}:`,
+            formatOutcomes(changed, undefined, styleFor(process.stdout).path),
+          ];
     // Every server is named with what it does, so nothing is registered without the user knowing.
     lines.push("MCP servers registered:");
     for (const server of result.servers)

@@ -3,6 +3,7 @@ import { EXTRA_SERVERS, uninstall, uninstallServer } from "../../agents/install.
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
 import { dataDir } from "../../home/paths.ts";
 import { triforgeCommand } from "../../home/shell.ts";
+import { styleFor } from "../style.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
 
 export default defineCommand({
@@ -28,7 +29,9 @@ export default defineCommand({
       process.stdout.write("triforge is not installed here (no install manifest); nothing to remove.\n");
       return 0;
     }
-    process.stdout.write(`triforge uninstalled:\n${formatOutcomes(result.outcomes)}\n`);
+    process.stdout.write(
+      `triforge uninstalled:\n${formatOutcomes(result.outcomes, undefined, styleFor(process.stdout).path)}\n`,
+    );
     // Project hooks are the projects' own files: listed, not touched (deactivate takes them out).
     const projects = activatedProjects();
     if (projects.length) {
@@ -62,7 +65,7 @@ function uninstallOnly(name: string): number {
     );
   } else {
     process.stdout.write(
-      `Removed ${name}:\n${formatOutcomes(outcomes)}\nThe rest of triforge stays installed; a later 'triforge install' adds ${name} back${name === "insforge" ? " unless given --without insforge" : " only with --with-semble"}.\n`,
+      `Removed ${name}:\n${formatOutcomes(outcomes, undefined, styleFor(process.stdout).path)}\nThe rest of triforge stays installed; a later 'triforge install' adds ${name} back${name === "insforge" ? " unless given --without insforge" : " only with --with-semble"}.\n`,
     );
   }
   return 0;
