@@ -17,6 +17,7 @@ import { factKey } from "../store/sqlite.ts";
 import type {
   Chunk,
   ChunkGraph,
+  IndexState,
   FactMention,
   GraphSource,
   NewChunk,
@@ -69,6 +70,31 @@ export interface IndexResult {
   rebuilt: boolean;
   llm: string | null;
   llmFailures: number;
+  /** Milliseconds spent in each phase of the run (PhaseTimer's names), for `index --timings` and benchmarks. */
+  timings: Record<string, number>;
+}
+
+/**
+ * Wall time per named phase, summed over a run (a phase met once per batch adds up). Phases overlap
+ * only where work runs off the main thread: `embed-wait` and `synonyms-wait` are the time the main
+ * thread waited for the tokenizer's thread and the synonym worker.
+ */
+export class PhaseTimer {
+  readonly ms: Record<string, number> = {};
+
+  async time<T>(phase: string, work: () => T | Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.ms[phase] = (this.ms[phase] ?? 0) + performance.now() - started;
+    }
+  }
+
+  /** The phases in milliseconds, rounded. */
+  rounded(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.ms).map(([phase, ms]) => [phase, Math.round(ms)]));
+  }
 }
 
 /** Hash of the bytes just before `offset`, the fingerprint of what was consumed. */
@@ -188,12 +214,15 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
     rebuilt: false,
     llm: null,
     llmFailures: 0,
+    timings: {},
   };
   const lock = tryLock(indexLockPath(projectRoot), "index");
   if (!lock) return { ...result, status: "busy" };
   let store: SqliteMemoryStore | undefined;
+  const timer = new PhaseTimer();
   try {
-    const opened = openOrRebuild(projectRoot);
+    // The structural check reads every page of the store: its cost follows the store's size.
+    const opened = await timer.time("open-check", () => openOrRebuild(projectRoot));
     store = opened.store;
     result.rebuilt = opened.rebuilt;
     try {
@@ -214,6 +243,7 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
       });
       await runOn(store);
     }
+    result.timings = timer.rounded();
     return result;
   } finally {
     store?.close();
@@ -221,7 +251,7 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
   }
 
   async function runOn(target: SqliteMemoryStore): Promise<void> {
-    const run = new IndexRun(projectRoot, target, options, result);
+    const run = new IndexRun(projectRoot, target, options, result, timer);
     try {
       await run.execute();
     } finally {
@@ -249,6 +279,7 @@ class IndexRun {
     private readonly store: SqliteMemoryStore,
     private readonly options: IndexOptions,
     private readonly result: IndexResult,
+    private readonly timer: PhaseTimer,
   ) {}
 
   /** Stops the synonym worker, if one was started: a live worker would keep the process running. */
@@ -262,75 +293,121 @@ class IndexRun {
     return this.model;
   }
 
+  /**
+   * One run, phase by phase, each timed by `timer` (see IndexResult.timings): read what is new, load the
+   * model and LLM, clean flagged records, index the chunks batch by batch, retry earlier LLM failures,
+   * save the offset and summary.md, bring the recall snapshot up to date.
+   */
   async execute(): Promise<void> {
     const progress = this.options.onProgress ?? (() => {});
     progress({ phase: "reading", done: 0, total: 0 });
-    const file = chatLogPath(this.root);
+    const timer = this.timer;
     const state = await this.store.state();
-    let consumedTo = state.offset;
-    let records: ChatRecord[] = [];
-    /** Flagged lines indexed (cleaned) by a version that did not rewrite them: rewritten now. */
-    let staleFlagged: ChatRecord[] = [];
-    if (existsSync(file)) {
-      const size = statSync(file).size;
-      let offset = state.offset;
-      // A file shorter than our offset, or different just before it, was rewritten (forget, or by hand):
-      // read it all again; records already indexed are skipped by uuid. Also once for a store that has
-      // not been swept for flagged lines an older version indexed without rewriting them.
-      if (offset > size || offsetFingerprint(file, offset) !== state.offsetCheck || !state.reviewSwept)
-        offset = 0;
-      const bytes = readFrom(file, offset, size);
-      const end = bytes.lastIndexOf(10) + 1; // a last line without its newline is still being written
-      consumedTo = offset + end;
-      ({ records, staleFlagged } = await this.newRecords(bytes.subarray(0, end).toString("utf8")));
-      this.result.records = records.length;
-    }
-    const needsLlm = records.length > 0 || (await this.store.pendingLlmChunks(1)).length > 0;
-    if (needsLlm) {
-      await this.loadModel();
-      this.llm =
-        this.options.llm !== undefined
-          ? this.options.llm
-          : await defaultLlm(this.root, this.store, this.options.llmOptions).catch((error) => {
-              logError("index: llm", error, this.root);
-              return null;
-            });
-      this.result.llm = this.llm ? `${this.llm.provider}/${this.llm.model}` : null;
-      const entities = await this.store.entityVectors();
-      this.known = { phrases: entities.phrases, vectors: entities.vectors, set: new Set(entities.phrases) };
-    }
-    // Flagged records are cleaned before anything else sees their text: the store, summaries, OpenIE.
-    if (records.some((r) => r.review) || staleFlagged.length) {
-      const flagged = new Set(records.filter((r) => r.review).map((r) => r.uuid));
-      const onLlmError = (error: unknown) =>
-        logError("index: secret review by the LLM failed, strict entropy pass used", error, this.root);
-      records = await cleanFlaggedRecords(records, this.llm, onLlmError);
-      const stale = await cleanFlaggedRecords(staleFlagged, this.llm, onLlmError);
-      // Before anything is stored: a run that dies after this re-reads the lines, now clean, from its saved
-      // offset; the other order could index a record and never rewrite its line (indexed uuids are skipped).
-      const cleaned = new Map(
-        [...records.filter((r) => flagged.has(r.uuid)), ...stale].map((r) => [r.uuid, r.text]),
-      );
-      consumedTo += rewriteCleanedLines(this.root, cleaned, consumedTo);
-    }
+    const read = await timer.time("read", () => this.readNew(state));
+    this.result.records = read.records.length;
+    await timer.time("setup", () => this.setUp(read.records));
+    const records = await timer.time("review", () => this.cleanFlagged(read));
     const chunks = chunkRecords(records);
     // Chunks left pending by EARLIER runs; this run's own failures wait for the next run.
     const pending = this.llm ? await this.store.pendingLlmChunks(MAX_LLM_RETRIES_PER_RUN) : [];
+    await this.indexChunks(chunks, progress);
+    if (pending.length) await timer.time("llm-retry", () => this.retryPendingLlm(pending, progress));
+    await timer.time("save", async () => {
+      await this.store.setState({
+        offset: read.consumedTo,
+        offsetCheck: read.exists ? offsetFingerprint(read.file, read.consumedTo) : "",
+        reviewSwept: true,
+        ...(chunks.length || !state.lastIndexed ? { lastIndexed: new Date().toISOString() } : {}),
+      });
+      const summary = summaryPath(this.root);
+      if (chunks.length || this.result.rebuilt || !existsSync(summary))
+        writeSummaryFile(summary, await this.store.summaries());
+    });
+    await timer.time("recall-snapshot", async () => {
+      const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
+      await refreshSnapshotFile(
+        recallSnapshotPath(this.root),
+        this.store,
+        async () => (await this.loadModel()).id,
+      );
+    });
+    progress({ phase: "done", done: this.result.chunks, total: chunks.length });
+  }
+
+  /** The complete lines of chats.jsonl not consumed yet (all of it when it was rewritten under us). */
+  private async readNew(state: IndexState) {
+    const file = chatLogPath(this.root);
+    if (!existsSync(file))
+      return { file, exists: false, consumedTo: state.offset, records: [], staleFlagged: [] };
+    const size = statSync(file).size;
+    let offset = state.offset;
+    // A file shorter than our offset, or different just before it, was rewritten (forget, or by hand):
+    // read it all again; records already indexed are skipped by uuid. Also once for a store that has
+    // not been swept for flagged lines an older version indexed without rewriting them.
+    if (offset > size || offsetFingerprint(file, offset) !== state.offsetCheck || !state.reviewSwept)
+      offset = 0;
+    const bytes = readFrom(file, offset, size);
+    const end = bytes.lastIndexOf(10) + 1; // a last line without its newline is still being written
+    const { records, staleFlagged } = await this.newRecords(bytes.subarray(0, end).toString("utf8"));
+    return { file, exists: true, consumedTo: offset + end, records, staleFlagged };
+  }
+
+  /** The model, the LLM and the stored phrases, when there is anything to index. */
+  private async setUp(records: ChatRecord[]): Promise<void> {
+    if (records.length === 0 && (await this.store.pendingLlmChunks(1)).length === 0) return;
+    await this.loadModel();
+    this.llm =
+      this.options.llm !== undefined
+        ? this.options.llm
+        : await defaultLlm(this.root, this.store, this.options.llmOptions).catch((error) => {
+            logError("index: llm", error, this.root);
+            return null;
+          });
+    this.result.llm = this.llm ? `${this.llm.provider}/${this.llm.model}` : null;
+    const entities = await this.store.entityVectors();
+    this.known = { phrases: entities.phrases, vectors: entities.vectors, set: new Set(entities.phrases) };
+  }
+
+  /**
+   * Flagged records cleaned before anything else sees their text (the store, summaries, OpenIE), and
+   * their lines rewritten in chats.jsonl; `read.consumedTo` follows the rewrite.
+   */
+  private async cleanFlagged(read: Awaited<ReturnType<IndexRun["readNew"]>>): Promise<ChatRecord[]> {
+    if (!read.records.some((r) => r.review) && !read.staleFlagged.length) return read.records;
+    const flagged = new Set(read.records.filter((r) => r.review).map((r) => r.uuid));
+    const onLlmError = (error: unknown) =>
+      logError("index: secret review by the LLM failed, strict entropy pass used", error, this.root);
+    const records = await cleanFlaggedRecords(read.records, this.llm, onLlmError);
+    const stale = await cleanFlaggedRecords(read.staleFlagged, this.llm, onLlmError);
+    // Before anything is stored: a run that dies after this re-reads the lines, now clean, from its saved
+    // offset; the other order could index a record and never rewrite its line (indexed uuids are skipped).
+    const cleaned = new Map(
+      [...records.filter((r) => flagged.has(r.uuid)), ...stale].map((r) => [r.uuid, r.text]),
+    );
+    read.consumedTo += rewriteCleanedLines(this.root, cleaned, read.consumedTo);
+    return records;
+  }
+
+  /**
+   * Chunks in batches, each one transaction. The tokenizer runs on a native thread: the next batch's
+   * chunk texts are embedded while this batch's graph, synonyms and SQLite writes keep the main thread
+   * busy; batch k is written after batch k+1 is prepared, so its synonym edges (on the worker) have
+   * that long to arrive. Batches are still written in order.
+   */
+  private async indexChunks(chunks: Chunk[], progress: (p: IndexProgress) => void): Promise<void> {
+    const timer = this.timer;
     const sessions = new Set<string>();
     let done = 0;
     progress({ phase: "indexing", done, total: chunks.length });
     const list = batches(chunks);
-    // The tokenizer runs on a native thread: the next batch's chunk texts are embedded while this
-    // batch's graph, synonyms and SQLite writes keep the main thread busy.
     const embed = (i: number) => {
       const vectors = i < list.length ? this.model.embedBatch(list[i].map((c) => c.text)) : undefined;
       vectors?.catch(() => {}); // awaited by its own batch; a run that stops first must not crash on it
       return vectors;
     };
-    // Batch k is written after batch k+1 is prepared, so its synonym edges (on the worker) have that
-    // long to arrive; batches are still written in order, each in its own transaction.
     const write = async (prepared: Awaited<ReturnType<IndexRun["prepareBatch"]>>) => {
-      await this.store.writeBatch({ ...prepared.write, synonyms: await prepared.synonyms });
+      const synonyms = await timer.time("synonyms-wait", () => prepared.synonyms);
+      await timer.time("write", () => this.store.writeBatch({ ...prepared.write, synonyms }));
       for (const c of prepared.batch) sessions.add(c.sessionId);
       done += prepared.batch.length;
       this.result.chunks = done;
@@ -339,31 +416,14 @@ class IndexRun {
     let next = embed(0);
     let unwritten: Awaited<ReturnType<IndexRun["prepareBatch"]>> | undefined;
     for (const [i, batch] of list.entries()) {
-      const vectors = next!;
+      const vectors = await timer.time("embed-wait", () => next!);
       next = embed(i + 1);
-      const prepared = await this.prepareBatch(batch, await vectors);
+      const prepared = await this.prepareBatch(batch, vectors);
       if (unwritten) await write(unwritten);
       unwritten = prepared;
     }
     if (unwritten) await write(unwritten);
     this.result.sessions = sessions.size;
-    if (pending.length) await this.retryPendingLlm(pending, progress);
-    await this.store.setState({
-      offset: consumedTo,
-      offsetCheck: existsSync(file) ? offsetFingerprint(file, consumedTo) : "",
-      reviewSwept: true,
-      ...(chunks.length || !state.lastIndexed ? { lastIndexed: new Date().toISOString() } : {}),
-    });
-    const summary = summaryPath(this.root);
-    if (chunks.length || this.result.rebuilt || !existsSync(summary))
-      writeSummaryFile(summary, await this.store.summaries());
-    const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
-    await refreshSnapshotFile(
-      recallSnapshotPath(this.root),
-      this.store,
-      async () => (await this.loadModel()).id,
-    );
-    progress({ phase: "done", done, total: chunks.length });
   }
 
   /**
@@ -534,9 +594,12 @@ class IndexRun {
   /** Everything a batch writes except its synonym edges, which are computed alongside (synonymsOf). */
   private async prepareBatch(batch: Chunk[], vectors: Float32Array) {
     const dim = this.model.dim;
-    const graphs = await pool(batch, this.llm ? LLM_CONCURRENCY : 1, (c) => this.graphOf(c));
-    const { entityVectors, factVectors, fresh, freshVectors } = await this.graphVectors(
-      graphs.map((g) => g.graph),
+    const timer = this.timer;
+    const graphs = await timer.time("graph", () =>
+      pool(batch, this.llm ? LLM_CONCURRENCY : 1, (c) => this.graphOf(c)),
+    );
+    const { entityVectors, factVectors, fresh, freshVectors } = await timer.time("graph-vectors", () =>
+      this.graphVectors(graphs.map((g) => g.graph)),
     );
     const chunks: NewChunk[] = batch.map((c, i) => ({
       ...c,
@@ -544,8 +607,9 @@ class IndexRun {
       graph: graphs[i].graph,
       graphSource: graphs[i].source,
     }));
-    const synonyms = this.synonymsOf(fresh, freshVectors);
-    synonyms.catch(() => {}); // awaited when the batch is written; a run that stops first must not crash on it
+    // Inline (a small job) this is the comparisons themselves; on the worker, only the hand-over.
+    const synonyms = await timer.time("synonyms", () => ({ edges: this.synonymsOf(fresh, freshVectors) }));
+    synonyms.edges.catch(() => {}); // awaited when the batch is written; a run that stops first must not crash on it
     return {
       batch,
       write: {
@@ -553,9 +617,9 @@ class IndexRun {
         chunks,
         entityVectors,
         factVectors,
-        summaries: await this.summarise(batch, graphs),
+        summaries: await timer.time("summaries", () => this.summarise(batch, graphs)),
       },
-      synonyms,
+      synonyms: synonyms.edges,
     };
   }
 

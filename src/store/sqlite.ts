@@ -293,35 +293,26 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /**
-   * Row ids of phrases, facts and edges by their natural keys, loaded once per connection: writing a
-   * batch then costs one statement per new row instead of a lookup per mention. Dropped whenever a
-   * transaction fails or rows are deleted, so it never names a row that is not there.
+   * Row ids of phrases and facts by their natural keys, remembered as a run meets them (each first looked
+   * up through its unique index), so a run's cost follows what it writes, not the store's size. Dropped
+   * whenever a transaction fails or rows are deleted, so it never names a row that is not there.
    */
-  private ids?: { phrase: Map<string, number>; fact: Map<string, number>; edge: Map<string, number> };
+  private ids?: { phrase: Map<string, number>; fact: Map<string, number> };
 
   private idCache() {
-    if (!this.ids) {
-      const phrase = new Map<string, number>();
-      for (const [id, key] of this.sql("SELECT id, phrase FROM entities").values() as [number, string][])
-        phrase.set(key, id);
-      const fact = new Map<string, number>();
-      for (const [id, sub, pred, obj] of this.sql(
-        "SELECT id, subject, predicate, object FROM facts",
-      ).values() as [number, number, string, number][]) {
-        fact.set(`${sub}\u0001${pred}\u0001${obj}`, id);
-      }
-      const edge = new Map<string, number>();
-      for (const [id, kind, a, b] of this.sql("SELECT id, kind, a, b FROM edges").values() as [
-        number,
-        number,
-        number,
-        number,
-      ][]) {
-        edge.set(`${kind}:${a}:${b}`, id);
-      }
-      this.ids = { phrase, fact, edge };
-    }
+    this.ids ??= { phrase: new Map(), fact: new Map() };
     return this.ids;
+  }
+
+  /** The phrase's row id, or undefined when no phrase node has that key. */
+  private phraseId(phrase: string): number | undefined {
+    const cache = this.idCache().phrase;
+    let id = cache.get(phrase);
+    if (id === undefined) {
+      id = (this.sql("SELECT id FROM entities WHERE phrase = ?").get(phrase) as { id: number } | null)?.id;
+      if (id !== undefined) cache.set(phrase, id);
+    }
+    return id;
   }
 
   /** Runs `work` in a transaction; a failure also drops the id cache (its rows were rolled back). */
@@ -335,8 +326,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   private entityId(phrase: string, label: string, model: string, vectors: Map<string, Float32Array>): number {
-    const cache = this.idCache().phrase;
-    const existing = cache.get(phrase);
+    const existing = this.phraseId(phrase);
     if (existing !== undefined) return existing;
     const vector = vectors.get(phrase);
     if (!vector) throw new Error(`no vector for new phrase '${phrase}'`);
@@ -348,7 +338,7 @@ export class SqliteMemoryStore implements MemoryStore {
         toBlob(vector),
       ).lastInsertRowid,
     );
-    cache.set(phrase, id);
+    this.idCache().phrase.set(phrase, id);
     return id;
   }
 
@@ -371,18 +361,14 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** Adds each edge's summed amount (creating it) and its per-chunk contributions. */
   private flushEdges(deltas: EdgeDeltas): void {
-    const cache = this.idCache().edge;
-    const update = this.sql("UPDATE edges SET weight = weight + ? WHERE id = ?");
-    const insert = this.sql("INSERT INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?)");
+    const upsert = this.sql(
+      "INSERT INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?) ON CONFLICT(kind, a, b) DO UPDATE SET weight = weight + excluded.weight RETURNING id",
+    );
     const source = this.sql(
       "INSERT INTO edge_sources(edge_id, chunk_id, amount) VALUES (?, ?, ?) ON CONFLICT(edge_id, chunk_id) DO UPDATE SET amount = amount + excluded.amount",
     );
-    for (const [key, d] of deltas) {
-      let id = cache.get(key);
-      if (id === undefined) {
-        id = Number(insert.run(d.kind, d.a, d.b, d.amount).lastInsertRowid);
-        cache.set(key, id);
-      } else update.run(d.amount, id);
+    for (const d of deltas.values()) {
+      const { id } = upsert.get(d.kind, d.a, d.b, d.amount) as { id: number };
       for (const [chunkId, amount] of d.sources) source.run(id, chunkId, amount);
     }
   }
@@ -406,13 +392,15 @@ export class SqliteMemoryStore implements MemoryStore {
       "INSERT INTO facts(subject, predicate, object, model, vector) VALUES (?, ?, ?, ?, ?)",
     );
     const insertSource = this.sql("INSERT OR IGNORE INTO fact_sources(fact_id, chunk_id) VALUES (?, ?)");
+    const findFact = this.sql("SELECT id FROM facts WHERE subject = ? AND predicate = ? AND object = ?");
     for (const f of graph.facts) {
       const s = ids.get(f.subject);
       const o = ids.get(f.object);
       if (s === undefined || o === undefined || s === o) continue;
       const key = `${s}\u0001${f.predicate}\u0001${o}`;
-      let factId = facts.get(key);
-      if (factId === undefined) {
+      let factId = facts.get(key) ?? (findFact.get(s, f.predicate, o) as { id: number } | null)?.id;
+      if (factId !== undefined) facts.set(key, factId);
+      else {
         const vector = vectors.factVectors.get(factKey(f.subject, f.predicate, f.object));
         if (!vector) throw new Error(`no vector for new fact '${f.subject} ${f.predicate} ${f.object}'`);
         factId = Number(insertFact.run(s, f.predicate, o, vectors.model, toBlob(vector)).lastInsertRowid);
@@ -425,17 +413,12 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   private addSynonyms(batch: Pick<IndexBatch, "synonyms">): void {
-    const phrases = this.idCache().phrase;
-    const insert = this.sql(
-      "INSERT OR IGNORE INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?) RETURNING id",
-    );
+    const insert = this.sql("INSERT OR IGNORE INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?)");
     for (const s of batch.synonyms) {
-      const a = phrases.get(s.a);
-      const b = phrases.get(s.b);
+      const a = this.phraseId(s.a);
+      const b = this.phraseId(s.b);
       if (a === undefined || b === undefined || a === b) continue;
-      const [x, y] = ordered(a, b);
-      const row = insert.get(EDGE_KIND.synonym, x, y, s.score) as { id: number } | null;
-      if (row) this.idCache().edge.set(`${EDGE_KIND.synonym}:${x}:${y}`, row.id);
+      insert.run(EDGE_KIND.synonym, ...ordered(a, b), s.score);
     }
   }
 
