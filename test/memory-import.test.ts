@@ -317,18 +317,22 @@ describe("triforge activate --import, then import again and capture live (compil
       stdin: JSON.stringify(payload),
       env: { ...process.env, ...env, HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge") },
     });
-  const installed = () => ({
-    codex: JSON.parse(readFileSync(join(home, ".codex", "hooks.json"), "utf8")).hooks.Stop[0].hooks[0]
-      .command,
-    cursor: JSON.parse(readFileSync(join(home, ".cursor", "hooks.json"), "utf8")).hooks.stop[0].command,
-  });
+  const installed = () => {
+    const codex = JSON.parse(readFileSync(join(home, ".codex", "hooks.json"), "utf8")).hooks;
+    const cursor = JSON.parse(readFileSync(join(home, ".cursor", "hooks.json"), "utf8")).hooks;
+    return {
+      codex: codex.Stop[0].hooks[0].command,
+      codexStart: codex.SessionStart[0].hooks[0].command,
+      cursor: cursor.stop[0].command,
+    };
+  };
 
   test("every agent's history is searchable right after install and activate --import", async () => {
     mkdirSync(join(home, ".config", "opencode"), { recursive: true });
     const install = await run(["install", "--without", "insforge"]);
     expect(install.code).toBe(0);
     for (const line of [
-      "~/.codex/hooks.json — memory capture",
+      "~/.codex/hooks.json — memory for Codex",
       "~/.cursor/hooks.json — memory capture",
       "~/.config/opencode/plugins/triforge-memory.js — memory capture",
     ])
@@ -352,6 +356,22 @@ describe("triforge activate --import, then import again and capture live (compil
       const hits = JSON.parse(recalled.stdout).hits as { text: string }[];
       expect(hits.some((h) => h.text.includes(expected))).toBe(true);
     }
+  }, 120_000);
+
+  test("Codex's SessionStart hook prints the prelude in the output shape Codex accepts", async () => {
+    const start = await runHook(installed().codexStart, {
+      session_id: "0199b000-0000-7000-8000-000000000001",
+      cwd: root,
+      hook_event_name: "SessionStart",
+      source: "startup",
+    });
+    expect([start.code, start.stderr]).toEqual([0, ""]);
+    const output = JSON.parse(start.stdout);
+    // Codex refuses unknown fields here: exactly these two.
+    expect(Object.keys(output)).toEqual(["hookSpecificOutput"]);
+    expect(Object.keys(output.hookSpecificOutput).sort()).toEqual(["additionalContext", "hookEventName"]);
+    expect(output.hookSpecificOutput.hookEventName).toBe("SessionStart");
+    expect(output.hookSpecificOutput.additionalContext.length).toBeGreaterThan(0);
   }, 120_000);
 
   test("a second import adds nothing; live capture on top adds only the new turns", async () => {

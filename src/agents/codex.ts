@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { HOOK_TIMEOUTS } from "./activate.ts";
 import { commandLine } from "./launcher.ts";
 import { tomlString } from "./text-edit.ts";
 import type { FileChange } from "./tracked.ts";
@@ -23,26 +24,33 @@ function checkToml(text: string, file: string): void {
   }
 }
 
-/** A capture hook's time budget in seconds: the first capture of a long session reads it whole. */
-export const CAPTURE_TIMEOUT_S = 30;
-
 /**
- * Memory capture for Codex: a `Stop` hook in `$CODEX_HOME/hooks.json` (Codex 0.114 and later; the file
- * has Claude Code's shape). After every turn Codex passes `session_id`, `cwd` and `transcript_path` (the
- * session's rollout file) on stdin; the capture does nothing outside projects where memory is active.
+ * Memory for Codex, in `$CODEX_HOME/hooks.json` (Codex 0.114 and later; the file has Claude Code's
+ * shape): a `Stop` hook that captures, after every turn (Codex passes `session_id`, `cwd`,
+ * `transcript_path` — the session's rollout — `turn_id` and `last_assistant_message` on stdin), and a
+ * `SessionStart` hook that injects the project's prelude (its output, `hookSpecificOutput` with
+ * `hookEventName` and `additionalContext`, is the shape Codex reads). Both do nothing outside projects
+ * where memory is active.
  */
 export function codexHookChange(home: string, launcher: string[], env = process.env): FileChange {
-  const command = commandLine([...launcher, "capture-agent", "--agent=codex"]);
+  const hook = (args: string[], timeout: number) => ({
+    hooks: [{ type: "command", command: commandLine([...launcher, ...args]), timeout }],
+  });
   return {
     path: join(codexConfigDir(home, env), "hooks.json"),
     edits: [
       {
         kind: "json-append",
+        path: ["hooks", "SessionStart"],
+        value: hook(["prelude"], HOOK_TIMEOUTS.SessionStart),
+      },
+      {
+        kind: "json-append",
         path: ["hooks", "Stop"],
-        value: { hooks: [{ type: "command", command, timeout: CAPTURE_TIMEOUT_S }] },
+        value: hook(["capture-agent", "--agent=codex"], HOOK_TIMEOUTS.Stop),
       },
     ],
-    purpose: "memory capture: Codex's Stop hook (Codex 0.114 or later)",
+    purpose: "memory for Codex: its SessionStart (prelude) and Stop (capture) hooks, Codex 0.114 or later",
   };
 }
 

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { CAPTURE_TIMEOUT_S } from "./codex.ts";
+import { HOOK_TIMEOUTS } from "./activate.ts";
 import { commandLine } from "./launcher.ts";
 import type { FileChange } from "./tracked.ts";
 
@@ -16,7 +16,7 @@ export function cursorConfigDir(home: string): string {
 export function cursorHookChange(home: string, launcher: string[]): FileChange {
   const hook = {
     command: commandLine([...launcher, "capture-agent", "--agent=cursor"]),
-    timeout: CAPTURE_TIMEOUT_S,
+    timeout: HOOK_TIMEOUTS.Stop,
   };
   return {
     path: join(cursorConfigDir(home), "hooks.json"),
