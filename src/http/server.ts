@@ -317,7 +317,8 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
           handle: async (_req, [session], url) => {
             const project = projectOf(url.searchParams.get("project"));
             if (!isActive(project)) throw new HttpError(404, `memory is not active for ${project}`);
-            const report = await (await memoryCore()).forgetStoredSession(project, session);
+            const { forgetSession } = await import("../memory/forget.ts");
+            const report = await forgetSession(project, session);
             if (report.status === "unknown")
               throw new HttpError(404, `no session ${session} in the memory of ${project}`);
             if (report.status === "busy")

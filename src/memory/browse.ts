@@ -1,12 +1,11 @@
 /**
  * Browsing and curating a project's memory (the web page's sessions and chunks): what is stored, read
- * from the warm recall snapshot, and the two changes a person can make — forget a session (exactly as
- * `triforge forget` does, pins included) and pin a chunk for the prelude.
+ * from the warm recall snapshot, and pinning a chunk for the prelude (forgetting a session is
+ * `forgetSession` of forget.ts, as `triforge forget` calls it).
  */
 import { openStoreForRead } from "../store/open.ts";
 import { chunkRole } from "./chunking.ts";
-import { type ForgetReport, forgetSession } from "./forget.ts";
-import { addPin, type Pin, readPins, removeSessionPins } from "./pins.ts";
+import { addPin, type Pin, readPins } from "./pins.ts";
 import { loadMemoryIndex } from "./recall/recall.ts";
 
 export interface SessionView {
@@ -117,14 +116,4 @@ export async function pinChunk(projectRoot: string, id: number): Promise<Pin | u
     ts: chunk.ts,
     text: chunk.text,
   });
-}
-
-/** `triforge forget` for one session, and its pins with it. */
-export async function forgetStoredSession(
-  projectRoot: string,
-  sessionId: string,
-): Promise<ForgetReport & { pins: number }> {
-  const report = await forgetSession(projectRoot, sessionId);
-  const pins = report.status === "forgotten" ? removeSessionPins(projectRoot, sessionId) : 0;
-  return { ...report, pins };
 }

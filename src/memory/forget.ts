@@ -11,6 +11,7 @@ import { discardStore, isStoreDamage, openStoreForRead, openStoreForWrite } from
 import type { ForgetResult } from "../store/types.ts";
 import { withChatLogLock } from "./chatlog.ts";
 import { type ProjectLock, tryLock } from "./lock.ts";
+import { removeSessionPins } from "./pins.ts";
 import { writeSummaryFile } from "./summary.ts";
 
 /** How long forget waits for a running indexer to finish before giving up. */
@@ -22,6 +23,8 @@ export interface ForgetReport extends ForgetResult {
   status: "forgotten" | "busy" | "unknown";
   /** Lines removed from chats.jsonl. */
   lines: number;
+  /** The session's pinned chunks dropped from pins.json: a forgotten text must not live on in the prelude. */
+  pins: number;
 }
 
 async function waitForLock(projectRoot: string): Promise<ProjectLock | undefined> {
@@ -96,7 +99,7 @@ export async function forgetSession(
   sessionId: string,
   options: ForgetOptions = {},
 ): Promise<ForgetReport> {
-  const empty = { chunks: 0, facts: 0, entities: 0, edgesRemoved: 0, edgesLowered: 0, lines: 0 };
+  const empty = { chunks: 0, facts: 0, entities: 0, edgesRemoved: 0, edgesLowered: 0, lines: 0, pins: 0 };
   // A typo would otherwise be remembered as forgotten, and a later session with that id never indexed.
   if (!options.force && !(await isKnownSession(projectRoot, sessionId)))
     return { status: "unknown", ...empty };
@@ -115,6 +118,7 @@ export async function forgetSession(
       discardStore(projectRoot);
     }
     const lines = removeSessionLines(projectRoot, sessionId);
+    const pins = removeSessionPins(projectRoot, sessionId);
     if (store) {
       // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
       if (lines) await store.setState({ offset: 0, offsetCheck: "" });
@@ -132,7 +136,7 @@ export async function forgetSession(
       });
       store.close();
     }
-    return { status: "forgotten", ...result, lines };
+    return { status: "forgotten", ...result, lines, pins };
   } finally {
     lock.release();
   }
