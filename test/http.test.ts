@@ -236,6 +236,10 @@ describe("memory", () => {
     expect((await post("/v1/memory/query", { query: "x", mode: "psychic" })).status).toBe(422);
     expect((await post("/v1/memory/query", { query: "x", project: "/" })).status).toBe(404);
     expect((await post("/v1/memory/query", { query: "x", project: join(app, "..", "..") })).status).toBe(404);
+    // A folder that does not exist gets the same answer as one that does: nothing is told about either.
+    const missing = await jsonOf(post("/v1/memory/query", { query: "x", project: "/no/such/folder" }));
+    const foreign = await jsonOf(post("/v1/memory/query", { query: "x", project: "/" }));
+    expect(missing.error.replace("/no/such/folder", "P")).toBe(foreign.error.replace("/", "P"));
   });
 
   test("sessions, their chunks and one chunk can be read", async () => {

@@ -150,14 +150,16 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
   const projectOf = (path: string | null | undefined): string => {
     const known = projects();
     if (!path) return known[0];
+    // One answer for a missing folder and a foreign one: the API does not tell what exists elsewhere.
+    const refused = new HttpError(404, `${path} is not a project of a served workspace`);
     let real: string;
     try {
       real = realFolder(path);
-    } catch (error) {
-      throw new HttpError(404, (error as Error).message);
+    } catch {
+      throw refused;
     }
     const root = findProjectRoot(real) ?? real;
-    if (!known.includes(root)) throw new HttpError(404, `${path} is not a project of a served workspace`);
+    if (!known.includes(root)) throw refused;
     return root;
   };
   const memoryCore = () => import("../memory/browse.ts");

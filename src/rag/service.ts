@@ -105,12 +105,18 @@ export class RagService {
 
   /** The served workspace `path` names (its real path must be one of them), else a RagRequestError. */
   workspace(path: string): string {
-    const real = realFolder(path);
-    if (!this.served.some((s) => s.root === real))
+    let real: string | undefined;
+    try {
+      real = realFolder(path);
+    } catch {
+      // Said as for any other folder: the API does not tell what exists outside its workspaces.
+    }
+    const served = this.served.find((s) => s.root === real);
+    if (!served)
       throw new RagRequestError(
         `${path} is not a workspace this server serves (${this.workspaces.join(", ")})`,
       );
-    return real;
+    return served.root;
   }
 
   /** The workspace's index as saved on disk, reloaded in the background when another process re-ingested it. */
