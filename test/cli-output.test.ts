@@ -127,6 +127,23 @@ describe("colour and plain text", () => {
   });
 });
 
+describe("first doctor on a fresh install", () => {
+  test("the model cache it extracts reads as the first run, not as damage; the next doctor finds it intact", async () => {
+    const home = tempDir("triforge-first-doctor-");
+    const cacheCheck = async () => {
+      const r = await runBinary(["doctor", "--json"], { home });
+      return (JSON.parse(r.stdout) as { name: string; ok: boolean; detail: string }[]).find(
+        (c) => c.name === "model cache",
+      );
+    };
+    const first = await cacheCheck();
+    expect(first?.ok).toBe(true);
+    expect(first?.detail).toMatch(/^extracted to .+ \(the first run of this binary\)$/);
+    expect(first?.detail).not.toMatch(/damaged|missing/);
+    expect((await cacheCheck())?.detail).toMatch(/ intact$/);
+  });
+});
+
 const script = Bun.which("script");
 if (!script)
   console.warn("cli-output.test: util-linux 'script' is missing: the terminal recall test is skipped");
