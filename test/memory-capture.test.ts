@@ -11,99 +11,16 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { projectKey } from "../src/home/paths.ts";
 import { parseTranscript } from "../src/memory/transcript.ts";
-import { runBinary, SHARED, tempDir } from "./support/helpers.ts";
-
-const FIXTURES = join(SHARED, "fixtures/transcripts");
-
-interface Record_ {
-  ts: string;
-  session_id: string;
-  role: string;
-  text: string;
-  uuid: string;
-  review?: boolean;
-}
-
-/** A fresh HOME, an active project in it and a folder for transcripts. */
-function setup(options: { active?: boolean } = {}) {
-  const home = tempDir();
-  const project = join(home, "work", "app");
-  mkdirSync(join(project, "src"), { recursive: true });
-  if (options.active !== false) {
-    mkdirSync(join(project, ".triforge"));
-    writeFileSync(join(project, ".triforge", "config.json"), "{}\n");
-  }
-  const transcripts = join(home, ".claude", "projects", "-work-app");
-  mkdirSync(transcripts, { recursive: true });
-  const dataDir = join(home, ".claude", "triforge", projectKey(project));
-  const chats = () => {
-    const file = join(dataDir, "chats.jsonl");
-    if (!existsSync(file)) return [] as Record_[];
-    const text = readFileSync(file, "utf8");
-    expect(text === "" || text.endsWith("\n")).toBe(true);
-    return text
-      .split("\n")
-      .filter((l) => l)
-      .map((l) => JSON.parse(l) as Record_);
-  };
-  const errors = () =>
-    existsSync(join(dataDir, "errors.log")) ? readFileSync(join(dataDir, "errors.log"), "utf8") : "";
-  const capture = (input: unknown, args: string[] = [`--project=${project}`]) =>
-    runBinary(["capture", ...args], {
-      home,
-      stdin: typeof input === "string" ? input : JSON.stringify(input),
-    });
-  return { home, project, transcripts, dataDir, chats, errors, capture };
-}
-
-function hookInput(sessionId: string, transcriptPath: string, cwd: string) {
-  return {
-    session_id: sessionId,
-    transcript_path: transcriptPath,
-    cwd,
-    hook_event_name: "Stop",
-    stop_hook_active: false,
-  };
-}
-
-/** Transcript lines shaped like the CLI writes them. */
-function userLine(uuid: string, text: string, sessionId = "s1"): string {
-  return `${JSON.stringify({ type: "user", uuid, isSidechain: false, sessionId, timestamp: "2026-02-01T10:00:00.000Z", message: { role: "user", content: text } })}\n`;
-}
-function assistantLine(uuid: string, messageId: string, text: string, sessionId = "s1"): string {
-  return `${JSON.stringify({
-    type: "assistant",
-    uuid,
-    isSidechain: false,
-    sessionId,
-    timestamp: "2026-02-01T10:00:01.000Z",
-    message: {
-      id: messageId,
-      role: "assistant",
-      model: "claude-opus-4-6",
-      content: [{ type: "text", text }],
-    },
-  })}\n`;
-}
-function toolLine(uuid: string, messageId: string): string {
-  return `${JSON.stringify({
-    type: "assistant",
-    uuid,
-    isSidechain: false,
-    message: {
-      id: messageId,
-      role: "assistant",
-      content: [{ type: "tool_use", id: `t-${uuid}`, name: "Bash", input: { command: "ls" } }],
-    },
-  })}\n`;
-}
-
-function expectClean(result: { code: number; stdout: string }) {
-  expect(result.code).toBe(0);
-  expect(result.stdout).toBe("");
-}
+import {
+  assistantLine,
+  expectClean,
+  FIXTURES,
+  hookInput,
+  setup,
+  toolLine,
+  userLine,
+} from "./support/capture-helpers.ts";
 
 describe("triforge capture", () => {
   test("an inactive project exits 0 at once and writes nothing", async () => {
@@ -272,11 +189,12 @@ describe("triforge capture", () => {
     expect(chats().map((r) => r.text)).toEqual(["walks up"]);
   });
 
-  test("a missing transcript or garbage on stdin: exit 0, nothing on stdout, one errors.log line", async () => {
+  test("a transcript not written yet is no error; garbage on stdin: exit 0, nothing on stdout, one errors.log line", async () => {
     const { project, transcripts, errors, chats, capture } = setup();
+    // Claude Code 2.1.197 runs Stop before it writes the transcript: the next capture reads it.
     const missing = await capture(hookInput("s1", join(transcripts, "nope.jsonl"), project));
     expectClean(missing);
-    expect(errors()).toMatch(/\[capture\] .*nope\.jsonl/);
+    expect(errors()).toBe("");
 
     // Garbage input may carry a secret: errors.log (on disk) gets its size, never its text.
     expectClean(
@@ -292,7 +210,7 @@ describe("triforge capture", () => {
       errors()
         .split("\n")
         .filter((l) => l.includes("[capture]")),
-    ).toHaveLength(4);
+    ).toHaveLength(3);
     expect(chats()).toEqual([]);
   });
 

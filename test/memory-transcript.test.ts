@@ -657,21 +657,46 @@ describe("parseTranscript on hand-made records", () => {
     ]);
   });
 
-  test("hook feedback, interruptions and legacy compaction summaries are dropped even without isMeta", () => {
+  test("hook feedback, interruptions and legacy compaction summaries are known by the CLI's own markers, not by words", () => {
     const { turns } = parseTranscript(
       [
-        user("u1", "Stop hook feedback:\n[~/.claude/hooks/check.sh]: tests failing"),
-        user("u2", "PreToolUse:Bash hook error: blocked"),
+        // 1.0.x wrote a Stop hook's feedback as a plain user record; 2.1.x adds isMeta.
+        user("u1", "Stop hook feedback:\n- [~/.claude/hooks/check.sh]: tests failing\n"),
+        user("u1b", "Stop hook feedback:\n[~/.claude/hooks/check.sh]: tests failing"),
+        // 1.0.x flagged a UserPromptSubmit hook's output this way.
+        user("u1c", "<user-prompt-submit-hook>ctx</user-prompt-submit-hook> extra", { isVisibleInTranscriptOnly: true }),
         user("u3", [text("[Request interrupted by user]")]),
         user("u4", [text("[Request interrupted by user for tool use]")]),
         user(
           "u5",
           "This session is being continued from a previous conversation that ran out of context. The summary below…",
         ),
+        // People write about hooks: none of these is the CLI's feedback.
         user("u6", "the stop hook feedback was wrong, please ignore it"),
+        user("u7", "pre-commit hook error again: black fails on line 12"),
+        user("u8", "PreToolUse:Bash hook error: blocked, why?"),
+        user("u9", "Stop hook feedback: it keeps saying tests fail"),
+        user("u10", "[Request interrupted by user] happens whenever I press Esc\ntwice"),
       ].join("\n"),
     );
-    expect(turns.map((t) => t.uuid)).toEqual(["u6"]);
+    expect(turns.map((t) => t.uuid)).toEqual(["u6", "u7", "u8", "u9", "u10"]);
+  });
+
+  test("turns carry the prompt they belong to and the text of each record of a reply", () => {
+    const { turns } = parseTranscript(
+      [
+        user("u1", "deploy it", { promptId: "p1" }),
+        assistant("a1", "m1", [text("Part one.")]),
+        assistant("a2", "m1", [{ type: "tool_use", id: "t", name: "Bash", input: {} }]),
+        assistant("a3", "m1", [text("  Part two.\n")]),
+        user("u2", "thanks", { promptId: "p2" }),
+      ].join("\n"),
+    );
+    expect(turns.map((t) => [t.uuid, t.promptId, t.parts])).toEqual([
+      ["u1", "p1", ["deploy it"]],
+      ["a1", "p1", ["Part one.", "Part two."]],
+      ["u2", "p2", ["thanks"]],
+    ]);
   });
 
   test("userProse handles a megabyte of nested or unclosed tags in one pass", () => {

@@ -85,6 +85,11 @@ export function captureStateDir(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "capture");
 }
 
+/** One file per live session not ended yet: SessionStart reads them to the end if SessionEnd never ran. */
+export function openSessionsDir(projectRoot: string): string {
+  return join(captureStateDir(projectRoot), "open");
+}
+
 /** One line per hook or tool run (event, duration, outcome, tokens): the ledger `status` and `doctor` read (ledger.ts). */
 export function hookLedgerPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "hooks.jsonl");

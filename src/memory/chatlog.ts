@@ -5,7 +5,7 @@
  * whatever rewrites the file (`forget`, and the indexer replacing review-flagged lines with their cleaned
  * text) must hold it too, or a capture could append to the old copy.
  */
-import { appendFileSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { chatLogLockPath, chatLogPath } from "../home/paths.ts";
 import { tryLock } from "./lock.ts";
 
@@ -17,19 +17,64 @@ export interface ChatRecord {
   role: "user" | "assistant";
   /** Already redacted: nothing unredacted reaches the disk. */
   text: string;
-  /** The transcript uuid the turn started at: the record's key, never written twice. */
+  /**
+   * The record's key, never written twice: the transcript uuid the turn started at, or, for an
+   * assistant reply taken from the Stop hook's payload before the transcript held it,
+   * `reply:<prompt id>:<hash of the text>` (see capture.ts).
+   */
   uuid: string;
   /** Redaction left a trigger word near a high-entropy string: the indexer's cleaner looks again. */
   review?: true;
 }
 
 /**
- * Appends records as whole lines in one write. The caller holds the lock; one `write` of whole lines
- * also means a reader never sees half a record, except after a crash mid-write, which readers skip.
+ * Opens a file only when it is a regular file: O_NONBLOCK, so a FIFO (or a device) put in its place
+ * cannot block the open, and an fstat check before anything is read or written. Throws ENOENT as
+ * `openSync` does, and a clear error for anything that is not a regular file.
  */
-export function appendChatRecords(projectRoot: string, records: ChatRecord[]): void {
-  if (!records.length) return;
-  appendFileSync(chatLogPath(projectRoot), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+export function openRegularFile(path: string, flags: number): number {
+  const fd = openSync(path, flags | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${path} is not a regular file; not reading it`);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** Reads `length` bytes at `position` (fewer at the end of the file). */
+export function readAt(fd: number, position: number, length: number, into?: Buffer): Buffer {
+  const buffer = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buffer, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done === length ? buffer : buffer.subarray(0, done);
+}
+
+/**
+ * Appends records as whole lines in one write and returns the log's size after it. The caller holds
+ * the lock. Every append starts on a line boundary: a last line left without its newline (a writer
+ * killed mid-write) is fenced off with one, so it stays one unreadable line that readers skip and
+ * our first record is never glued to it. With nothing to write the log is left as it is.
+ */
+export function appendChatRecords(projectRoot: string, records: ChatRecord[]): number {
+  const file = chatLogPath(projectRoot);
+  const fd = openRegularFile(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT);
+  try {
+    const size = fstatSync(fd).size;
+    if (!records.length) return size;
+    const torn = size > 0 && readAt(fd, size - 1, 1)[0] !== 10;
+    const text = (torn ? "\n" : "") + records.map((r) => `${JSON.stringify(r)}\n`).join("");
+    const bytes = Buffer.from(text);
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** How long a writer waits for the lock: a hook must finish well inside its timeout. */
@@ -48,11 +93,16 @@ function holderOf(path: string): string {
 
 /**
  * Runs `fn` holding the project's chat-log lock (the project lock file of ./lock.ts: O_EXCL, a dead
- * or silent holder's lock is taken over). Throws when the lock cannot be had within LOCK_WAIT_MS.
+ * or silent holder's lock is taken over). Throws when the lock cannot be had within `waitMs`.
  */
-export function withChatLogLock<T>(projectRoot: string, purpose: string, fn: () => T): T {
+export function withChatLogLock<T>(
+  projectRoot: string,
+  purpose: string,
+  fn: () => T,
+  waitMs = LOCK_WAIT_MS,
+): T {
   const path = chatLogLockPath(projectRoot);
-  const deadline = Date.now() + LOCK_WAIT_MS;
+  const deadline = Date.now() + waitMs;
   for (let pause = 1; ; pause = Math.min(pause * 2, MAX_PAUSE_MS)) {
     const lock = tryLock(path, purpose);
     if (lock) {
@@ -63,7 +113,7 @@ export function withChatLogLock<T>(projectRoot: string, purpose: string, fn: () 
       }
     }
     if (Date.now() > deadline)
-      throw new Error(`${path} is held by ${holderOf(path)}; gave up after ${LOCK_WAIT_MS} ms`);
+      throw new Error(`${path} is held by ${holderOf(path)}; gave up after ${waitMs} ms`);
     // Jitter, so that waiters woken together do not collide again.
     Bun.sleepSync(pause * (0.5 + Math.random()));
   }

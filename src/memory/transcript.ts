@@ -21,6 +21,17 @@ export interface TranscriptTurn {
   /** The record's ISO timestamp, when it has one. */
   timestamp?: string;
   sessionId?: string;
+  /**
+   * The `promptId` of the person's prompt this turn belongs to (CLI 2.1.1xx on; the user records
+   * carry it, the assistant records after them inherit it). The Stop hook's `prompt_id` names it too.
+   */
+  promptId?: string;
+  /**
+   * The text each contributing record added, in order: one part for a user turn, one per record of an
+   * assistant reply. The Stop hook's `last_assistant_message` is the last part of the last reply, so
+   * capture can tell which part of a reply it already stored from the hook's payload.
+   */
+  parts: string[];
 }
 
 export interface ParsedTranscript {
@@ -51,11 +62,30 @@ const INJECTED_TAGS = [
 
 const TASK_NOTIFICATION = "<task-notification>";
 
-/** Written by the CLI when the person presses Esc; not something they said. */
+/**
+ * Written by the CLI when the person presses Esc: the whole text is one bracketed line,
+ * "[Request interrupted by user]" or "[Request interrupted by user for tool use]".
+ */
 const INTERRUPTED_MARKER = "[Request interrupted by user";
 
-/** Feedback a hook fed back to the model ("Stop hook feedback:", "PreToolUse:Bash hook error: …"). */
-const HOOK_FEEDBACK = /^[\w:*|.-]+ hook (?:feedback|error|blocking error)\b/i;
+/**
+ * How the CLI writes a Stop hook's feedback to the model: its own header line, then the hook's command
+ * in brackets ("Stop hook feedback:\n- [cmd]: …" in 1.0.x, "…\n[cmd]: …" later). From 2.1 the record is
+ * also `isMeta`; 1.0.x wrote it as a plain user record, so only this exact header and bracket tell it
+ * from a person writing about hooks ("pre-commit hook error again: black fails" is a real turn).
+ */
+const HOOK_FEEDBACK_HEADERS = ["Stop hook feedback:\n", "SubagentStop hook feedback:\n"];
+
+function isHookFeedback(text: string): boolean {
+  const header = HOOK_FEEDBACK_HEADERS.find((h) => text.startsWith(h));
+  if (!header) return false;
+  const next = text.slice(header.length);
+  return next.startsWith("[") || next.startsWith("- [");
+}
+
+function isInterruptionMarker(text: string): boolean {
+  return text.startsWith(INTERRUPTED_MARKER) && text.endsWith("]") && !text.includes("\n");
+}
 
 /**
  * How a compaction summary starts. Newer CLIs also flag the record `isCompactSummary`; this catches
@@ -117,9 +147,9 @@ export function userProse(raw: string): string {
   if (start.startsWith(TASK_NOTIFICATION)) return "";
   const text = stripInjected(raw).trim();
   if (!text) return "";
-  if (text.startsWith(INTERRUPTED_MARKER)) return "";
+  if (isInterruptionMarker(text)) return "";
   if (text.startsWith(COMPACT_SUMMARY_PREFIX)) return "";
-  if (HOOK_FEEDBACK.test(text)) return "";
+  if (isHookFeedback(text)) return "";
   return text;
 }
 
@@ -132,6 +162,8 @@ interface RecordShape {
   isSidechain?: unknown;
   isCompactSummary?: unknown;
   isApiErrorMessage?: unknown;
+  isVisibleInTranscriptOnly?: unknown;
+  promptId?: unknown;
   message?: { id?: unknown; model?: unknown; content?: unknown };
 }
 
@@ -171,52 +203,81 @@ function assistantText(record: RecordShape): string {
 }
 
 /**
- * Parses transcript lines into turns, in the order they were said. Assistant text split over several
+ * Turns transcript lines into turns, in the order they were said, a batch of lines at a time (capture
+ * reads a long transcript in bounded chunks and feeds each one here). Assistant text split over several
  * records of one `message.id` (one record per content block, often interleaved with tool calls) is
  * joined into the turn that the first of them started.
  */
-export function parseTranscriptLines(lines: Iterable<string>): ParsedTranscript {
-  const turns: TranscriptTurn[] = [];
-  const assistantTurnByMessage = new Map<string, TranscriptTurn>();
-  let malformed = 0;
-  for (const line of lines) {
-    if (!line.trim()) continue;
+export class TranscriptParser {
+  readonly turns: TranscriptTurn[] = [];
+  /** Lines that were not a JSON object. */
+  malformed = 0;
+  /** The prompt the next records belong to: the last `promptId` a user record carried. */
+  promptId: string | undefined;
+  private readonly assistantTurnByMessage = new Map<string, TranscriptTurn>();
+
+  /** `promptId`: the prompt in progress where these lines start (capture resuming mid-transcript). */
+  constructor(promptId?: string) {
+    this.promptId = promptId;
+  }
+
+  add(lines: Iterable<string>): void {
+    for (const line of lines) this.addLine(line);
+  }
+
+  private addLine(line: string): void {
+    if (!line.trim()) return;
     let record: RecordShape;
     try {
       record = JSON.parse(line);
     } catch {
-      malformed++;
-      continue;
+      this.malformed++;
+      return;
     }
     if (!record || typeof record !== "object" || Array.isArray(record)) {
-      malformed++;
-      continue;
+      this.malformed++;
+      return;
     }
     const role = record.type;
-    if (role !== "user" && role !== "assistant") continue;
+    if (role !== "user" && role !== "assistant") return;
     // Subagent threads (inline in 1.0.x, in `subagents/` files later) are the model talking to itself.
-    if (record.isSidechain === true) continue;
-    // Meta records are injected by the CLI: slash-command expansions, hook feedback, caveats.
-    if (record.isMeta === true || record.isCompactSummary === true) continue;
-    if (typeof record.uuid !== "string") continue;
+    if (record.isSidechain === true) return;
+    if (role === "user" && typeof record.promptId === "string") this.promptId = record.promptId;
+    // Meta records are injected by the CLI: slash-command expansions, hook feedback, caveats; 1.0.x
+    // flagged a UserPromptSubmit hook's output `isVisibleInTranscriptOnly` instead.
+    if (
+      record.isMeta === true ||
+      record.isCompactSummary === true ||
+      record.isVisibleInTranscriptOnly === true
+    )
+      return;
+    if (typeof record.uuid !== "string") return;
 
     const text = role === "user" ? userText(record) : assistantText(record);
-    if (!text) continue;
+    if (!text) return;
     const messageId = role === "assistant" ? record.message?.id : undefined;
     if (typeof messageId === "string") {
-      const started = assistantTurnByMessage.get(messageId);
+      const started = this.assistantTurnByMessage.get(messageId);
       if (started) {
         started.text += `\n\n${text}`;
-        continue;
+        started.parts.push(text);
+        return;
       }
     }
-    const turn: TranscriptTurn = { uuid: record.uuid, role, text };
+    const turn: TranscriptTurn = { uuid: record.uuid, role, text, parts: [text] };
     if (typeof record.timestamp === "string") turn.timestamp = record.timestamp;
     if (typeof record.sessionId === "string") turn.sessionId = record.sessionId;
-    turns.push(turn);
-    if (typeof messageId === "string") assistantTurnByMessage.set(messageId, turn);
+    if (this.promptId !== undefined) turn.promptId = this.promptId;
+    this.turns.push(turn);
+    if (typeof messageId === "string") this.assistantTurnByMessage.set(messageId, turn);
   }
-  return { turns, malformed };
+}
+
+/** Parses transcript lines into turns (see TranscriptParser). */
+export function parseTranscriptLines(lines: Iterable<string>): ParsedTranscript {
+  const parser = new TranscriptParser();
+  parser.add(lines);
+  return { turns: parser.turns, malformed: parser.malformed };
 }
 
 /** Parses a whole transcript (or a run of complete lines of one). */

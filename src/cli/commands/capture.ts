@@ -11,7 +11,7 @@ export default defineCommand({
   hook: true,
   usage: "triforge capture --project=<path>   (reads the hook's JSON on stdin)",
   description:
-    "Stop hook: appends the user and assistant prose added to the session's transcript since the last capture, redacted, to the project's chats.jsonl. Does nothing in a project without .triforge/config.json.",
+    "Stop hook: appends the user and assistant prose added to the session's transcript since the last capture, redacted, to the project's chats.jsonl, and the hook's last_assistant_message when the transcript does not hold it yet. Does nothing in a project without .triforge/config.json.",
   options: {
     project: {
       type: "string",
@@ -39,8 +39,14 @@ export default defineCommand({
         }
         if (!(projectRoot = findProjectRoot(cwd))) return 0;
       }
+      // The payload's reply is stored when the transcript does not hold it yet (the CLI may write it
+      // after this hook returns); a transcript not written yet is read by the next capture.
       const input = parseHookInput(raw);
-      captureTranscript(projectRoot, input.session_id, input.transcript_path);
+      captureTranscript(projectRoot, input.session_id, input.transcript_path, {
+        lastAssistantMessage: input.last_assistant_message,
+        promptId: input.prompt_id,
+        live: true,
+      });
     } catch (error) {
       logError("capture", error, projectRoot);
     }

@@ -2,6 +2,7 @@ import { logError } from "../../home/log.ts";
 import { errorLogPath } from "../../home/paths.ts";
 import { findProjectRoot } from "../../project/config.ts";
 import { defineCommand, UserError } from "../command.ts";
+import { readHookStdin } from "../hook-stdin.ts";
 import { terminalProgress } from "../progress.ts";
 import { count } from "../words.ts";
 
@@ -28,6 +29,23 @@ export default defineCommand({
     if (values.background) {
       try {
         if (!root) return 0; // not an active project: nothing to do, and a hook must stay quiet
+        // SessionEnd: the session's transcript is read to its end first, so that the reply a Stop hook
+        // ran too early to see is indexed now. Claude Code gives this hook about 1.5 s: what does not
+        // fit is read by the next SessionStart.
+        const hookInput = readHookStdin();
+        if (hookInput) {
+          try {
+            const { captureTranscript, parseHookInput } = await import("../../memory/capture.ts");
+            const input = parseHookInput(hookInput);
+            captureTranscript(root, input.session_id, input.transcript_path, {
+              ended: true,
+              budgetMs: 600,
+              lockWaitMs: 400,
+            });
+          } catch (error) {
+            logError("capture (SessionEnd)", error, root);
+          }
+        }
         // PERF: only the lock check and the spawn run here; the hook returns in milliseconds.
         const [{ indexLockPath }, { isLocked }, { spawnDetachedIndexer }] = await Promise.all([
           import("../../home/paths.ts"),

@@ -1,5 +1,5 @@
 import { logError } from "../../home/log.ts";
-import { summaryPath } from "../../home/paths.ts";
+import { indexLockPath, openSessionsDir, summaryPath } from "../../home/paths.ts";
 import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
 import { projectPresent } from "../../memory/present.ts";
 import { configPath, findProjectRootAsync } from "../../project/config.ts";
@@ -34,6 +34,7 @@ export default defineCommand({
       const start = typeof values.project === "string" ? values.project : (hookInputCwd() ?? process.cwd());
       root = await findProjectRootAsync(start);
       if (!root) return 0;
+      if (hasOpenSessions(root)) await catchUpOpenSessions(root);
       const summary = Bun.file(summaryPath(root));
       const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
       if (!tail) return 0;
@@ -67,6 +68,36 @@ async function preludeTokens(root: string): Promise<number> {
   }
 }
 
+/** Whether a session of the project was left open. PERF: a glob, no node:fs; usually none. */
+function hasOpenSessions(root: string): boolean {
+  try {
+    for (const _ of new Bun.Glob("*.json").scanSync({ cwd: openSessionsDir(root), onlyFiles: true }))
+      return true;
+  } catch {
+    // No such folder: nothing was ever captured, or everything has ended.
+  }
+  return false;
+}
+
+/**
+ * Sessions of this project whose SessionEnd never ran (a crash, a closed terminal, `kill -9`) are
+ * read to the end of their transcripts, and the indexer started for what that added, so that the
+ * next session remembers them. Logs and carries on when that fails: the prelude still runs.
+ */
+async function catchUpOpenSessions(root: string): Promise<void> {
+  try {
+    const { catchUpOpenSessions } = await import("../../memory/capture.ts");
+    if (catchUpOpenSessions(root) === 0) return;
+    const [{ isLocked }, { spawnDetachedIndexer }] = await Promise.all([
+      import("../../memory/lock.ts"),
+      import("../../memory/background.ts"),
+    ]);
+    if (!isLocked(indexLockPath(root))) spawnDetachedIndexer(root);
+  } catch (error) {
+    logError("capture (SessionStart)", error, root);
+  }
+}
+
 /**
  * The `cwd` of the hook JSON on stdin, when the hook was not given --project. Absent, empty or
  * garbage input is not an error: the prelude then uses its own working directory.
@@ -90,9 +121,18 @@ async function readTail(
   file: Bun.BunFile,
   bytes: number,
 ): Promise<{ text: string; partial: boolean } | undefined> {
-  // A missing file has size 0, as an empty one: nothing to recall either way. A folder in its place
-  // has a size, and reading it throws (logged by the caller).
-  const size = file.size;
+  // A missing or empty file: nothing to recall. A folder or a FIFO in its place is not read, and the
+  // caller logs why.
+  let size: number;
+  try {
+    // Only a regular file is read: a FIFO in its place would block the session's start.
+    const stat = await file.stat();
+    if (!stat.isFile()) throw new Error(`${file.name} is not a regular file; not reading it`);
+    size = stat.size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
   if (size === 0) return undefined;
   const start = Math.max(0, size - bytes);
   let text: string;
