@@ -81,6 +81,7 @@ export async function runChecks(projectStart?: string): Promise<Check[]> {
   const { llmChecks } = await import("./llm-checks.ts");
   const { resolveProject } = await import("../agents/activate.ts");
   const root = resolveProject(projectStart);
-  checks.push(...agentChecks(), ...projectChecks(root), ...(await llmChecks(root)));
+  const { hookRunChecks } = await import("./hook-checks.ts");
+  checks.push(...agentChecks(), ...projectChecks(root), ...(await llmChecks(root)), ...hookRunChecks(root));
   return checks;
 }

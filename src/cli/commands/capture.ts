@@ -21,6 +21,9 @@ export default defineCommand({
   },
   async run({ values }) {
     let projectRoot: string | undefined;
+    let run: { ts: string; event: "capture"; session: string; run: string } | undefined;
+    const started = performance.now();
+    const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
     try {
       const project = typeof values.project === "string" ? values.project : undefined;
       // PERF: an inactive project is decided before stdin is even read, and without node:fs (~1.2 ms).
@@ -42,13 +45,32 @@ export default defineCommand({
       // The payload's reply is stored when the transcript does not hold it yet (the CLI may write it
       // after this hook returns); a transcript not written yet is read by the next capture.
       const input = parseHookInput(raw);
-      captureTranscript(projectRoot, input.session_id, input.transcript_path, {
+      // The ledger: a `started` record first, so a run killed at its timeout shows in status and doctor.
+      const { appendRecord } = await import("../../home/ledger.ts");
+      run = {
+        ts: new Date().toISOString(),
+        event: "capture",
+        session: input.session_id,
+        run: `${Date.now()}-${process.pid}`,
+      };
+      appendRecord(projectRoot, { ...run, outcome: "started" });
+      const result = captureTranscript(projectRoot, input.session_id, input.transcript_path, {
         lastAssistantMessage: input.last_assistant_message,
         promptId: input.prompt_id,
         live: true,
       });
+      appendRecord(projectRoot, { ...run, outcome: "ok", ms: elapsed(), turns: result.appended });
     } catch (error) {
       logError("capture", error, projectRoot);
+      if (run && projectRoot) {
+        const { appendRecord } = await import("../../home/ledger.ts");
+        appendRecord(projectRoot, {
+          ...run,
+          outcome: "failed",
+          ms: elapsed(),
+          error: (error as Error).message,
+        });
+      }
     }
     return 0;
   },

@@ -71,9 +71,23 @@ export default defineCommand({
             bar.update(done, total, phase === "llm-retry" ? "retrying LLM graph" : "indexing");
         }
       : undefined;
+    const { appendRecord } = await import("../../home/ledger.ts");
+    const started = performance.now();
+    const ts = new Date().toISOString();
+    const ms = () => Math.round(performance.now() - started);
     try {
       const result = await indexProject(root, { onProgress });
       bar?.clear();
+      if (result.status !== "busy")
+        appendRecord(root, {
+          ts,
+          event: "index",
+          outcome: "ok",
+          ms: ms(),
+          chunks: result.chunks,
+          llm: result.llm,
+          llmFailures: result.llmFailures,
+        });
       if (result.status === "busy") {
         process.stdout.write(`another indexer is running for ${root}; it will pick up the new lines\n`);
         return 0;
@@ -109,6 +123,13 @@ export default defineCommand({
       return 0;
     } catch (error) {
       logError("index", error, root);
+      appendRecord(root, {
+        ts,
+        event: "index",
+        outcome: "failed",
+        ms: ms(),
+        error: (error as Error).message,
+      });
       throw error;
     }
   },

@@ -1,3 +1,4 @@
+import { estimateTokens, runName, writePendingRecord } from "../../home/ledger.ts";
 import { logError } from "../../home/log.ts";
 import { indexLockPath, openSessionsDir, summaryPath } from "../../home/paths.ts";
 import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
@@ -30,14 +31,23 @@ export default defineCommand({
   },
   async run({ values }) {
     let root: string | undefined;
+    let ledger: PreludeRun | undefined;
     try {
       const start = typeof values.project === "string" ? values.project : (hookInputCwd() ?? process.cwd());
       root = await findProjectRootAsync(start);
       if (!root) return 0;
       if (hasOpenSessions(root)) await catchUpOpenSessions(root);
+      // The ledger's record: `started` now, replaced by the outcome, so a run killed at its timeout shows.
+      const started = performance.now();
+      const record = { ts: new Date().toISOString(), event: "prelude" as const, run: runName("prelude") };
+      ledger = { root, run: record.run, started, record };
+      await writePendingRecord(root, record.run, { ...record, outcome: "started" });
       const summary = Bun.file(summaryPath(root));
       const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
-      if (!tail) return 0;
+      if (!tail) {
+        await endRecord(ledger, "ok", 0);
+        return 0;
+      }
       const options = {
         budget: (await preludeTokens(root)) * CHARS_PER_TOKEN,
         present: await projectPresent(root),
@@ -47,12 +57,38 @@ export default defineCommand({
         preludeContext(tail.text, options) ??
         (tail.partial ? preludeContext(await summary.text(), options) : undefined);
       if (context) console.log(sessionStartOutput(context));
+      await endRecord(ledger, "ok", context ? estimateTokens(context) : 0);
     } catch (error) {
       logError("prelude", error, root);
+      if (ledger) await endRecord(ledger, "failed", 0, (error as Error).message);
     }
     return 0;
   },
 });
+
+interface PreludeRun {
+  root: string;
+  run: string;
+  started: number;
+  record: { ts: string; event: "prelude"; run: string };
+}
+
+/** The run's outcome in place of its `started` record (one file under hooks.pending/, no node:fs). */
+async function endRecord(
+  run: PreludeRun,
+  outcome: "ok" | "failed",
+  tokens: number,
+  error?: string,
+): Promise<void> {
+  const ms = Math.round((performance.now() - run.started) * 10) / 10;
+  await writePendingRecord(run.root, run.run, {
+    ...run.record,
+    outcome,
+    ms,
+    tokens,
+    ...(error ? { error } : {}),
+  });
+}
 
 /**
  * `"prelude": {"tokens": N}` of the project's config, else PRELUDE_TOKENS. A bad value is not fatal here:

@@ -39,6 +39,9 @@ export default defineCommand({
     // PERF: the store (SQLite, graph) is opened only here, never on a hook's path.
     const { memoryStatus } = await import("../../memory/status.ts");
     const memory: Record<string, unknown> = existsSync(dir) ? { ...(await memoryStatus(root)) } : {};
+    // The hook and tool ledger (hooks.jsonl): last sessions at a glance, tokens injected and saved.
+    const { ledgerReport } = await import("../../home/ledger.ts");
+    const hooks = existsSync(dir) ? ledgerReport(root) : undefined;
     // What the next index would send where: the provider resolved from llm and the environment, now.
     const llmInUse = config && !configError ? await describeLlm(config) : undefined;
     const report = {
@@ -54,6 +57,7 @@ export default defineCommand({
       ...memory,
       disk: { totalBytes: files.reduce((sum, f) => sum + f.bytes, 0), files },
       recentErrors: errors,
+      ...(hooks ? { hooks } : {}),
     };
     if (values.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -87,6 +91,10 @@ export default defineCommand({
           `Pending    ${memory.pendingRecords} captured record(s) not indexed yet (the next session end indexes them, or 'triforge index')`,
         );
       lines.push(`LLM spend  ${formatUsage(memory.llmUsage)} (all indexing so far)`);
+      if (hooks?.sessions.length)
+        lines.push(...hooks.sessions.map((s, i) => `${i ? "          " : "Sessions  "} ${s}`));
+      if (hooks?.ledger.length)
+        lines.push(...hooks.ledger.map((l, i) => `${i ? "          " : "Ledger    "} ${l}`));
       const top = files.slice(0, 5).map((f) => `${f.name} ${formatBytes(f.bytes)}`);
       lines.push(
         `On disk    ${formatBytes(report.disk.totalBytes)} in ${displayPath(dir)}${top.length ? ` (${top.join(", ")})` : ""}`,

@@ -67,6 +67,7 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
       "rag_search",
       async ({ query, top_k, mode, speaker, project_path }) => {
         const root = memoryProjectRoot(context, project_path);
+        const started = performance.now();
         // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
         const { recall, formatRecalled } = await import("../../memory/recall/recall.ts");
         const result = await recall(root, query, { topK: top_k, mode, speaker });
@@ -78,6 +79,14 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
               hits.map((hit) => (hit.check ? { ...hit, text: `${hit.check}\n${hit.text}` } : hit)),
             )
           : `${NO_MEMORY_FOUND}: ${result.reason ?? "no excerpt matched the query"}`;
+        const { appendRecord, estimateTokens } = await import("../../home/ledger.ts");
+        appendRecord(root, {
+          ts: new Date().toISOString(),
+          event: "rag_search",
+          outcome: "ok",
+          ms: Math.round(performance.now() - started),
+          tokens: estimateTokens(text),
+        });
         return {
           content: [{ type: "text", text }],
           structuredContent: {
