@@ -161,4 +161,23 @@ describe("triforge update against a local release server", () => {
     expect(result.code).toBe(0);
     expect(readFileSync(target3, "utf8")).toBe(newVersion);
   });
+
+  test.skipIf(!Bun.which("script") || process.platform === "win32")(
+    "on a terminal the download shows a bar counted in MB",
+    async () => {
+      const target4 = join(scratch, "tty bin", "triforge");
+      mkdirSync(join(target4, ".."));
+      copyFileSync(await compiledBinary(), target4);
+      release = { tag: "v9.9.9", binary: newVersion, sums: `${sha(packed(newVersion))}  ${assetName()}\n` };
+      const home = join(scratch, "home");
+      const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+      const line = `${q(target4)} update --base-url http://127.0.0.1:${server.port}`;
+      const result = await spawnCollect(["script", "-qec", line, "/dev/null"], {
+        env: { ...process.env, HOME: home, TRIFORGE_HOME: join(home, "data") },
+      });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/downloading \[#+\] [\d.]+\/[\d.]+ MB/);
+      expect(result.stdout).toContain(`${pkg.version} -> 9.9.9`);
+    },
+  );
 });

@@ -74,7 +74,11 @@ export async function latestRelease(apiBase: string): Promise<Release> {
  * compressed file, as downloaded); returns the binary inside it. A release from before the compressed
  * assets has the bare binary, taken as it is.
  */
-export async function downloadVerified(release: Release, target = targetOf()): Promise<Uint8Array> {
+export async function downloadVerified(
+  release: Release,
+  target = targetOf(),
+  onProgress?: (received: number, total: number) => void,
+): Promise<Uint8Array> {
   const url = (asset: string) => release.assets.find((a) => a.name === asset)?.browser_download_url;
   const packed = releaseAsset(target);
   const bare = `triforge-${target}${target.startsWith("windows") ? ".exe" : ""}`;
@@ -87,7 +91,7 @@ export async function downloadVerified(release: Release, target = targetOf()): P
   const expected = parseChecksums(await (await get(sumsUrl)).text()).get(name);
   if (!expected)
     throw new Error(`SHA256SUMS of ${release.tag_name} lists no ${name}; refusing an unverifiable binary`);
-  const bytes = new Uint8Array(await (await get(binaryUrl)).arrayBuffer());
+  const bytes = await readBody(await get(binaryUrl), onProgress);
   const actual = createHash("sha256").update(bytes).digest("hex");
   if (actual !== expected)
     throw new Error(
@@ -99,6 +103,23 @@ export async function downloadVerified(release: Release, target = targetOf()): P
   } catch (error) {
     throw new Error(`${name}: ${(error as Error).message}; nothing was changed`);
   }
+}
+
+/** A response's body, reporting bytes received of the announced length (0 when the server gives none). */
+async function readBody(
+  response: Response,
+  onProgress?: (received: number, total: number) => void,
+): Promise<Uint8Array> {
+  if (!onProgress || !response.body) return new Uint8Array(await response.arrayBuffer());
+  const total = Number(response.headers.get("content-length")) || 0;
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  for await (const chunk of response.body) {
+    chunks.push(chunk);
+    received += chunk.byteLength;
+    onProgress(received, Math.max(total, received));
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Runs `<binary> --version`; the binary works when it exits 0 and names itself. */

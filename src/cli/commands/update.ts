@@ -9,6 +9,7 @@ import {
 } from "../../agents/update.ts";
 import { isCompiled } from "../../home/runtime.ts";
 import { defineCommand, UserError } from "../command.ts";
+import { terminalProgress } from "../progress.ts";
 
 export default defineCommand({
   usage: "triforge update [--check] [--force] [--base-url <url>]",
@@ -44,7 +45,14 @@ export default defineCommand({
         return 0;
       }
       process.stdout.write(`Downloading ${assetName()} from ${release.tag_name}...\n`);
-      const version = swapBinary(target, await downloadVerified(release));
+      // The download is tens of MB: a bar on a terminal, counted in MB.
+      const bar = terminalProgress("MB");
+      const onProgress = bar
+        ? (received: number, total: number) =>
+            bar.update(Math.round(received / 1e5) / 10, Math.round(total / 1e5) / 10, "downloading")
+        : undefined;
+      const binary = await downloadVerified(release, undefined, onProgress).finally(() => bar?.clear());
+      const version = swapBinary(target, binary);
       process.stdout.write(`Updated ${target}: ${pkg.version} -> ${version.replace(/^triforge /, "")}\n`);
       return 0;
     } catch (error) {
