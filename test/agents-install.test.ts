@@ -334,6 +334,29 @@ describe("what install registers, said and removable one by one", () => {
     expect(r.stdout).toContain("~/.claude/commands/rag.md — the /rag command");
   });
 
+  test("every agent's server is listed with the file that registers it", async () => {
+    const { home, binary } = newHome();
+    const r = await runBinary(
+      ["install", "--agents", "claude,codex,cursor,opencode", "--without", "insforge"],
+      {
+        home,
+        env: { ...ISOLATED, TRIFORGE_BINARY: binary },
+      },
+    );
+    expect(r.code).toBe(0);
+    const listed = r.stdout
+      .slice(r.stdout.indexOf("MCP servers registered:"))
+      .split("\n")
+      .filter((line) => line.startsWith("  "))
+      .map((line) => line.trim().split(/\s+/).slice(0, 2).join(" "));
+    expect(listed).toEqual([
+      "triforge ~/.claude.json:",
+      "triforge ~/.codex/config.toml:",
+      "triforge ~/.cursor/mcp.json:",
+      "triforge ~/.config/opencode/opencode.json:",
+    ]);
+  });
+
   test("--without insforge (and the older --no-insforge) registers triforge alone; a bad name is a usage error", async () => {
     for (const flags of [["--without", "insforge"], ["--no-insforge"]]) {
       const { home, binary } = newHome();
