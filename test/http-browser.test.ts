@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { appendRecord } from "../src/home/ledger.ts";
 import { type RunningServer, startHttpServer } from "../src/http/server.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { recall } from "../src/memory/recall/recall.ts";
@@ -70,6 +71,21 @@ describe.skipIf(!driver)("the web page in chromium", () => {
       ),
     ]);
     await indexProject(app, { llm: null });
+    appendRecord(app, { ts: "2025-03-01T09:00:00.000Z", event: "prelude", outcome: "ok", tokens: 640 });
+    appendRecord(app, {
+      ts: "2025-03-01T09:01:00.000Z",
+      event: "capture",
+      outcome: "ok",
+      session: "s-cookies",
+      turns: 2,
+    });
+    appendRecord(app, {
+      ts: "2025-03-01T09:02:00.000Z",
+      event: "code_search",
+      outcome: "ok",
+      tokens: 300,
+      fileTokens: 2_300,
+    });
     const catalogPath = join(home, "catalog.db");
     await ingestWorkspace(app, { catalogPath });
     server = startHttpServer({
@@ -122,6 +138,17 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     expect(await page.$$("#results img, #results script")).toHaveLength(0);
     expect(await page.evaluate("window.__pwned")).toBeUndefined();
     await page.screenshot({ path: join(SHOTS, "memory-search.png"), fullPage: true });
+  });
+
+  test("the token ledger is a chart: injected and saved per session", async () => {
+    await waitForText("#ledger .ledger-row", /s-cookie/);
+    expect(await page.locator("#ledger .ledger-row").first().textContent()).toContain("640 injected");
+    expect(await page.locator("#ledger .ledger-row").first().textContent()).toContain("2000 saved");
+    // The larger bar is the full width of its track, the other in proportion.
+    const widths = await page
+      .locator("#ledger .bar")
+      .evaluateAll((bars: { style: { width: string } }[]) => bars.map((b) => b.style.width));
+    expect(widths).toEqual(["32%", "100%"]);
   });
 
   test("pinning a chunk lists it with the prelude's pins", async () => {

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendRecord } from "../src/home/ledger.ts";
 import { pinsPath } from "../src/home/paths.ts";
 import { request } from "node:http";
 import { join } from "node:path";
@@ -276,6 +277,24 @@ describe("memory", () => {
     expect(
       (await fetch(`${base}/v1/memory/sessions/never-seen`, { method: "DELETE", headers: bearer })).status,
     ).toBe(404);
+  });
+});
+
+describe("the token ledger", () => {
+  test("per session: tokens injected by the prelude and rag_search, and saved by code_search", async () => {
+    const at = (minute: number) => `2025-05-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
+    appendRecord(app, { ts: at(0), event: "prelude", outcome: "ok", tokens: 600 });
+    appendRecord(app, { ts: at(1), event: "capture", outcome: "ok", session: "ledger-a", turns: 4 });
+    appendRecord(app, { ts: at(2), event: "rag_search", outcome: "ok", tokens: 150 });
+    appendRecord(app, { ts: at(3), event: "code_search", outcome: "ok", tokens: 200, fileTokens: 5_200 });
+    appendRecord(app, { ts: at(4), event: "prelude", outcome: "failed", tokens: 0 });
+    appendRecord(app, { ts: at(5), event: "capture", outcome: "ok", session: "ledger-b", turns: 2 });
+    const ledger = await jsonOf(fetch(`${base}/v1/memory/ledger`));
+    expect(ledger.sessions).toEqual([
+      { session: "ledger-a", ts: at(0), injected: 750, saved: 5_000 },
+      { session: "ledger-b", ts: at(4), injected: 0, saved: 0 },
+    ]);
+    expect(ledger.totals).toMatchObject({ preludeTokens: 600, ragTokens: 150, codeFileTokens: 5_200 });
   });
 });
 

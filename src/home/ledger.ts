@@ -169,10 +169,12 @@ export function ledgerTotals(records: LedgerRecord[]): LedgerTotals {
 
 const seconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
 
-/** One line per recent session: "prelude 612 tokens · capture 14 turns · index ok in 0.4 s". */
-export function sessionLines(records: LedgerRecord[], sessions = 3): string[] {
-  // Only capture knows its session (the hook JSON's session_id): a prelude belongs to the session whose
-  // captures follow it, an index run or a search to the one whose captures came before.
+/**
+ * The records of each session, in order. Only capture knows its session (the hook JSON's session_id): a
+ * prelude belongs to the session whose captures follow it, an index run or a search to the one whose
+ * captures came before.
+ */
+export function recordsBySession(records: LedgerRecord[]): Map<string, LedgerRecord[]> {
   const bySession = new Map<string, LedgerRecord[]>();
   let current: string | undefined;
   let waiting: LedgerRecord[] = [];
@@ -192,7 +194,35 @@ export function sessionLines(records: LedgerRecord[], sessions = 3): string[] {
     } else if (r.event === "prelude" || current === undefined) waiting.push(r);
     else add(current, r);
   }
-  return [...bySession.entries()].slice(-sessions).map(([session, list]) => {
+  return bySession;
+}
+
+/** What memory cost and saved in one session: the web page's chart. */
+export interface SessionTokens {
+  session: string;
+  ts: string;
+  /** Tokens put into the session's context: its prelude and its rag_search answers. */
+  injected: number;
+  /** Tokens of whole files code_search's snippets stood in for, less the snippets' own. */
+  saved: number;
+}
+
+export function sessionTokens(records: LedgerRecord[]): SessionTokens[] {
+  return [...recordsBySession(records).entries()].map(([session, list]) => {
+    const ok = list.filter((r) => r.outcome === "ok");
+    const injected = ok
+      .filter((r) => r.event === "prelude" || r.event === "rag_search")
+      .reduce((n, r) => n + (r.tokens ?? 0), 0);
+    const saved = ok
+      .filter((r) => r.event === "code_search")
+      .reduce((n, r) => n + Math.max(0, (r.fileTokens ?? 0) - (r.tokens ?? 0)), 0);
+    return { session, ts: list[0].ts, injected, saved };
+  });
+}
+
+/** One line per recent session: "prelude 612 tokens · capture 14 turns · index ok in 0.4 s". */
+export function sessionLines(records: LedgerRecord[], sessions = 3): string[] {
+  return [...recordsBySession(records).entries()].slice(-sessions).map(([session, list]) => {
     const parts: string[] = [];
     const prelude = list.filter((r) => r.event === "prelude");
     if (prelude.length) {

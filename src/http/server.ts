@@ -5,6 +5,7 @@
  * cores the CLI and MCP use (src/rag, src/memory, src/code).
  */
 import { existsSync, readFileSync } from "node:fs";
+import { ledgerTotals, readLedger, sessionTokens } from "../home/ledger.ts";
 import { logError } from "../home/log.ts";
 import { summaryPath } from "../home/paths.ts";
 import { type Pin, PinLimitError, pinnedSection, readPins, removePin } from "../memory/pins.ts";
@@ -278,6 +279,19 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
                 : null,
               pinned: isActive(project) ? pinnedSection(await readPins(project)) : "",
             });
+          },
+        },
+      },
+    },
+    {
+      pattern: /^\/v1\/memory\/ledger$/,
+      methods: {
+        GET: {
+          access: "read",
+          handle: (_req, _p, url) => {
+            const project = projectOf(url.searchParams.get("project"));
+            const records = isActive(project) ? readLedger(project) : [];
+            return json({ project, totals: ledgerTotals(records), sessions: sessionTokens(records) });
           },
         },
       },

@@ -305,6 +305,49 @@ async function loadSessions() {
   }
 }
 
+/** A bar of the chart; its width goes through the CSSOM, which the page's CSP allows (style attributes it does not). */
+function bar(className, share) {
+  const node = el("div", { className });
+  node.style.width = `${Math.round(share * 100)}%`;
+  return node;
+}
+
+async function loadLedger() {
+  const note = document.getElementById("ledger-note");
+  const chart = document.getElementById("ledger");
+  try {
+    const ledger = await api(withProject("/v1/memory/ledger"));
+    const sessions = ledger.sessions.slice(-12);
+    if (!sessions.length) {
+      note.textContent = "no hook runs recorded yet";
+      chart.replaceChildren();
+      return;
+    }
+    const most = Math.max(1, ...sessions.map((s) => Math.max(s.injected, s.saved)));
+    note.textContent =
+      "Per session: tokens memory put into the context (prelude, rag_search) and tokens code_search saved against reading whole files.";
+    chart.replaceChildren(
+      ...sessions.map((s) =>
+        el(
+          "div",
+          { className: "ledger-row" },
+          el("span", { className: "meta", text: `${s.ts.slice(0, 10)} · ${s.session.slice(0, 8)}` }),
+          el(
+            "div",
+            { className: "bars" },
+            bar("bar injected", s.injected / most),
+            el("span", { className: "meta", text: `${s.injected} injected` }),
+            bar("bar saved", s.saved / most),
+            el("span", { className: "meta", text: `${s.saved} saved` }),
+          ),
+        ),
+      ),
+    );
+  } catch (error) {
+    note.textContent = `no ledger: ${error.message}`;
+  }
+}
+
 async function reindex() {
   const button = document.getElementById("reindex");
   const bar = document.getElementById("reindex-progress");
@@ -370,4 +413,4 @@ loadStats()
   .catch((error) => {
     document.getElementById("stats").textContent = `stats unavailable: ${error.message}`;
   })
-  .finally(() => Promise.all([loadPrelude(), loadSessions()]));
+  .finally(() => Promise.all([loadPrelude(), loadSessions(), loadLedger()]));
