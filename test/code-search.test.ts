@@ -9,14 +9,9 @@ import {
   searchCode,
   searchLoaded,
 } from "../src/code/code-search.ts";
-import {
-  definesSymbol,
-  definesType,
-  linesAround,
-  pathPenalty,
-  STRONG_PATH_PENALTY,
-  stemCovered,
-} from "../src/code/rank.ts";
+import { definesSymbol, definesType, linesAround } from "../src/code/rank/definitions.ts";
+import { stemCovered } from "../src/code/rank/path-words.ts";
+import { pathPenalty, STRONG_PATH_PENALTY } from "../src/code/rank/penalties.ts";
 import { refreshIndex } from "../src/code/refresh.ts";
 import { indexFile, indexLayout, loadIndex } from "../src/code/store.ts";
 import { errorLogPath } from "../src/home/paths.ts";
@@ -478,7 +473,7 @@ describe("the repository of a folder", () => {
 describe("bounded indexes", () => {
   test("a folder that is not a project is refused before anything is read, naming the override; allowLarge indexes it", async () => {
     const plain = plainFolder({ "notes/todo.ts": "export function planTheWeek() {\n  return 7;\n}\n" });
-    const refusal = await searchCode(plain, "planTheWeek").catch((e) => e as Error);
+    const refusal = (await searchCode(plain, "planTheWeek").catch((e) => e)) as Error;
     expect(refusal.message).toContain("is not a project");
     expect(refusal.message).toContain("--allow-large");
     expect(refusal.message).toContain("allow_large: true");

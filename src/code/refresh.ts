@@ -13,7 +13,7 @@ import { ChunkEncoder } from "./chunk-encoder.ts";
 import { parseWorkerCount, SharedParse } from "./chunk-pool.ts";
 import { RepositoryError } from "./errors.ts";
 import type { GrammarName } from "./languages.ts";
-import { pathPenalty } from "./rank.ts";
+import { pathPenalty } from "./rank/penalties.ts";
 import { redactKeepingLines } from "./redact.ts";
 import { RedactAhead, useRedactWorker } from "./redact-ahead.ts";
 import { type CapName, type IndexLimits, indexLimits } from "./limits.ts";

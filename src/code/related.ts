@@ -4,7 +4,8 @@
  */
 import { isAbsolute, relative } from "node:path";
 import { scoreBm25 } from "./bm25.ts";
-import { MIN_CANDIDATES, rrfScores, selectTop } from "./rank.ts";
+import { MIN_CANDIDATES, rrfScores } from "./rank/fusion.ts";
+import { selectTop } from "./rank/selection.ts";
 import { allowedFiles, type ContentFilter, denseScores, type RankedChunk } from "./search.ts";
 import type { CodeIndex } from "./store.ts";
 import { tokenize } from "./tokens.ts";

@@ -3,32 +3,10 @@
  */
 import { scoreBm25 } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
-import {
-  ALPHA_NATURAL,
-  ALPHA_SYMBOL,
-  CANDIDATES_PER_RESULT,
-  capitalisedWords,
-  coveredBy,
-  DEFINITION_BOOST,
-  DEFINITION_STEM_FACTOR,
-  definesSymbol,
-  definesType,
-  EMBEDDED_SYMBOL_FACTOR,
-  embeddedSymbols,
-  FILE_COHERENCE_SHARE,
-  isSymbolQuery,
-  keywordOverlap,
-  MIN_CANDIDATES,
-  PATH_MATCH_BOOST,
-  pathWords,
-  queryKeywords,
-  rrfScores,
-  STEM_COVERED_BONUS,
-  selectTop,
-  stemNamesSymbol,
-  stemWordForms,
-  symbolName,
-} from "./rank.ts";
+import { rerank } from "./rank/boosts.ts";
+import { isSymbolQuery } from "./rank/definitions.ts";
+import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
+import { selectTop } from "./rank/selection.ts";
 import type { CodeIndex } from "./store.ts";
 import { queryTokens } from "./tokens.ts";
 
@@ -107,43 +85,6 @@ function isZero(vector: Float32Array | undefined): boolean {
   return true;
 }
 
-/**
- * A file's name up to its first dot (`stem`: `SqlMapper` for `SqlMapper.Async.cs`) and up to its
- * last (`base`: `SqlMapper.Async`). They differ for a part of something larger — a C# partial
- * class file, `user.test.ts` — which the stem finds but only the whole name (`SqlMapper.cs`) owns.
- */
-interface FileNames {
-  stems: string[];
-  bases: string[];
-}
-
-/** File names of an index, computed once per loaded index (every symbol query scans them). */
-const namesCache = new WeakMap<CodeIndex, FileNames>();
-function fileNames(index: CodeIndex): FileNames {
-  let names = namesCache.get(index);
-  if (!names) {
-    names = { stems: [], bases: [] };
-    for (const file of index.files) {
-      const name = file.path.slice(file.path.lastIndexOf("/") + 1);
-      const first = name.indexOf(".", 1);
-      const last = name.lastIndexOf(".");
-      names.stems.push(first > 0 ? name.slice(0, first) : name);
-      names.bases.push(last > 0 ? name.slice(0, last) : name);
-    }
-    namesCache.set(index, names);
-  }
-  return names;
-}
-
-/** Stem word forms of each file (stemWordForms), computed on first use per loaded index. */
-const formsCache = new WeakMap<CodeIndex, (string[][] | undefined)[]>();
-function stemForms(index: CodeIndex): (file: number) => string[][] {
-  let forms = formsCache.get(index);
-  if (!forms) formsCache.set(index, (forms = new Array(index.files.length)));
-  const cached = forms;
-  return (file) => (cached[file] ??= stemWordForms(index.files[file].path));
-}
-
 /** The set of an index's file paths, computed once per loaded index. */
 const pathsCache = new WeakMap<CodeIndex, Set<string>>();
 function filePaths(index: CodeIndex): Set<string> {
@@ -192,24 +133,8 @@ export function searchIndex(
 
   const symbolQuery = isSymbolQuery(text);
   const alpha = symbolQuery ? ALPHA_SYMBOL : ALPHA_NATURAL;
-  const lexicalFused = rrfScores(lexicalRanked);
-  const denseFused = rrfScores(denseRanked);
-  const scores = new Map<number, number>();
-  for (const id of new Set([...lexicalRanked, ...denseRanked]).values()) {
-    scores.set(id, alpha * (denseFused.get(id) ?? 0) + (1 - alpha) * (lexicalFused.get(id) ?? 0));
-  }
-
-  boostFileCoherence(index, scores);
-  if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
-  else {
-    boostPathMatches(index, scores, text);
-    const embedded = embeddedSymbols(text);
-    const capitalised = capitalisedWords(text).filter((w) => !embedded.includes(w));
-    const best = maxOf(scores);
-    if (embedded.length) boostDefinitions(index, scores, embedded, EMBEDDED_SYMBOL_FACTOR, isAllowed, best);
-    if (capitalised.length)
-      boostDefinitions(index, scores, capitalised, EMBEDDED_SYMBOL_FACTOR, isAllowed, best, definesType);
-  }
+  const scores = fuse(lexicalRanked, denseRanked, alpha);
+  rerank(index, scores, text, symbolQuery, isAllowed);
   const paths = filePaths(index);
   const hasFile = (path: string) => paths.has(path);
   return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK, hasFile).map(
@@ -218,97 +143,6 @@ export function searchIndex(
       score,
     }),
   );
-}
-
-function maxOf(scores: Map<number, number>): number {
-  let max = 0;
-  for (const score of scores.values()) if (score > max) max = score;
-  return max;
-}
-
-/** The best chunk of each file gains a share of the best score, in proportion to the file's total. */
-function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void {
-  const max = maxOf(scores);
-  if (max === 0) return;
-  const fileTotal = new Map<number, number>();
-  const fileBest = new Map<number, number>();
-  for (const [chunk, score] of scores) {
-    const file = index.chunkFile[chunk];
-    fileTotal.set(file, (fileTotal.get(file) ?? 0) + score);
-    const best = fileBest.get(file);
-    if (best === undefined || score > (scores.get(best) ?? 0)) fileBest.set(file, chunk);
-  }
-  let maxTotal = 0;
-  for (const total of fileTotal.values()) maxTotal = Math.max(maxTotal, total);
-  for (const [file, chunk] of fileBest) {
-    scores.set(
-      chunk,
-      (scores.get(chunk) ?? 0) + (max * FILE_COHERENCE_SHARE * (fileTotal.get(file) ?? 0)) / maxTotal,
-    );
-  }
-}
-
-/**
- * Chunks that define one of `names` (by `defines`) gain DEFINITION_BOOST × `best` × `factor`
- * (× DEFINITION_STEM_FACTOR in a file named after the symbol). Files named after the symbol are scanned even when none of
- * their chunks was a candidate: the definition of a rare symbol may use none of the query's words.
- */
-function boostDefinitions(
-  index: CodeIndex,
-  scores: Map<number, number>,
-  names: string[],
-  factor: number,
-  isAllowed: (chunk: number) => boolean,
-  best = maxOf(scores),
-  defines: (text: string, name: string) => boolean = definesSymbol,
-): void {
-  const unit = best * DEFINITION_BOOST * factor;
-  if (unit === 0) return;
-  const { stems, bases } = fileNames(index);
-  const tier = (chunk: number): number => {
-    const text = index.texts[chunk];
-    if (!names.some((name) => defines(text, name))) return 0;
-    const base = bases[index.chunkFile[chunk]];
-    return names.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
-  };
-  for (const [chunk, score] of scores) {
-    const gain = tier(chunk);
-    if (gain) scores.set(chunk, score + gain);
-  }
-  for (let f = 0; f < index.files.length; f++) {
-    const file = index.files[f];
-    if (!names.some((name) => stemNamesSymbol(stems[f], name))) continue;
-    for (let c = file.firstChunk; c < file.firstChunk + file.chunkCount; c++) {
-      if (scores.has(c) || !isAllowed(c)) continue;
-      const gain = tier(c);
-      if (gain) scores.set(c, gain);
-    }
-  }
-}
-
-/**
- * Natural-language queries: files whose name or folder shares the query's words move up, and a file
- * named entirely by them (`transfer.c` for "data sent during a transfer") by one match more.
- */
-function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: string): void {
-  const keywords = queryKeywords(query);
-  if (!keywords.size) return;
-  const boost = maxOf(scores) * PATH_MATCH_BOOST;
-  const words = new Map<number, Set<string>>();
-  const coveredFiles = new Map<number, boolean>();
-  const forms = stemForms(index);
-  for (const [chunk, score] of scores) {
-    const file = index.chunkFile[chunk];
-    let fileWords = words.get(file);
-    if (!fileWords) words.set(file, (fileWords = pathWords(index.files[file].path)));
-    let matches = keywordOverlap(keywords, fileWords);
-    if (matches) {
-      let covered = coveredFiles.get(file);
-      if (covered === undefined) coveredFiles.set(file, (covered = coveredBy(keywords, forms(file))));
-      if (covered) matches += STEM_COVERED_BONUS;
-    }
-    if (matches) scores.set(chunk, score + (boost * matches) / keywords.size);
-  }
 }
 
 /** A query with no word in it (`->`, `?.`): chunks containing it literally, most occurrences first. */

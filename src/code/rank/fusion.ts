@@ -1,0 +1,36 @@
+/**
+ * Fusion: the lexical and dense candidate lists, cut to the same length and merged by reciprocal
+ * rank, weighted by what kind of query it is. docs/code-search.md has the figures behind each value.
+ */
+
+/** Reciprocal-rank-fusion damping: the usual 60 keeps the top few ranks from dominating the sum. */
+const RRF_K = 60;
+/** Candidates taken from each list before fusion, per requested result: recall for the reranker. */
+export const CANDIDATES_PER_RESULT = 5;
+/** Never fewer candidates than this per list, so a top-1 query still gets a real rerank. */
+export const MIN_CANDIDATES = 50;
+/** Weight of the dense list for a bare identifier query: exact tokens matter more than meaning. */
+export const ALPHA_SYMBOL = 0.3;
+/**
+ * Weight of the dense list for a natural-language query. semble uses 0.5 with a 256-dimension code
+ * model; our 64-dimension general model is weaker, and 0.4 measured best on the development set.
+ */
+export const ALPHA_NATURAL = 0.4;
+
+/** Reciprocal-rank scores of a ranked list of ids. */
+export function rrfScores(ranked: number[]): Map<number, number> {
+  const scores = new Map<number, number>();
+  for (let i = 0; i < ranked.length; i++) scores.set(ranked[i], 1 / (RRF_K + i + 1));
+  return scores;
+}
+
+/** The fused score of every candidate of either list: `alpha` × dense RRF + (1 − `alpha`) × lexical RRF. */
+export function fuse(lexicalRanked: number[], denseRanked: number[], alpha: number): Map<number, number> {
+  const lexicalFused = rrfScores(lexicalRanked);
+  const denseFused = rrfScores(denseRanked);
+  const scores = new Map<number, number>();
+  for (const id of new Set([...lexicalRanked, ...denseRanked]).values()) {
+    scores.set(id, alpha * (denseFused.get(id) ?? 0) + (1 - alpha) * (lexicalFused.get(id) ?? 0));
+  }
+  return scores;
+}

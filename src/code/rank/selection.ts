@@ -1,0 +1,46 @@
+/**
+ * Selection: the top results after path penalties, with each further hit from one file decayed, so
+ * that ten results show several files.
+ */
+import { pathPenalty } from "./penalties.ts";
+
+/** Hits from one file before later ones are decayed: the next results should show other files. */
+const FILE_SATURATION_THRESHOLD = 1;
+/** Each further hit from the same file keeps this share of its score per extra hit. */
+const FILE_SATURATION_DECAY = 0.5;
+
+/**
+ * The top `k` ids by score after path penalties, decaying the score of each further hit from a
+ * file already picked. Candidates are visited best first; once `k` are held, a candidate whose
+ * undecayed score cannot beat the weakest held one ends the scan.
+ */
+export function selectTop(
+  scores: Map<number, number>,
+  fileOf: (id: number) => string,
+  k: number,
+  hasFile?: (path: string) => boolean,
+): { id: number; score: number }[] {
+  const penalty = new Map<string, number>();
+  const penalised: { id: number; score: number; file: string }[] = [];
+  for (const [id, score] of scores) {
+    const file = fileOf(id);
+    let factor = penalty.get(file);
+    if (factor === undefined) penalty.set(file, (factor = pathPenalty(file, hasFile)));
+    penalised.push({ id, score: score * factor, file });
+  }
+  penalised.sort((a, b) => b.score - a.score || a.id - b.id);
+  const perFile = new Map<string, number>();
+  const held: { id: number; score: number }[] = [];
+  let weakest = Number.POSITIVE_INFINITY;
+  for (const candidate of penalised) {
+    if (held.length >= k && candidate.score <= weakest) break;
+    const already = perFile.get(candidate.file) ?? 0;
+    const excess = already - FILE_SATURATION_THRESHOLD + 1;
+    const score = excess > 0 ? candidate.score * FILE_SATURATION_DECAY ** excess : candidate.score;
+    held.push({ id: candidate.id, score });
+    perFile.set(candidate.file, already + 1);
+    if (held.length >= k) weakest = Math.min(...held.map((h) => h.score));
+  }
+  held.sort((a, b) => b.score - a.score || a.id - b.id);
+  return held.slice(0, k);
+}
