@@ -22,8 +22,8 @@ export default defineCommand({
   async run({ values }) {
     let projectRoot: string | undefined;
     let run: { ts: string; event: "capture"; session: string; run: string } | undefined;
-    const started = performance.now();
-    const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+    const started = Date.now();
+    const elapsed = () => Date.now() - started;
     try {
       const project = typeof values.project === "string" ? values.project : undefined;
       // PERF: an inactive project is decided before stdin is even read, and without node:fs (~1.2 ms).

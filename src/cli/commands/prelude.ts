@@ -38,7 +38,8 @@ export default defineCommand({
       if (!root) return 0;
       if (hasOpenSessions(root)) await catchUpOpenSessions(root);
       // The ledger's record: `started` now, replaced by the outcome, so a run killed at its timeout shows.
-      const started = performance.now();
+      // PERF: Date.now, not performance.now: the `performance` global costs ~0.8 ms at first use here.
+      const started = Date.now();
       const record = { ts: new Date().toISOString(), event: "prelude" as const, run: runName("prelude") };
       ledger = { root, run: record.run, started, record };
       await writePendingRecord(root, record.run, { ...record, outcome: "started" });
@@ -80,7 +81,7 @@ async function endRecord(
   tokens: number,
   error?: string,
 ): Promise<void> {
-  const ms = Math.round((performance.now() - run.started) * 10) / 10;
+  const ms = Date.now() - run.started;
   await writePendingRecord(run.root, run.run, {
     ...run.record,
     outcome,
