@@ -5,11 +5,11 @@
  */
 import { Database } from "bun:sqlite";
 import { beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { claudeSlug, findClaudeSessions } from "../src/memory/import/claude.ts";
 import {
-  codexHookTurns,
+  codexHookRead,
   codexReplyKey,
   findCodexSessions,
   parseRollout,
@@ -25,11 +25,12 @@ import { findSessions } from "../src/memory/import/history.ts";
 import {
   findOpencodeSession,
   findOpencodeSessions,
+  opencodeHookRead,
   readOpencodeSession,
 } from "../src/memory/import/opencode.ts";
 import type { AgentHome } from "../src/memory/import/sessions.ts";
-import { appendTurns } from "../src/memory/import/turns.ts";
-import { chatLogPath } from "../src/home/paths.ts";
+import { appendTurns, captureSessionTurns } from "../src/memory/import/turns.ts";
+import { agentCaptureStateDir, chatLogPath } from "../src/home/paths.ts";
 import { compiledBinary, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "agents");
@@ -186,7 +187,7 @@ describe("each agent's format → turns", () => {
     const text = fixture(`codex/${CODEX_ROLLOUT}`, root);
     const cut = text.slice(0, text.lastIndexOf('{"timestamp"', text.indexOf('"agent_message"')) + 30);
     const partial = parseRollout(cut, CODEX_SESSION, "2026-01-01T00:00:00.000Z");
-    expect(partial.map((t) => t.key)).toEqual([`codex:${CODEX_SESSION}:7`]);
+    expect(partial.turns.map((t) => t.key)).toEqual([`codex:${CODEX_SESSION}:7`]);
   });
 
   test("Codex: a Stop hook that comes before the reply is in the rollout stores the payload's reply once", () => {
@@ -194,21 +195,68 @@ describe("each agent's format → turns", () => {
     process.env.TRIFORGE_HOME = join(home, "data");
     const rolloutText = fixture(`codex/${CODEX_ROLLOUT}`, root);
     const turn2 = fixture("codex/turn-2.jsonl", root).split("\n");
-    const path = put(join(home, CODEX_ROLLOUT), rolloutText + turn2.slice(0, 3).join("\n") + "\n");
+    const path = put(join(home, CODEX_ROLLOUT), `${rolloutText}${turn2.slice(0, 3).join("\n")}\n`);
     const session = { agent: "codex" as const, sessionId: CODEX_SESSION, path, bytes: 0, modifiedMs: 0 };
     const stop = {
       session_id: CODEX_SESSION,
       turn_id: "0199a1f5-1b2c-7d3e-8f40-5a6b7c8d9e0f",
       last_assistant_message: "Done: taxCents now rounds half to even in src/cart/tax.ts.",
     };
-    expect(appendTurns(root, CODEX_SESSION, codexHookTurns(session, stop)).appended).toBe(4);
-    // Codex writes the reply afterwards; the next Stop (or an import) finds it already stored.
+    const hook = (input: Record<string, unknown>) =>
+      captureSessionTurns(root, "codex", CODEX_SESSION, (resume) => codexHookRead(session, input, resume));
+    expect(hook(stop).appended).toBe(4);
+    // Codex writes the reply afterwards; the next Stop and an import find it already stored.
     writeFileSync(path, rolloutText + turn2.join("\n"));
-    expect(appendTurns(root, CODEX_SESSION, codexHookTurns(session, {}))).toEqual({
-      appended: 0,
-      skipped: 4,
-    });
+    expect(hook({}).appended).toBe(0);
+    expect(appendTurns(root, CODEX_SESSION, readCodexSession(session)).appended).toBe(0);
     expect(chatLog(root).map((r) => r.text)).toContain(stop.last_assistant_message);
+    expect(chatLog(root).length).toBe(4);
+  });
+
+  test("Codex: after the first capture a hook parses only the lines added since, numbered on", () => {
+    const home = tempDir("triforge-import-codex-resume-");
+    const rolloutText = fixture(`codex/${CODEX_ROLLOUT}`, root);
+    const path = put(join(home, CODEX_ROLLOUT), rolloutText);
+    const session = { agent: "codex" as const, sessionId: CODEX_SESSION, path, bytes: 0, modifiedMs: 0 };
+    const first = codexHookRead(session, {}, undefined);
+    expect(first.turns.length).toBe(2);
+    const turn2 = fixture("codex/turn-2.jsonl", root);
+    writeFileSync(path, rolloutText + turn2);
+    const next = codexHookRead(session, {}, first.resume);
+    expect(next.turns.map((t) => t.text)).toEqual([
+      "Also make the tax line use banker's rounding.",
+      "Done: taxCents now rounds half to even in src/cart/tax.ts.",
+    ]);
+    const lines = rolloutText.split("\n").length - 1;
+    expect(next.turns[0].key).toBe(`codex:${CODEX_SESSION}:${lines + 2}`);
+    // The same keys as reading the whole file.
+    expect(
+      readCodexSession(session)
+        .slice(2)
+        .map((t) => t.key),
+    ).toEqual(next.turns.map((t) => t.key));
+    // A replaced file (same length, other bytes before the offset) is read from its start.
+    writeFileSync(path, (rolloutText + turn2).replace("Checkout totals", "Checkout TOTALS"));
+    expect(codexHookRead(session, {}, next.resume).turns.length).toBe(4);
+  });
+
+  test("a hook whose state is gone, or that died before saving it, stores nothing twice", () => {
+    const home = tempDir("triforge-import-hook-state-");
+    process.env.TRIFORGE_HOME = join(home, "data");
+    const rolloutText = fixture(`codex/${CODEX_ROLLOUT}`, root);
+    const path = put(join(home, CODEX_ROLLOUT), rolloutText);
+    const session = { agent: "codex" as const, sessionId: CODEX_SESSION, path, bytes: 0, modifiedMs: 0 };
+    const hook = () =>
+      captureSessionTurns(root, "codex", CODEX_SESSION, (resume) => codexHookRead(session, {}, resume));
+    expect(hook().appended).toBe(2);
+    // New turns stored by another writer (an import) after the hook's state was saved: seen, not repeated.
+    writeFileSync(path, rolloutText + fixture("codex/turn-2.jsonl", root));
+    expect(appendTurns(root, CODEX_SESSION, readCodexSession(session)).appended).toBe(2);
+    expect(hook().appended).toBe(0);
+    // The state lost: the session is read whole and checked against every key.
+    rmSync(agentCaptureStateDir(root), { recursive: true, force: true });
+    expect(hook().appended).toBe(0);
+    expect(chatLog(root).length).toBe(4);
   });
 
   test("Cursor: the person's query without attached context; notices Cursor writes itself stay out", () => {
@@ -256,6 +304,43 @@ describe("each agent's format → turns", () => {
     expect(findOpencodeSession(root, "ses_3a1f0c9a1ffeA1pnpmWorkspcs", where)?.path).toBe(fromDb?.path);
     expect(findOpencodeSession(root, "ses_3a1f0e0a3ffeD4subagentTask", where)).toBeUndefined();
     expect(findOpencodeSession(root, "ses_3a1f0f0a4ffeE5otherProject", where)).toBeUndefined();
+  });
+
+  test("OpenCode: at each idle the hook reads only the messages after the last one it read", () => {
+    const dir = tempDir("triforge-import-opencode-resume-");
+    const path = join(dir, "opencode.db");
+    const db = new Database(path);
+    db.exec(fixture("opencode/opencode.sql", root));
+    const session = {
+      agent: "opencode" as const,
+      sessionId: "ses_3a1f0c9a1ffeA1pnpmWorkspcs",
+      path,
+      bytes: 0,
+      modifiedMs: 0,
+    };
+    const first = opencodeHookRead(session, undefined);
+    expect(first.turns.length).toBe(2);
+    expect(opencodeHookRead(session, first.resume).turns).toEqual([]);
+    const id = "msg_c5e0f6a1d001AaaaaaaaaaaaaA";
+    db.run("INSERT INTO message VALUES (?, ?, ?, ?, ?)", [
+      id,
+      session.sessionId,
+      1773478900000,
+      1773478900000,
+      JSON.stringify({ role: "user", time: { created: 1773478900000 } }),
+    ]);
+    db.run("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", [
+      "prt_c5e0f6a1d002AaaaaaaaaaaaaA",
+      id,
+      session.sessionId,
+      1773478900000,
+      1773478900000,
+      JSON.stringify({ type: "text", text: "Add a changeset for the ui package." }),
+    ]);
+    db.close();
+    expect(opencodeHookRead(session, first.resume).turns.map((t) => [t.key, t.text])).toEqual([
+      [`opencode:${id}`, "Add a changeset for the ui package."],
+    ]);
   });
 
   test("--since keeps the sessions changed on or after the date", () => {

@@ -90,6 +90,11 @@ export function openSessionsDir(projectRoot: string): string {
   return join(captureStateDir(projectRoot), "open");
 }
 
+/** The same for Codex, Cursor and OpenCode sessions (`capture-agent`): one `<agent>-<session>.json` each. */
+export function agentCaptureStateDir(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "agent-capture");
+}
+
 /** One line per hook or tool run (event, duration, outcome, tokens): the ledger `status` and `doctor` read (ledger.ts). */
 export function hookLedgerPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "hooks.jsonl");

@@ -21,12 +21,14 @@ import type { Role } from "../transcript.ts";
 import {
   type AgentHome,
   belongsTo,
+  type FileResume,
   type FoundSession,
   firstLine,
   jsonObject,
+  readNewLines,
   textBlocks,
 } from "./sessions.ts";
-import type { SourceTurn } from "./turns.ts";
+import type { ResumePoint, SessionRead, SourceTurn } from "./turns.ts";
 
 export function codexHome({ home, env }: AgentHome): string {
   return env.CODEX_HOME || join(home, ".codex");
@@ -116,25 +118,44 @@ export function codexReplyKey(sessionId: string, turnId: string, text: string): 
   return `codex:${sessionId}:${turnId}:${Bun.hash(text.trim()).toString(36)}`;
 }
 
+/** What reading a rollout carries from one part to the next besides the file position. */
+export interface RolloutContext {
+  /** The turn being recorded (`task_started` and `turn_context` name it); its replies are keyed by it. */
+  turnId?: string;
+  /**
+   * Which records hold the prose, decided by the first part that has any: `event_msg` lines, or, in
+   * rollouts written before Codex recorded events, `response_item` messages. Kept for the file, so a part
+   * whose event lines are not written yet never falls back to the messages and stores a reply twice.
+   */
+  format?: "events" | "messages";
+}
+
 /**
- * The prose of a rollout, in order. Pure. `fallbackTs` stands in for lines without a timestamp. Only
- * complete lines are read: a line Codex is still writing waits for the next read.
+ * The prose of rollout lines, in order. Pure. `firstLine` is the number of the first line of `text`
+ * and `context` what the lines before it left; `fallbackTs` stands in for lines without a timestamp.
+ * Only complete lines are read: a line Codex is still writing waits for the next read.
  */
-export function parseRollout(text: string, sessionId: string, fallbackTs: string): SourceTurn[] {
+export function parseRollout(
+  text: string,
+  sessionId: string,
+  fallbackTs: string,
+  firstLine = 0,
+  context: RolloutContext = {},
+): { turns: SourceTurn[]; context: RolloutContext } {
   const end = text.lastIndexOf("\n") + 1;
   const lines = text.slice(0, end).split("\n");
   const events: Said[] = [];
   const messages: Said[] = [];
-  const lineKey = (index: number) => `codex:${sessionId}:${index}`;
-  // The turn being recorded (`task_started` carries its id since 2026); replies in it are keyed by it.
-  let turnId: string | undefined;
+  const lineKey = (index: number) => `codex:${sessionId}:${firstLine + index}`;
+  let { turnId } = context;
+  let sawEvents = false;
   lines.forEach((line, index) => {
     const record = jsonObject(line);
     if (!record) return;
     const ts = typeof record.timestamp === "string" ? record.timestamp : undefined;
     if (record.type === "turn_context") {
-      const context = record.payload as { turn_id?: unknown } | undefined;
-      if (typeof context?.turn_id === "string") turnId = context.turn_id;
+      const turn = record.payload as { turn_id?: unknown } | undefined;
+      if (typeof turn?.turn_id === "string") turnId = turn.turn_id;
       return;
     }
     // 2025's early rollouts wrote response items bare, without the {type, payload} envelope.
@@ -143,6 +164,7 @@ export function parseRollout(text: string, sessionId: string, fallbackTs: string
     ) as Record<string, unknown> | undefined;
     if (!payload) return;
     if (record.type === "event_msg") {
+      sawEvents = true;
       if (payload.type === "task_started" || payload.type === "turn_started")
         turnId = typeof payload.turn_id === "string" ? payload.turn_id : undefined;
       const message = typeof payload.message === "string" ? payload.message.trim() : "";
@@ -166,29 +188,45 @@ export function parseRollout(text: string, sessionId: string, fallbackTs: string
       .filter((t) => t && !(role === "user" && injected(t)));
     if (texts.length) messages.push({ key: lineKey(index), role, text: texts.join("\n\n"), ts });
   });
-  const said = events.length ? events : messages;
-  return said
+  const format = context.format ?? (sawEvents ? "events" : messages.length ? "messages" : undefined);
+  const said = format === "events" ? events : format === "messages" ? messages : [];
+  const turns = said
     .filter((s) => s.role === "assistant" || !injected(s.text))
     .map((s) => ({ key: s.key, role: s.role, text: s.text, ts: s.ts ?? fallbackTs }));
+  return { turns, context: { turnId, format } };
 }
 
 export function readCodexSession(session: FoundSession): SourceTurn[] {
   const text = readFileSync(session.path, "utf8");
-  return parseRollout(text, session.sessionId, new Date(session.modifiedMs).toISOString());
+  return parseRollout(text, session.sessionId, new Date(session.modifiedMs).toISOString()).turns;
 }
 
+type RolloutResume = FileResume & RolloutContext;
+
 /**
- * The turns of the session a Stop hook is about: the rollout's, plus the payload's
+ * What the Stop hook reads: the rollout's lines past `resume`, plus the payload's
  * `last_assistant_message` when Codex has not written that reply to the rollout yet.
  */
-export function codexHookTurns(session: FoundSession, input: Record<string, unknown>): SourceTurn[] {
-  const turns = readCodexSession(session);
+export function codexHookRead(
+  session: FoundSession,
+  input: Record<string, unknown>,
+  resume: ResumePoint | undefined,
+): SessionRead {
+  const previous = resume as RolloutResume | undefined;
+  const part = readNewLines(session.path, previous);
+  // Read from the start (a first capture, a replaced file): nothing carries over.
+  const carried = part.firstLine > 0 ? previous : undefined;
+  const now = new Date().toISOString();
+  const { turns, context } = parseRollout(part.text, session.sessionId, now, part.firstLine, {
+    turnId: carried?.turnId,
+    format: carried?.format,
+  });
   const { turn_id: turnId, last_assistant_message: last } = input;
-  if (typeof turnId !== "string" || typeof last !== "string" || !last.trim()) return turns;
-  const key = codexReplyKey(session.sessionId, turnId, last);
-  if (!turns.some((t) => t.key === key))
-    turns.push({ key, role: "assistant", text: last.trim(), ts: new Date().toISOString() });
-  return turns;
+  if (typeof turnId === "string" && typeof last === "string" && last.trim()) {
+    const key = codexReplyKey(session.sessionId, turnId, last);
+    if (!turns.some((t) => t.key === key)) turns.push({ key, role: "assistant", text: last.trim(), ts: now });
+  }
+  return { turns, resume: { ...part.resume, ...context } };
 }
 
 /** A rollout named by a hook (`transcript_path`): its session, found from its first line. */

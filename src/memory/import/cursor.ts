@@ -15,8 +15,15 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Role } from "../transcript.ts";
-import { type AgentHome, type FoundSession, jsonObject, textBlocks } from "./sessions.ts";
-import type { SourceTurn } from "./turns.ts";
+import {
+  type AgentHome,
+  type FileResume,
+  type FoundSession,
+  jsonObject,
+  readNewLines,
+  textBlocks,
+} from "./sessions.ts";
+import type { ResumePoint, SessionRead, SourceTurn } from "./turns.ts";
 
 /** Cursor's folder name for a workspace. */
 export function cursorSlug(path: string): string {
@@ -99,8 +106,16 @@ export function cursorUserProse(raw: string): string {
   return rest.trim();
 }
 
-/** The prose of a transcript, in order. Pure; only complete lines are read. */
-export function parseCursorTranscript(text: string, sessionId: string, ts: string): SourceTurn[] {
+/**
+ * The prose of transcript lines, in order, the first being line `firstLine`. Pure; only complete lines
+ * are read.
+ */
+export function parseCursorTranscript(
+  text: string,
+  sessionId: string,
+  ts: string,
+  firstLine = 0,
+): SourceTurn[] {
   const end = text.lastIndexOf("\n") + 1;
   const turns: SourceTurn[] = [];
   text
@@ -114,7 +129,8 @@ export function parseCursorTranscript(text: string, sessionId: string, ts: strin
       const blocks = textBlocks(message?.content);
       const pieces = role === "user" ? blocks.map(cursorUserProse) : blocks.map((b) => b.trim());
       const prose = pieces.filter(Boolean).join("\n\n");
-      if (prose) turns.push({ key: `cursor:${sessionId}:${index}`, role: role as Role, text: prose, ts });
+      if (prose)
+        turns.push({ key: `cursor:${sessionId}:${firstLine + index}`, role: role as Role, text: prose, ts });
     });
   return turns;
 }
@@ -122,6 +138,13 @@ export function parseCursorTranscript(text: string, sessionId: string, ts: strin
 export function readCursorSession(session: FoundSession): SourceTurn[] {
   const text = readFileSync(session.path, "utf8");
   return parseCursorTranscript(text, session.sessionId, new Date(session.modifiedMs).toISOString());
+}
+
+/** What the stop and sessionEnd hooks read: the transcript's lines past `resume`. */
+export function cursorHookRead(session: FoundSession, resume: ResumePoint | undefined): SessionRead {
+  const part = readNewLines(session.path, resume as FileResume | undefined);
+  const turns = parseCursorTranscript(part.text, session.sessionId, new Date().toISOString(), part.firstLine);
+  return { turns, resume: { ...part.resume } };
 }
 
 /** A transcript named by a hook: conversation id from its file name. */

@@ -6,11 +6,22 @@
 import { logError } from "../../home/log.ts";
 import { isStoreDamage, openStoreForRead } from "../../store/open.ts";
 import { findClaudeSessions, importClaudeSession } from "./claude.ts";
-import { codexHookTurns, codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
-import { cursorSessionAt, findCursorSessions, findCursorTranscript, readCursorSession } from "./cursor.ts";
-import { findOpencodeSession, findOpencodeSessions, readOpencodeSession } from "./opencode.ts";
+import { codexHookRead, codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
+import {
+  cursorHookRead,
+  cursorSessionAt,
+  findCursorSessions,
+  findCursorTranscript,
+  readCursorSession,
+} from "./cursor.ts";
+import {
+  findOpencodeSession,
+  findOpencodeSessions,
+  opencodeHookRead,
+  readOpencodeSession,
+} from "./opencode.ts";
 import { type AgentHome, type FoundSession, SOURCE_AGENTS, type SourceAgent } from "./sessions.ts";
-import { type AppendResult, appendTurns } from "./turns.ts";
+import { type AppendResult, appendTurns, captureSessionTurns } from "./turns.ts";
 
 const FINDERS: Record<SourceAgent, (root: string, where: AgentHome) => FoundSession[]> = {
   claude: findClaudeSessions,
@@ -169,6 +180,11 @@ export async function captureHook(
   const session = hookSession(agent, root, input, where);
   if (!session) throw new Error(`${agent} hook: the payload names no session triforge can read`);
   if ((await forgottenSessions(root)).has(session.sessionId)) return { appended: 0, skipped: 0 };
-  if (agent === "codex") return appendTurns(root, session.sessionId, codexHookTurns(session, input));
-  return importSession(root, session);
+  return captureSessionTurns(root, agent, session.sessionId, (resume) =>
+    agent === "codex"
+      ? codexHookRead(session, input, resume)
+      : agent === "cursor"
+        ? cursorHookRead(session, resume)
+        : opencodeHookRead(session, resume),
+  );
 }

@@ -19,7 +19,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Role } from "../transcript.ts";
 import { type AgentHome, belongsTo, type FoundSession } from "./sessions.ts";
-import type { SourceTurn } from "./turns.ts";
+import type { ResumePoint, SessionRead, SourceTurn } from "./turns.ts";
 
 export function opencodeDataDir({ home, env }: AgentHome): string {
   return join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode");
@@ -117,15 +117,16 @@ function databaseSessions(db: string, root: string, id?: string): FoundSession[]
   }
 }
 
-function databaseMessages(db: string, sessionId: string): StoredMessage[] {
+/** A session's messages with their parts, only those after message `after` when given (ids sort by time). */
+function databaseMessages(db: string, sessionId: string, after = ""): StoredMessage[] {
   const handle = openDb(db);
   try {
     const messages = (
       handle
         .query(
-          "SELECT id, time_created AS created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+          "SELECT id, time_created AS created, data FROM message WHERE session_id = ?1 AND id > ?2 ORDER BY time_created, id",
         )
-        .all(sessionId) as { id: string; created: number; data: string }[]
+        .all(sessionId, after) as { id: string; created: number; data: string }[]
     ).map((row) => ({
       id: row.id,
       created: row.created,
@@ -134,8 +135,10 @@ function databaseMessages(db: string, sessionId: string): StoredMessage[] {
     }));
     const byId = new Map(messages.map((m) => [m.id, m]));
     for (const row of handle
-      .query("SELECT message_id AS message, data FROM part WHERE session_id = ? ORDER BY id")
-      .all(sessionId) as { message: string; data: string }[]) {
+      .query(
+        "SELECT message_id AS message, data FROM part WHERE session_id = ?1 AND message_id > ?2 ORDER BY id",
+      )
+      .all(sessionId, after) as { message: string; data: string }[]) {
       const part = parseJson<PartData>(row.data);
       if (part) byId.get(row.message)?.parts.push(part);
     }
@@ -190,8 +193,11 @@ function storageSessions(storage: string, root: string): FoundSession[] {
   return found;
 }
 
-function storageMessages(storage: string, sessionId: string): StoredMessage[] {
-  return jsonFiles(join(storage, "message", sessionId)).flatMap((file) => {
+function storageMessages(storage: string, sessionId: string, after = ""): StoredMessage[] {
+  const files = jsonFiles(join(storage, "message", sessionId)).filter(
+    (file) => basename(file, ".json") > after,
+  );
+  return files.flatMap((file) => {
     const data = readJsonFile<MessageData & { id?: unknown; parts?: unknown }>(file);
     if (!data || typeof data.id !== "string") return [];
     const parts = jsonFiles(join(storage, "part", data.id)).flatMap((p) => readJsonFile<PartData>(p) ?? []);
@@ -210,11 +216,27 @@ export function findOpencodeSessions(root: string, where: AgentHome): FoundSessi
   return [...fromDb, ...fromFiles];
 }
 
+function sessionMessages(session: FoundSession, after?: string): StoredMessage[] {
+  return session.path.endsWith(".db")
+    ? databaseMessages(session.path, session.sessionId, after)
+    : storageMessages(session.path, session.sessionId, after);
+}
+
 export function readOpencodeSession(session: FoundSession): SourceTurn[] {
-  const messages = session.path.endsWith(".db")
-    ? databaseMessages(session.path, session.sessionId)
-    : storageMessages(session.path, session.sessionId);
-  return opencodeTurns(messages);
+  return opencodeTurns(sessionMessages(session));
+}
+
+/** What the plugin's hook reads, at each idle: the messages after the last one it read. */
+export function opencodeHookRead(session: FoundSession, resume: ResumePoint | undefined): SessionRead {
+  const after = typeof resume?.after === "string" ? resume.after : undefined;
+  const messages = sessionMessages(session, after);
+  // The newest id read: ids sort in creation order.
+  const newest =
+    messages
+      .map((m) => m.id)
+      .sort()
+      .at(-1) ?? after;
+  return { turns: opencodeTurns(messages), resume: newest === undefined ? undefined : { after: newest } };
 }
 
 /**

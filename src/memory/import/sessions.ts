@@ -2,7 +2,7 @@
  * What every source of past sessions shares: which agents there are, what a found session is, and
  * which sessions belong to a project.
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { normalizeProjectPath } from "../../home/paths.ts";
 import { findProjectRoot } from "../../project/config.ts";
@@ -85,6 +85,71 @@ export function headLines(path: string, bytes: number): string[] {
     const n = readSync(fd, buffer, 0, bytes, 0);
     const end = n < bytes ? n : buffer.subarray(0, n).lastIndexOf(10) + 1;
     return buffer.toString("utf8", 0, end).split("\n");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Where a hook stopped reading a JSONL session file, so the next one reads only what was added. */
+export interface FileResume {
+  path: string;
+  /** Bytes read: always the end of a complete line. */
+  offset: number;
+  /** Lines before `offset`: the number the next line has. */
+  lines: number;
+  /** Hash of the bytes just before `offset`: tells a longer file from a replaced one. */
+  fingerprint: string;
+}
+
+/** Bytes before a resume offset that must be unchanged for the file to count as the same file, grown. */
+const FINGERPRINT_BYTES = 4096;
+
+function readAt(fd: number, from: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buffer, done, length - done, from + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return buffer.subarray(0, done);
+}
+
+function fingerprint(fd: number, end: number): string {
+  const start = Math.max(0, end - FINGERPRINT_BYTES);
+  return Bun.hash(readAt(fd, start, end - start)).toString(36);
+}
+
+/**
+ * The complete lines a JSONL session file holds past `resume` (all of them when there is none, or the
+ * file was replaced or shrank), the number of the first, and where the next read starts. A line still
+ * being written is left for that next read.
+ */
+export function readNewLines(
+  path: string,
+  resume: FileResume | undefined,
+): { text: string; firstLine: number; resume: FileResume } {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const same =
+      resume !== undefined &&
+      resume.path === path &&
+      resume.offset <= size &&
+      fingerprint(fd, resume.offset) === resume.fingerprint;
+    const start = same ? resume.offset : 0;
+    const firstLine = same ? resume.lines : 0;
+    const added = readAt(fd, start, size - start);
+    const end = added.lastIndexOf(10) + 1;
+    const text = added.toString("utf8", 0, end);
+    let lines = 0;
+    for (let i = added.indexOf(10); i >= 0 && i < end; i = added.indexOf(10, i + 1)) lines++;
+    const offset = start + end;
+    return {
+      text,
+      firstLine,
+      resume: { path, offset, lines: firstLine + lines, fingerprint: fingerprint(fd, offset) },
+    };
   } finally {
     closeSync(fd);
   }

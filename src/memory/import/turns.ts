@@ -7,8 +7,18 @@
  * already holds is never written again, so importing twice, importing while a hook captures, or a hook
  * that re-reads a whole session after every turn, never duplicates a record.
  */
-import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { chatLogPath } from "../../home/paths.ts";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { agentCaptureStateDir, chatLogPath } from "../../home/paths.ts";
 import { redact } from "../../privacy/index.ts";
 import { appendChatRecords, type ChatRecord, withChatLogLock } from "../chatlog.ts";
 import type { Role } from "../transcript.ts";
@@ -72,15 +82,17 @@ function knownKeys(projectRoot: string): Set<string> {
   if (known && (known.inode !== inode || size < known.read)) known = undefined;
   known ??= { inode, read: 0, keys: new Set() };
   knownByLog.set(path, known);
-  if (size > known.read) {
-    const added = readFrom(path, known.read, size);
-    // Only complete lines count: a torn last line is not a record (yet).
-    const end = added.lastIndexOf(10) + 1;
-    for (const match of added.toString("utf8", 0, end).matchAll(UUID_FIELD))
-      known.keys.add(JSON.parse(`"${match[1]}"`));
-    known.read += end;
-  }
+  if (size > known.read) known.read += addKeys(readFrom(path, known.read, size), known.keys);
   return known.keys;
+}
+
+/** Adds the keys of the complete lines in `bytes` of chats.jsonl; returns how many bytes those lines take. */
+function addKeys(bytes: Buffer, keys: Set<string>): number {
+  // Only complete lines count: a torn last line is not a record (yet).
+  const end = bytes.lastIndexOf(10) + 1;
+  for (const match of bytes.toString("utf8", 0, end).matchAll(UUID_FIELD))
+    keys.add(JSON.parse(`"${match[1]}"`));
+  return end;
 }
 
 /**
@@ -89,28 +101,125 @@ function knownKeys(projectRoot: string): Set<string> {
  */
 export function appendTurns(projectRoot: string, sessionId: string, turns: SourceTurn[]): AppendResult {
   if (!turns.length) return { appended: 0, skipped: 0 };
-  return withChatLogLock(projectRoot, "import", () => {
-    const known = knownKeys(projectRoot);
-    const records: ChatRecord[] = [];
-    let skipped = 0;
-    for (const turn of turns) {
-      if (known.has(turn.key)) {
-        skipped++;
-        continue;
-      }
-      known.add(turn.key);
-      const clean = redact(turn.text, { projectRoot });
-      const record: ChatRecord = {
-        ts: turn.ts,
-        session_id: sessionId,
-        role: turn.role,
-        text: clean.text,
-        uuid: turn.key,
-      };
-      if (clean.review) record.review = true;
-      records.push(record);
+  return withChatLogLock(projectRoot, "import", () =>
+    appendUnknown(projectRoot, sessionId, turns, knownKeys(projectRoot)),
+  );
+}
+
+/** Redacts and appends the turns whose key is not in `known` (adding theirs). The caller holds the lock. */
+function appendUnknown(
+  projectRoot: string,
+  sessionId: string,
+  turns: SourceTurn[],
+  known: Set<string>,
+): AppendResult {
+  const records: ChatRecord[] = [];
+  let skipped = 0;
+  for (const turn of turns) {
+    if (known.has(turn.key)) {
+      skipped++;
+      continue;
     }
-    appendChatRecords(projectRoot, records);
-    return { appended: records.length, skipped };
+    known.add(turn.key);
+    const clean = redact(turn.text, { projectRoot });
+    const record: ChatRecord = {
+      ts: turn.ts,
+      session_id: sessionId,
+      role: turn.role,
+      text: clean.text,
+      uuid: turn.key,
+    };
+    if (clean.review) record.review = true;
+    records.push(record);
+  }
+  appendChatRecords(projectRoot, records);
+  return { appended: records.length, skipped };
+}
+
+/** Where a reader stopped in a session (agent-specific JSON), so the next hook reads only what was added. */
+export type ResumePoint = Record<string, unknown>;
+
+/** What a reader found: the session's turns past `resume` (or all of them), and where to resume next. */
+export interface SessionRead {
+  turns: SourceTurn[];
+  resume?: ResumePoint;
+}
+
+/** `agent-capture/<agent>-<session>.json`: what this session's hook already did. */
+interface HookState {
+  /** chats.jsonl right after this session's last append: inode and size. */
+  logInode: number;
+  logSize: number;
+  /** The keys of every turn of this session already in chats.jsonl. */
+  keys: string[];
+  resume?: ResumePoint;
+}
+
+function readHookState(file: string): HookState | undefined {
+  try {
+    const state = JSON.parse(readFileSync(file, "utf8")) as HookState;
+    if (typeof state.logInode === "number" && typeof state.logSize === "number" && Array.isArray(state.keys))
+      return state;
+  } catch {
+    // Missing or damaged: the hook reads the session whole and checks every key chats.jsonl holds.
+  }
+  return undefined;
+}
+
+/** A session id from a payload becomes a file name: one path segment, whatever it holds. */
+function stateFile(projectRoot: string, agent: string, sessionId: string): string {
+  const stem =
+    /^[\w.-]{1,128}$/.test(sessionId) && !/^\.+$/.test(sessionId)
+      ? sessionId
+      : Bun.hash(sessionId).toString(36);
+  return join(agentCaptureStateDir(projectRoot), `${agent}-${stem}.json`);
+}
+
+/**
+ * What a capture hook appends after each turn: the turns `read` finds past the session's resume point,
+ * those chats.jsonl does not hold yet. The cost follows what was added, not the session's or the log's
+ * size: the session's own keys come from its state file, and only the part of chats.jsonl written since
+ * its last append is scanned (where a hook that died before saving its state left its records). When
+ * the state is missing, or chats.jsonl was rewritten, the session is read whole and checked against
+ * every key. Everything happens under the chat-log lock.
+ */
+export function captureSessionTurns(
+  projectRoot: string,
+  agent: string,
+  sessionId: string,
+  read: (resume: ResumePoint | undefined) => SessionRead,
+): AppendResult {
+  return withChatLogLock(projectRoot, "capture-agent", () => {
+    const file = stateFile(projectRoot, agent, sessionId);
+    const log = chatLogPath(projectRoot);
+    const state = readHookState(file);
+    const before = statSync(log, { throwIfNoEntry: false });
+    const resumable =
+      state !== undefined &&
+      before !== undefined &&
+      before.ino === state.logInode &&
+      before.size >= state.logSize;
+    let known: Set<string>;
+    if (resumable) {
+      known = new Set(state.keys);
+      if (before.size > state.logSize) addKeys(readFrom(log, state.logSize, before.size), known);
+    } else known = knownKeys(projectRoot);
+    const { turns, resume } = read(resumable ? state.resume : undefined);
+    const result = appendUnknown(projectRoot, sessionId, turns, known);
+    const sessionKeys = new Set(resumable ? state.keys : []);
+    for (const turn of turns) sessionKeys.add(turn.key);
+    const after = statSync(log, { throwIfNoEntry: false });
+    const next: HookState = {
+      logInode: after?.ino ?? 0,
+      logSize: after?.size ?? 0,
+      keys: [...sessionKeys],
+      resume,
+    };
+    mkdirSync(agentCaptureStateDir(projectRoot), { recursive: true });
+    // Written beside and renamed over: a reader sees the old state or the new one, never half.
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(next));
+    renameSync(temporary, file);
+    return result;
   });
 }
