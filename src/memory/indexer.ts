@@ -127,12 +127,22 @@ function readFrom(file: string, offset: number, end: number): Buffer {
   return buffer;
 }
 
+/**
+ * SQLite's structural check reads every page: 0.68 s of a one-session run at 16× LoCoMo (a 127 MB store),
+ * 0.13 s at 4× (43 MB). It runs on every index run while the store is under CHECK_EVERY_RUN_BYTES, and
+ * once a day above. Damage a read or write meets in between is found then (the indexer, recall and status
+ * all rebuild on it); the check finds what no query reaches, such as a damaged index b-tree.
+ */
+export const CHECK_EVERY_RUN_BYTES = 32 * 1024 * 1024;
+export const INTEGRITY_CHECK_INTERVAL_MS = 24 * 60 * 60 * 1000;
+
 /** Opens the store, rebuilding it from scratch when it is damaged. */
 function openOrRebuild(projectRoot: string): { store: SqliteMemoryStore; rebuilt: boolean } {
   let store: SqliteMemoryStore | undefined;
   try {
     store = openStoreForWrite(projectRoot);
-    if (store.integrityOk()) return { store, rebuilt: false };
+    const interval = statSync(store.path).size < CHECK_EVERY_RUN_BYTES ? 0 : INTEGRITY_CHECK_INTERVAL_MS;
+    if (!store.integrityCheckDue(interval) || store.integrityOk()) return { store, rebuilt: false };
     throw new StoreCorruptError("integrity check failed");
   } catch (error) {
     store?.close();

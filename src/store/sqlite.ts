@@ -23,6 +23,11 @@ export const SCHEMA_VERSION = 1;
 /** An edge whose weight falls to this or below after `forget` no longer exists. */
 const EDGE_EPSILON = 1e-9;
 
+/** The same counts per calendar month (UTC, `YYYY-MM`), for status's month's spend. Added to older stores on open. */
+const LLM_USAGE_MONTHS = `CREATE TABLE IF NOT EXISTS llm_usage_months(
+  month TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, PRIMARY KEY(month, provider, model)) WITHOUT ROWID;`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunks(
@@ -51,7 +56,7 @@ CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, at TEXT NOT NU
 CREATE TABLE IF NOT EXISTS llm_usage(
   provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
   output_tokens INTEGER NOT NULL, PRIMARY KEY(provider, model)) WITHOUT ROWID;
-`;
+${LLM_USAGE_MONTHS}`;
 
 /** The store file is not a usable memory store (damaged, foreign, or an older schema). */
 export class StoreCorruptError extends Error {}
@@ -140,8 +145,11 @@ export class SqliteMemoryStore implements MemoryStore {
         throw new StoreCorruptError(`${path}: schema version ${version}, expected ${SCHEMA_VERSION}`);
       }
       // Names this file's rows: a store rebuilt in its place numbers them anew (see snapshotDelta).
-      if (!options.readonly)
+      if (!options.readonly) {
         db.run("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", [crypto.randomUUID()]);
+        // A table added within schema 1: a store made before it gets it here, empty.
+        db.run(LLM_USAGE_MONTHS);
+      }
     } catch (error) {
       try {
         db?.close();
@@ -173,11 +181,19 @@ export class SqliteMemoryStore implements MemoryStore {
   integrityOk(): boolean {
     try {
       const rows = this.db.query("PRAGMA quick_check").all() as Record<string, string>[];
-      return rows.length === 1 && Object.values(rows[0])[0] === "ok";
+      const ok = rows.length === 1 && Object.values(rows[0])[0] === "ok";
+      if (ok) this.setMeta("checked_at", new Date().toISOString());
+      return ok;
     } catch (error) {
       if (isCorruption(error)) return false;
       throw error;
     }
+  }
+
+  /** Whether integrityOk is due: it never passed on this file, or last passed `intervalMs` ago or more. */
+  integrityCheckDue(intervalMs: number): boolean {
+    const last = Date.parse(this.meta("checked_at") ?? "");
+    return !(Date.now() - last < intervalMs);
   }
 
   private sql(text: string): Statement {
@@ -579,6 +595,30 @@ export class SqliteMemoryStore implements MemoryStore {
     return result;
   }
 
+  async replaceSummaryLine(sessionId: string, line: string, replacement: string): Promise<number> {
+    // As in forgetSession: the corrected text must leave the file, not linger in free pages.
+    this.db.run("PRAGMA secure_delete = ON");
+    const changed = this.guarded(() => {
+      let entries = 0;
+      const update = this.sql("UPDATE summaries SET text = ? WHERE id = ?");
+      for (const row of this.sql("SELECT id, text FROM summaries WHERE session_id = ?").all(sessionId) as {
+        id: number;
+        text: string;
+      }[]) {
+        const lines = row.text.split("\n");
+        const at = lines.indexOf(line);
+        if (at < 0) continue;
+        lines[at] = replacement;
+        update.run(lines.join("\n"), row.id);
+        entries++;
+      }
+      if (entries) this.bumpGeneration();
+      return entries;
+    });
+    if (changed) this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    return changed;
+  }
+
   async summaries(): Promise<SummaryEntry[]> {
     return (
       this.sql("SELECT session_id, date, ts, text, source FROM summaries ORDER BY ts, id").all() as Record<
@@ -835,8 +875,28 @@ export class SqliteMemoryStore implements MemoryStore {
       },
       lastIndexed: this.meta("last_indexed") ?? null,
       llmUsage: await this.usage(),
+      llmUsageThisMonth: this.usageOfMonth(new Date().toISOString().slice(0, 7)),
       pendingLlm: count("SELECT count(*) AS n FROM chunks WHERE graph_source = 'llm-pending'"),
     };
+  }
+
+  /** Calls and tokens of one month (`YYYY-MM`); none for a store made before months were counted. */
+  private usageOfMonth(month: string): StoreStatus["llmUsage"] {
+    const counted = this.db
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'llm_usage_months'")
+      .get();
+    if (!counted) return [];
+    return (
+      this.sql(
+        "SELECT provider, model, calls, input_tokens, output_tokens FROM llm_usage_months WHERE month = ? ORDER BY provider, model",
+      ).all(month) as Record<string, string & number>[]
+    ).map((r) => ({
+      provider: r.provider,
+      model: r.model,
+      calls: r.calls,
+      inputTokens: r.input_tokens,
+      outputTokens: r.output_tokens,
+    }));
   }
 
   async usage(): Promise<StoreStatus["llmUsage"]> {
@@ -853,12 +913,22 @@ export class SqliteMemoryStore implements MemoryStore {
     }));
   }
 
-  /** UsageSink: every LLM call's tokens, summed per provider and model. */
+  /** UsageSink: every LLM call's tokens, summed per provider and model, in all and per month. */
   record(usage: LlmUsage): void {
     this.sql(
       `INSERT INTO llm_usage(provider, model, calls, input_tokens, output_tokens) VALUES (?, ?, 1, ?, ?)
        ON CONFLICT(provider, model) DO UPDATE SET calls = calls + 1, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens`,
     ).run(usage.provider, usage.model, usage.inputTokens, usage.outputTokens);
+    this.sql(
+      `INSERT INTO llm_usage_months(month, provider, model, calls, input_tokens, output_tokens) VALUES (?, ?, ?, 1, ?, ?)
+       ON CONFLICT(month, provider, model) DO UPDATE SET calls = calls + 1, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens`,
+    ).run(
+      new Date().toISOString().slice(0, 7),
+      usage.provider,
+      usage.model,
+      usage.inputTokens,
+      usage.outputTokens,
+    );
   }
 
   close(): void {

@@ -34,10 +34,15 @@ export interface SnapshotArrays {
   chunkPostings: Postings;
   entityIds: Int32Array;
   factIds: Int32Array;
-  factSubjectIds: Int32Array;
-  factObjectIds: Int32Array;
+  /** Position in `entityIds` of each fact's subject and object (-1: none). */
+  factSubjects: Int32Array;
+  factObjects: Int32Array;
   factVectors: Float32Array;
   factPostings: Postings;
+  /**
+   * Stored edges by row id: `a` is a passage index for a context edge, else a position in `entityIds`;
+   * `b` a position in `entityIds` (-1: none). Positions, not row ids, so deriving the graph needs no lookup.
+   */
   edges: { ids: Int32Array; kind: Uint8Array; a: Int32Array; b: Int32Array; weight: Float64Array };
   vocatives: VocativeCounts;
   /** Derived: passages are nodes 0..P-1, phrases follow; stored edges with weight > 0 plus sequence edges. */
@@ -109,6 +114,8 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
     vocatives,
     delta.chunks.flatMap((c) => c.turns.map((t) => ({ role: t.role, text: c.text.slice(t.start, t.end) }))),
   );
+  const entityIds = concat(Int32Array, old?.entityIds ?? new Int32Array(0), delta.entityIds);
+  const entityAt = (id: number) => positionOf(entityIds, id);
   const edgeIds = concat(
     Int32Array,
     old?.edges.ids ?? new Int32Array(0),
@@ -136,21 +143,21 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
       old?.chunkPostings ?? NO_POSTINGS,
       delta.chunks.map((c) => lexicalTokens(c.text)),
     ),
-    entityIds: concat(Int32Array, old?.entityIds ?? new Int32Array(0), delta.entityIds),
+    entityIds,
     factIds: concat(
       Int32Array,
       old?.factIds ?? new Int32Array(0),
       delta.facts.map((f) => f.id),
     ),
-    factSubjectIds: concat(
+    factSubjects: concat(
       Int32Array,
-      old?.factSubjectIds ?? new Int32Array(0),
-      delta.facts.map((f) => f.subject),
+      old?.factSubjects ?? new Int32Array(0),
+      delta.facts.map((f) => entityAt(f.subject)),
     ),
-    factObjectIds: concat(
+    factObjects: concat(
       Int32Array,
-      old?.factObjectIds ?? new Int32Array(0),
-      delta.facts.map((f) => f.object),
+      old?.factObjects ?? new Int32Array(0),
+      delta.facts.map((f) => entityAt(f.object)),
     ),
     factVectors: concat(Float32Array, old?.factVectors ?? new Float32Array(0), delta.factVectors),
     factPostings: appendDocuments(
@@ -167,12 +174,12 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
       a: concat(
         Int32Array,
         old?.edges.a ?? new Int32Array(0),
-        delta.edges.map((e) => e.a),
+        delta.edges.map((e) => (e.kind === EDGE_KIND.context ? positionOf(chunkIds, e.a) : entityAt(e.a))),
       ),
       b: concat(
         Int32Array,
         old?.edges.b ?? new Int32Array(0),
-        delta.edges.map((e) => e.b),
+        delta.edges.map((e) => entityAt(e.b)),
       ),
       weight,
     },
@@ -183,16 +190,10 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
 
 /** The graph in node space (CSR), phrase degrees and fact nodes, from the stored parts. */
 export function derive(
-  s: Pick<
-    SnapshotArrays,
-    "chunkIds" | "entityIds" | "edges" | "previous" | "factSubjectIds" | "factObjectIds"
-  >,
+  s: Pick<SnapshotArrays, "chunkIds" | "entityIds" | "edges" | "previous" | "factSubjects" | "factObjects">,
 ): Pick<SnapshotArrays, "graph" | "edgeCount" | "phraseChunks" | "factSubject" | "factObject"> {
   const P = s.chunkIds.length;
-  const entityNode = (id: number) => {
-    const at = positionOf(s.entityIds, id);
-    return at < 0 ? -1 : P + at;
-  };
+  const entityNode = (at: number) => (at < 0 ? -1 : P + at);
   const { kind, a, b, weight } = s.edges;
   // Room for the stored edges and one sequence edge per passage.
   const ea = new Int32Array(kind.length + P);
@@ -201,10 +202,11 @@ export function derive(
   const phraseChunks = new Int32Array(s.entityIds.length);
   let m = 0;
   for (let e = 0; e < kind.length; e++) {
-    const x = kind[e] === EDGE_KIND.context ? positionOf(s.chunkIds, a[e]) : entityNode(a[e]);
+    const context = kind[e] === EDGE_KIND.context;
+    const x = context ? a[e] : entityNode(a[e]);
     const y = entityNode(b[e]);
     if (x < 0 || y < 0 || weight[e] <= 0) continue;
-    if (kind[e] === EDGE_KIND.context) phraseChunks[y - P]++;
+    if (context) phraseChunks[y - P]++;
     ea[m] = x;
     eb[m] = y;
     ew[m++] = weight[e];
@@ -219,14 +221,12 @@ export function derive(
       ew[m++] = SEQUENCE_EDGE_WEIGHT;
     }
   }
-  const factSubject = Int32Array.from(s.factSubjectIds, entityNode);
-  const factObject = Int32Array.from(s.factObjectIds, entityNode);
   return {
     graph: buildCsr(P + s.entityIds.length, ea.subarray(0, m), eb.subarray(0, m), ew.subarray(0, m)),
     edgeCount: m,
     phraseChunks,
-    factSubject,
-    factObject,
+    factSubject: Int32Array.from(s.factSubjects, entityNode),
+    factObject: Int32Array.from(s.factObjects, entityNode),
   };
 }
 

@@ -18,7 +18,7 @@ import type { VocativeCounts } from "./speakers.ts";
 
 const MAGIC = "TFRECALL";
 /** Bumped when the layout or what the arrays mean changes: an older file is rebuilt. */
-export const SNAPSHOT_FILE_VERSION = 1;
+export const SNAPSHOT_FILE_VERSION = 2;
 const HEAD_BYTES = 24;
 
 type Typed = Int32Array | Uint32Array | Float32Array | Float64Array | Uint8Array;
@@ -91,8 +91,8 @@ function sectionsOf(a: SnapshotArrays): [name: string, kind: Kind, data: Typed, 
     ...postings("chunk", a.chunkPostings),
     ["entityIds", "i32", a.entityIds, false],
     ["factIds", "i32", a.factIds, false],
-    ["factSubjectIds", "i32", a.factSubjectIds, false],
-    ["factObjectIds", "i32", a.factObjectIds, false],
+    ["factSubjects", "i32", a.factSubjects, false],
+    ["factObjects", "i32", a.factObjects, false],
     ["factVectors", "f32", a.factVectors, true],
     ...postings("fact", a.factPostings),
     ["edgeIds", "i32", a.edges.ids, false],
@@ -250,8 +250,8 @@ export function readSnapshotFile(
     chunkPostings: postings("chunk", header.chunkTotalLength),
     entityIds: get("entityIds"),
     factIds: get("factIds"),
-    factSubjectIds: get("factSubjectIds"),
-    factObjectIds: get("factObjectIds"),
+    factSubjects: get("factSubjects"),
+    factObjects: get("factObjects"),
     factVectors: get("factVectors"),
     factPostings: postings("fact", header.factTotalLength),
     edges: {
