@@ -6,6 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   type LedgerRecord,
   ledgerLines,
@@ -13,7 +16,7 @@ import {
   ledgerTotals,
   sessionLines,
 } from "../src/home/ledger.ts";
-import { runBinary, tempDir } from "./support/helpers.ts";
+import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
 
 const at = (minute: number) => `2026-02-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
 
@@ -158,6 +161,56 @@ describe("the ledger of a real project (compiled binary)", () => {
     const doctor = await runBinary(["doctor", `--project=${root}`], { home });
     expect(doctor.stdout).toContain(
       "FAIL  hook runs: prelude at 2026-02-02 09:00 never finished (killed or timed out)",
+    );
+  }, 60_000);
+
+  test("rag_search and code_search over MCP leave their tokens; code_search the whole files' too", async () => {
+    const root = join(home, "searched");
+    mkdirSync(join(root, ".triforge"), { recursive: true });
+    writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
+    mkdirSync(join(root, "src"), { recursive: true });
+    const body = Array.from(
+      { length: 200 },
+      (_, i) => `export function helper${i}(x: number) { return x + ${i}; }`,
+    );
+    writeFileSync(
+      join(root, "src", "retry.ts"),
+      `export function scheduleRetry(delay: number) { return delay * 2; }\n${body.join("\n")}\n`,
+    );
+    const data = await dataDir(root);
+    mkdirSync(data, { recursive: true });
+    const client = new Client({ name: "triforge-test", version: "0" }, { capabilities: {} });
+    await client.connect(
+      new StdioClientTransport({
+        command: await compiledBinary(),
+        args: ["serve"],
+        cwd: root,
+        env: { HOME: home, USERPROFILE: home, TRIFORGE_HOME: dataHome, PATH: process.env.PATH ?? "" },
+        stderr: "pipe",
+      }),
+    );
+    try {
+      await client.callTool(
+        { name: "code_search", arguments: { query: "scheduleRetry", top_k: 1 } },
+        CallToolResultSchema,
+      );
+      await client.callTool({ name: "rag_search", arguments: { query: "anything" } }, CallToolResultSchema);
+    } finally {
+      await client.close();
+    }
+    const lines = readFileSync(join(data, "hooks.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const code = lines.find((r) => r.event === "code_search");
+    expect(code.outcome).toBe("ok");
+    expect(code.fileTokens).toBe(Math.ceil(readFileSync(join(root, "src", "retry.ts")).length / 4));
+    expect(code.tokens).toBeGreaterThan(0);
+    expect(code.tokens).toBeLessThan(code.fileTokens);
+    expect(lines.find((r) => r.event === "rag_search")?.tokens).toBeGreaterThan(0);
+    const status = await runBinary(["status", `--project=${root}`], { home });
+    expect(status.stdout).toMatch(
+      /code_search: \d+ tokens of snippets in 1 call\(s\) instead of \d+ tokens of whole files \(\d+ saved\)/,
     );
   }, 60_000);
 });

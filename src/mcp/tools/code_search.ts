@@ -48,6 +48,7 @@ export function registerCodeSearch(server: McpServer, context: { defaultRepo: ()
     toolErrors(
       "code_search",
       async ({ query, repo, top_k, max_snippet_lines, content, allow_large }) => {
+        const started = Date.now();
         const { result, text } = await core(async (code) => {
           const { describeScope, formatHits } = await import("../../code/format.ts");
           const result = await code.searchCode(repoOf(repo), query, {
@@ -63,6 +64,7 @@ export function registerCodeSearch(server: McpServer, context: { defaultRepo: ()
               : `No code found: ${result.note ?? "nothing matched"}`,
           };
         });
+        await recordCodeSearch(result.repo, result.hits, text, started);
         return {
           content: [
             { type: "text", text: result.note && result.hits.length ? `${text}\n\n(${result.note})` : text },
@@ -78,4 +80,29 @@ export function registerCodeSearch(server: McpServer, context: { defaultRepo: ()
       errorProject,
     ),
   );
+}
+
+/**
+ * The ledger's record of a search: tokens of the snippets sent, next to tokens of the whole files they
+ * came from (what an agent that greps and opens files would read instead). File sizes are one stat each.
+ */
+async function recordCodeSearch(
+  repo: string,
+  hits: { file_path: string }[],
+  text: string,
+  started: number,
+): Promise<void> {
+  const { join, isAbsolute } = await import("node:path");
+  const { appendRecord, estimateTokens } = await import("../../home/ledger.ts");
+  let fileBytes = 0;
+  for (const path of new Set(hits.map((h) => h.file_path)))
+    fileBytes += Bun.file(isAbsolute(path) ? path : join(repo, path)).size;
+  appendRecord(repo, {
+    ts: new Date().toISOString(),
+    event: "code_search",
+    outcome: "ok",
+    ms: Date.now() - started,
+    tokens: estimateTokens(text),
+    fileTokens: Math.ceil(fileBytes / 4),
+  });
 }
