@@ -138,3 +138,47 @@ describe("an index run whose every LLM call failed", () => {
     expect(calls?.detail).toMatch(/^\d+ failed in the last 7 days; the last at \d{4}-/);
   });
 });
+
+describe("the month's LLM spend", () => {
+  test("status shows this month's calls and tokens first, then the running total", async () => {
+    const { startFakeOpenAI, chatReply } = await import("./support/fakes/openai.ts");
+    const fake = startFakeOpenAI({
+      fallback: chatReply("{}", { usage: { prompt_tokens: 120, completion_tokens: 30 } }),
+    });
+    try {
+      const { home, dir } = project();
+      await runBinary(["activate"], { home, cwd: dir, env: NO_LLM });
+      process.env.TRIFORGE_HOME = join(home, ".claude", "triforge");
+      const { projectDataDir } = await import("../src/home/paths.ts");
+      const { realpathSync } = await import("node:fs");
+      const dataDir = projectDataDir(realpathSync(dir));
+      mkdirSync(dataDir, { recursive: true });
+      const turn = (uuid: string, role: string, text: string) =>
+        JSON.stringify({ ts: "2025-04-01T09:00:00Z", session_id: "spend-1", role, text, uuid });
+      writeFileSync(
+        join(dataDir, "chats.jsonl"),
+        `${turn("a", "user", "Use Postgres 16 for the billing service.")}\n${turn("b", "assistant", "Noted: billing runs on Postgres 16.")}\n`,
+      );
+      const env = { ...NO_LLM, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${fake.url}/v1` };
+      expect((await runBinary(["index"], { home, cwd: dir, env })).code).toBe(0);
+      const json = JSON.parse((await runBinary(["status", "--json"], { home, cwd: dir, env })).stdout);
+      expect(json.llmUsage.length).toBe(1);
+      const calls = json.llmUsage[0].calls as number;
+      expect(calls).toBeGreaterThan(0);
+      expect(json.llmUsage[0]).toMatchObject({
+        provider: "openai",
+        model: "gpt-4o-mini",
+        inputTokens: 120 * calls,
+      });
+      // Every call was made this month, so the month's counts are the running total.
+      expect(json.llmUsageThisMonth).toEqual(json.llmUsage);
+      const text = (await runBinary(["status"], { home, cwd: dir, env })).stdout;
+      const month = new Date().toISOString().slice(0, 7);
+      expect(text).toContain(
+        `LLM spend  ${month}: openai/gpt-4o-mini: ${calls} calls, ${120 * calls} input + ${30 * calls} output tokens; in all: openai/gpt-4o-mini: ${calls} calls`,
+      );
+    } finally {
+      await fake.stop();
+    }
+  });
+});

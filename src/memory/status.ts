@@ -24,6 +24,8 @@ export interface MemoryStatus {
   edgesByKind: { fact: number; context: number; synonym: number };
   lastIndexed: string | null;
   llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
+  /** The same for the current calendar month (UTC): what `status` reports as the month's spend. */
+  llmUsageThisMonth: MemoryStatus["llmUsage"];
   /** Chunks whose LLM extraction failed and will be retried on the next run. */
   pendingLlm: number;
   /** Records of chats.jsonl captured since the last index run and not in the index yet. */
@@ -44,6 +46,7 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
     edgesByKind: { fact: 0, context: 0, synonym: 0 },
     lastIndexed: null,
     llmUsage: [],
+    llmUsageThisMonth: [],
     pendingLlm: 0,
     pendingRecords: 0,
     indexing: isLocked(indexLockPath(projectRoot)),
@@ -72,6 +75,7 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
       edgesByKind: s.edges,
       lastIndexed: s.lastIndexed,
       llmUsage: s.llmUsage,
+      llmUsageThisMonth: s.llmUsageThisMonth,
       pendingLlm: s.pendingLlm,
       pendingRecords: await pendingRecords(projectRoot, store),
     };

@@ -173,6 +173,8 @@ export interface StoreStatus {
   edges: { fact: number; context: number; synonym: number };
   lastIndexed: string | null;
   llmUsage: { provider: string; model: string; calls: number; inputTokens: number; outputTokens: number }[];
+  /** The same counts for the current calendar month (UTC). */
+  llmUsageThisMonth: StoreStatus["llmUsage"];
   pendingLlm: number;
 }
 
@@ -214,6 +216,11 @@ export interface MemoryStore extends UsageSink, ResultCache {
   /** Removes a session's chunks and exactly what they contributed; remembers the session as forgotten. */
   forgetSession(sessionId: string): Promise<ForgetResult>;
   summaries(): Promise<SummaryEntry[]>;
+  /**
+   * Replaces the line `line` of the session's summary entries with `replacement` (a person's correction,
+   * from the web page); how many entries held it. The replaced text does not stay in the file's free pages.
+   */
+  replaceSummaryLine(sessionId: string, line: string, replacement: string): Promise<number>;
   snapshot(): Promise<StoreSnapshot>;
   status(): Promise<StoreStatus>;
   usage(): Promise<StoreStatus["llmUsage"]>;

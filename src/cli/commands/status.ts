@@ -90,7 +90,14 @@ export default defineCommand({
         lines.push(
           `Pending    ${memory.pendingRecords} captured record(s) not indexed yet (the next session end indexes them, or 'triforge index')`,
         );
-      lines.push(`LLM spend  ${formatUsage(memory.llmUsage)} (all indexing so far)`);
+      // This month's spend first (what a bill shows), then the store's running total.
+      const month = new Date().toISOString().slice(0, 7);
+      const spent = Array.isArray(memory.llmUsage) && memory.llmUsage.length > 0;
+      lines.push(
+        spent
+          ? `LLM spend  ${month}: ${formatUsage(memory.llmUsageThisMonth)}; in all: ${formatUsage(memory.llmUsage)}`
+          : `LLM spend  ${formatUsage(memory.llmUsage)}`,
+      );
       if (hooks?.sessions.length)
         lines.push(...hooks.sessions.map((s, i) => `${i ? "          " : "Sessions  "} ${s}`));
       if (hooks?.ledger.length)
