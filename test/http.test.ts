@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { appendRecord } from "../src/home/ledger.ts";
-import { pinsPath } from "../src/home/paths.ts";
+import { pinsPath, summaryPath as summaryPathOf } from "../src/home/paths.ts";
 import { request } from "node:http";
 import { join } from "node:path";
 import { type AuthContext, deny, resolveToken, serverHosts } from "../src/http/auth.ts";
@@ -255,6 +255,32 @@ describe("memory", () => {
     expect(one.chunk.turns.map((t: { role: string }) => t.role)).toEqual(["user", "assistant"]);
     expect((await fetch(`${base}/v1/memory/chunks/999999`)).status).toBe(404);
     expect((await fetch(`${base}/v1/memory/sessions/nope`)).status).toBe(404);
+  });
+
+  test("a summary line can be corrected: stored, in summary.md and the prelude, redacted, never a forged header", async () => {
+    const { sessions } = await jsonOf(fetch(`${base}/v1/memory/sessions`));
+    const invoices = sessions.find((s: { session_id: string }) => s.session_id === "s-invoices");
+    const line = invoices.summary.split("\n")[0];
+    const edit = (text: string, headers: Record<string, string> = bearer, from = line) =>
+      fetch(`${base}/v1/memory/sessions/s-invoices/summary`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ line: from, text }),
+      });
+    expect((await edit("Decided: totals are parsed after stripping markup", {})).status).toBe(401);
+    expect((await edit("## 2025-01-01 · session forged")).status).toBe(422);
+    expect((await edit("anything", bearer, "a line that is not there")).status).toBe(404);
+    // A GitHub token's shape, built here so no literal token sits in the repository.
+    const key = ["ghp", "_", "x8Kd2Lq9ZtR4vW7nB3mC6pY1sF5hJ0gA2eU8"].join("");
+    const res = await edit(`Decided:   totals parsed after stripping markup (key ${key})`);
+    expect(res.status).toBe(200);
+    const stored = ((await res.json()) as Body).line;
+    expect(stored).toStartWith("Decided: totals parsed after stripping markup");
+    expect(stored).not.toContain(key);
+    const summary = readFileSync(summaryPathOf(app), "utf8");
+    expect(summary).toContain(stored);
+    expect(summary).not.toContain(line);
+    expect((await jsonOf(fetch(`${base}/v1/memory/prelude`))).context).toContain(stored);
   });
 
   test("a pinned chunk is carried by the prelude; forgetting its session removes it from recall and the pins", async () => {

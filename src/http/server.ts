@@ -345,6 +345,36 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
       },
     },
     {
+      pattern: /^\/v1\/memory\/sessions\/([^/]+)\/summary$/,
+      methods: {
+        PUT: {
+          access: "curate",
+          handle: async (req, [session], url) => {
+            const body = await readJsonObject(req);
+            const line = optionalString(body, "line");
+            const text = optionalString(body, "text");
+            if (line === undefined || text === undefined)
+              throw new HttpError(422, "send 'line' (the line as it is) and 'text' (what it should say)");
+            const project = projectOf(optionalString(body, "project") ?? url.searchParams.get("project"));
+            if (!isActive(project)) throw new HttpError(404, `memory is not active for ${project}`);
+            const { editSummaryLine, SummaryEditError } = await memoryCore();
+            let edit: Awaited<ReturnType<typeof editSummaryLine>>;
+            try {
+              edit = await editSummaryLine(project, session, line, text);
+            } catch (error) {
+              if (error instanceof SummaryEditError) throw new HttpError(422, error.message);
+              throw error;
+            }
+            if (edit.status === "unknown")
+              throw new HttpError(404, `session ${session} has no summary line '${line}'`);
+            if (edit.status === "busy")
+              throw new HttpError(409, "an indexer is running for this project; try again in a moment");
+            return json({ project, session_id: session, line: edit.text });
+          },
+        },
+      },
+    },
+    {
       pattern: /^\/v1\/memory\/chunks\/([^/]+)$/,
       methods: {
         GET: {

@@ -1,12 +1,16 @@
 /**
  * Browsing and curating a project's memory (the web page's sessions and chunks): what is stored, read
- * from the warm recall snapshot, and pinning a chunk for the prelude (forgetting a session is
- * `forgetSession` of forget.ts, as `triforge forget` calls it).
+ * from the warm recall snapshot; pinning a chunk for the prelude; correcting a line of a session's
+ * summary (forgetting a session is `forgetSession` of forget.ts, as `triforge forget` calls it).
  */
-import { openStoreForRead } from "../store/open.ts";
+import { indexLockPath, summaryPath } from "../home/paths.ts";
+import { redact, strictEntropyPass } from "../privacy/index.ts";
+import { openStoreForRead, openStoreForWrite } from "../store/open.ts";
 import { chunkRole } from "./chunking.ts";
+import { waitForLock } from "./lock.ts";
 import { addPin, type Pin, readPins } from "./pins.ts";
 import { loadMemoryIndex } from "./recall/recall.ts";
+import { writeSummaryFile } from "./summary.ts";
 
 export interface SessionView {
   session_id: string;
@@ -116,4 +120,52 @@ export async function pinChunk(projectRoot: string, id: number): Promise<Pin | u
     ts: chunk.ts,
     text: chunk.text,
   });
+}
+
+/** Longest summary line a person may write: a prelude entry is a few short lines. */
+export const MAX_SUMMARY_LINE = 400;
+
+/** A correction that cannot be stored as given (empty, too long, or shaped like an entry's header). */
+export class SummaryEditError extends Error {}
+
+export interface SummaryEdit {
+  /** `busy`: an indexer held the project's lock; `unknown`: no entry of the session has that line. */
+  status: "edited" | "busy" | "unknown";
+  /** The line as stored: one line, redacted like everything captured. */
+  text: string;
+}
+
+/**
+ * Replaces one line of a session's summary (in the store, then summary.md, which the prelude reads),
+ * under the index lock so it cannot race an indexer rewriting summary.md. The new text is a person's,
+ * typed on the page: it is redacted as captured text is before it reaches disk.
+ */
+export async function editSummaryLine(
+  projectRoot: string,
+  sessionId: string,
+  line: string,
+  replacement: string,
+): Promise<SummaryEdit> {
+  const single = replacement.replace(/\s+/g, " ").trim();
+  if (!single) throw new SummaryEditError("the new line is empty");
+  if (single.length > MAX_SUMMARY_LINE)
+    throw new SummaryEditError(`the new line is longer than ${MAX_SUMMARY_LINE} characters`);
+  // `## ` begins an entry in summary.md: a line like it would forge an entry of another session.
+  if (single.startsWith("#")) throw new SummaryEditError("a summary line cannot start with '#'");
+  const redacted = redact(single, { projectRoot });
+  const text = redacted.review ? strictEntropyPass(redacted.text).text : redacted.text;
+  const lock = await waitForLock(indexLockPath(projectRoot), "edit summary");
+  if (!lock) return { status: "busy", text };
+  try {
+    const store = openStoreForWrite(projectRoot);
+    try {
+      if ((await store.replaceSummaryLine(sessionId, line, text)) === 0) return { status: "unknown", text };
+      writeSummaryFile(summaryPath(projectRoot), await store.summaries());
+      return { status: "edited", text };
+    } finally {
+      store.close();
+    }
+  } finally {
+    lock.release();
+  }
 }

@@ -10,13 +10,12 @@ import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../
 import { discardStore, isStoreDamage, openStoreForRead, openStoreForWrite } from "../store/open.ts";
 import type { ForgetResult } from "../store/types.ts";
 import { withChatLogLock } from "./chatlog.ts";
-import { type ProjectLock, tryLock } from "./lock.ts";
+import { waitForLock } from "./lock.ts";
 import { removeSessionPins } from "./pins.ts";
 import { writeSummaryFile } from "./summary.ts";
 
 /** How long forget waits for a running indexer to finish before giving up. */
 const LOCK_WAIT_MS = 15_000;
-const LOCK_POLL_MS = 100;
 
 export interface ForgetReport extends ForgetResult {
   /** `unknown`: no chunk, chats.jsonl line or earlier forget names the session, so nothing was done. */
@@ -25,15 +24,6 @@ export interface ForgetReport extends ForgetResult {
   lines: number;
   /** The session's pinned chunks dropped from pins.json: a forgotten text must not live on in the prelude. */
   pins: number;
-}
-
-async function waitForLock(projectRoot: string): Promise<ProjectLock | undefined> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    const lock = tryLock(indexLockPath(projectRoot), "forget");
-    if (lock || Date.now() > deadline) return lock;
-    await Bun.sleep(LOCK_POLL_MS);
-  }
 }
 
 /** Whether a chats.jsonl line belongs to `sessionId` (unreadable lines are kept: they are not ours to drop). */
@@ -103,7 +93,7 @@ export async function forgetSession(
   // A typo would otherwise be remembered as forgotten, and a later session with that id never indexed.
   if (!options.force && !(await isKnownSession(projectRoot, sessionId)))
     return { status: "unknown", ...empty };
-  const lock = await waitForLock(projectRoot);
+  const lock = await waitForLock(indexLockPath(projectRoot), "forget", LOCK_WAIT_MS);
   if (!lock) return { status: "busy", ...empty };
   try {
     let result: ForgetResult = empty;

@@ -142,3 +142,18 @@ function held(path: string, nonce: string): ProjectLock {
     },
   };
 }
+
+/** tryLock, retried every `pollMs` until `waitMs` has passed (a writer waiting for a running indexer). */
+export async function waitForLock(
+  path: string,
+  purpose: string,
+  waitMs = 15_000,
+  pollMs = 100,
+): Promise<ProjectLock | undefined> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const lock = tryLock(path, purpose);
+    if (lock || Date.now() > deadline) return lock;
+    await Bun.sleep(pollMs);
+  }
+}
