@@ -63,6 +63,16 @@ describe("a secret's name in another language", () => {
       expect(redacted(text)).toBe(text);
   });
 
+  test("a generated string near a name in another language, with no operator, is flagged for review", () => {
+    for (const text of [
+      "Мой новый ПАРОЛЬ, кажется, Kx91xLJjBict",
+      "密码我记得是 xQ7mW2vL9kTz 吧",
+      "Das Kennwort? Vielleicht hT4mQ9zLx2Vb",
+    ])
+      expect(redact(text).review).toBe(true);
+    expect(redact("Я забыл пароль от почты, помоги его сбросить").review).toBe(false);
+  });
+
   test("code mode reads the names too, and takes generated values only", () => {
     expect(redact(`ТОКЕН_ДОСТУПА = "dJp62hDiZDQHJMu8W5CN7"`, { mode: "code" }).text).toBe(
       'ТОКЕН_ДОСТУПА = "[REDACTED:token]"',

@@ -14,7 +14,9 @@ import type { Finding } from "./types.ts";
  * and without an LLM the strict pass below redacts every such string.
  */
 
-const TRIGGER_RE = /secret|token|passw|pwd|auth|private[_ -]?key|bearer|credential|api[_-]?key/gi;
+// The names of `secret-names.ts` in other languages count too (`пароль`, `密码`, `パスワード`, `비밀번호`…).
+const TRIGGER_RE =
+  /secret|token|passw|pwd|auth|private[_ -]?key|bearer|credential|api[_-]?key|kennw|mot de passe|contrase|senha|clave|chave|jeton|schlüssel|парол|токен|ключ|секрет|密码|密碼|口令|令牌|密钥|密鑰|私钥|パスワード|トークン|秘密鍵|キー|비밀번호|암호|토큰|비밀/gi;
 /** How far (in characters, same line) a candidate may be from a trigger word. */
 const TRIGGER_WINDOW = 48;
 const CANDIDATE_RE = /(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{12,512}(?![A-Za-z0-9+/=_.~-])/g;
