@@ -177,6 +177,9 @@ describe("the month's LLM spend", () => {
       expect(text).toContain(
         `LLM spend  ${month}: openai/gpt-4o-mini: ${calls} calls, ${120 * calls} input + ${30 * calls} output tokens; in all: openai/gpt-4o-mini: ${calls} calls`,
       );
+      // Activating again says the month's spend too, under the LLM line.
+      const again = await runBinary(["activate"], { home, cwd: dir, env });
+      expect(again.stdout).toContain(`LLM spend ${month}: openai/gpt-4o-mini: ${calls} calls`);
     } finally {
       await fake.stop();
     }

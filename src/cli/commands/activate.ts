@@ -82,7 +82,7 @@ export default defineCommand({
     }
     if (warning) process.stderr.write(`${warning}\n`);
     // What leaves the machine is said at the moment memory is turned on, with how to keep it all local.
-    const llm = `LLM: ${describeLlmReport(await describeLlm(readProjectConfig(root)))}.`;
+    const llm = `LLM: ${describeLlmReport(await describeLlm(readProjectConfig(root)))}.${await monthSpend(root)}`;
     const changed = result.outcomes.filter((o) => o.action !== "unchanged");
     const history = values.import ? "yes" : values["no-import"] ? "no" : "ask";
     if (changed.length === 0) {
@@ -99,3 +99,11 @@ export default defineCommand({
     return offerImport(root, history);
   },
 });
+
+/** This month's LLM spend of a project that has spent any (an activation run again), as a line of its own. */
+async function monthSpend(root: string): Promise<string> {
+  const { memoryStatus } = await import("../../memory/status.ts");
+  const { formatUsage } = await import("../../agents/status.ts");
+  const usage = (await memoryStatus(root)).llmUsageThisMonth;
+  return usage.length ? `\nLLM spend ${new Date().toISOString().slice(0, 7)}: ${formatUsage(usage)}.` : "";
+}
