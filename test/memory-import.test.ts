@@ -209,6 +209,8 @@ describe("each agent's format → turns", () => {
     writeFileSync(path, rolloutText + turn2.join("\n"));
     expect(hook({}).appended).toBe(0);
     expect(appendTurns(root, CODEX_SESSION, readCodexSession(session)).appended).toBe(0);
+    // A later Stop of the same turn repeating that reply: already stored.
+    expect(hook(stop).appended).toBe(0);
     expect(chatLog(root).map((r) => r.text)).toContain(stop.last_assistant_message);
     expect(chatLog(root).length).toBe(4);
   });

@@ -128,6 +128,8 @@ export interface RolloutContext {
    * whose event lines are not written yet never falls back to the messages and stores a reply twice.
    */
   format?: "events" | "messages";
+  /** The keys of the replies read so far in that turn: a later Stop of the same turn may repeat one. */
+  replies?: string[];
 }
 
 /**
@@ -148,6 +150,7 @@ export function parseRollout(
   const messages: Said[] = [];
   const lineKey = (index: number) => `codex:${sessionId}:${firstLine + index}`;
   let { turnId } = context;
+  let replies = context.replies ?? [];
   let sawEvents = false;
   lines.forEach((line, index) => {
     const record = jsonObject(line);
@@ -165,20 +168,20 @@ export function parseRollout(
     if (!payload) return;
     if (record.type === "event_msg") {
       sawEvents = true;
-      if (payload.type === "task_started" || payload.type === "turn_started")
+      if (payload.type === "task_started" || payload.type === "turn_started") {
         turnId = typeof payload.turn_id === "string" ? payload.turn_id : undefined;
+        replies = [];
+      }
       const message = typeof payload.message === "string" ? payload.message.trim() : "";
       if (!message) return;
       // `kind` (0.4x) marks the instructions and environment Codex sends as user messages itself.
       if (payload.type === "user_message" && (payload.kind === undefined || payload.kind === "plain"))
         events.push({ key: lineKey(index), role: "user", text: message, ts });
-      else if (payload.type === "agent_message")
-        events.push({
-          key: turnId ? codexReplyKey(sessionId, turnId, message) : lineKey(index),
-          role: "assistant",
-          text: message,
-          ts,
-        });
+      else if (payload.type === "agent_message") {
+        const key = turnId ? codexReplyKey(sessionId, turnId, message) : lineKey(index);
+        events.push({ key, role: "assistant", text: message, ts });
+        if (turnId) replies.push(key);
+      }
       return;
     }
     if (payload.type !== "message" || (payload.role !== "user" && payload.role !== "assistant")) return;
@@ -193,7 +196,7 @@ export function parseRollout(
   const turns = said
     .filter((s) => s.role === "assistant" || !injected(s.text))
     .map((s) => ({ key: s.key, role: s.role, text: s.text, ts: s.ts ?? fallbackTs }));
-  return { turns, context: { turnId, format } };
+  return { turns, context: { turnId, format, replies } };
 }
 
 export function readCodexSession(session: FoundSession): SourceTurn[] {
@@ -220,13 +223,16 @@ export function codexHookRead(
   const { turns, context } = parseRollout(part.text, session.sessionId, now, part.firstLine, {
     turnId: carried?.turnId,
     format: carried?.format,
+    replies: carried?.replies,
   });
   const { turn_id: turnId, last_assistant_message: last } = input;
   if (typeof turnId === "string" && typeof last === "string" && last.trim()) {
     const key = codexReplyKey(session.sessionId, turnId, last);
-    if (!turns.some((t) => t.key === key)) turns.push({ key, role: "assistant", text: last.trim(), ts: now });
+    // Not when the rollout holds it: read now, or earlier in the same turn.
+    if (!turns.some((t) => t.key === key) && !context.replies?.includes(key))
+      turns.push({ key, role: "assistant", text: last.trim(), ts: now, ahead: true });
   }
-  return { turns, resume: { ...part.resume, ...context } };
+  return { turns, resume: { ...part.resume, ...context }, whole: part.firstLine === 0 };
 }
 
 /** A rollout named by a hook (`transcript_path`): its session, found from its first line. */

@@ -144,7 +144,7 @@ export function readCursorSession(session: FoundSession): SourceTurn[] {
 export function cursorHookRead(session: FoundSession, resume: ResumePoint | undefined): SessionRead {
   const part = readNewLines(session.path, resume as FileResume | undefined);
   const turns = parseCursorTranscript(part.text, session.sessionId, new Date().toISOString(), part.firstLine);
-  return { turns, resume: { ...part.resume } };
+  return { turns, resume: { ...part.resume }, whole: part.firstLine === 0 };
 }
 
 /** A transcript named by a hook: conversation id from its file name. */

@@ -236,7 +236,11 @@ export function opencodeHookRead(session: FoundSession, resume: ResumePoint | un
       .map((m) => m.id)
       .sort()
       .at(-1) ?? after;
-  return { turns: opencodeTurns(messages), resume: newest === undefined ? undefined : { after: newest } };
+  return {
+    turns: opencodeTurns(messages),
+    resume: newest === undefined ? undefined : { after: newest },
+    whole: after === undefined,
+  };
 }
 
 /**

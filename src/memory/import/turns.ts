@@ -31,6 +31,8 @@ export interface SourceTurn {
   text: string;
   /** ISO 8601: when it was said, or the session file's last change when the format has no times. */
   ts: string;
+  /** Taken from a hook payload before the agent wrote it to its own storage (where it turns up later). */
+  ahead?: true;
 }
 
 export interface AppendResult {
@@ -143,6 +145,8 @@ export type ResumePoint = Record<string, unknown>;
 export interface SessionRead {
   turns: SourceTurn[];
   resume?: ResumePoint;
+  /** Read from the start (no resume point, or the file was replaced): earlier turns may be among them. */
+  whole: boolean;
 }
 
 /** `agent-capture/<agent>-<session>.json`: what this session's hook already did. */
@@ -150,15 +154,21 @@ interface HookState {
   /** chats.jsonl right after this session's last append: inode and size. */
   logInode: number;
   logSize: number;
-  /** The keys of every turn of this session already in chats.jsonl. */
-  keys: string[];
+  /**
+   * Keys stored ahead of the session's own storage (a Codex reply taken from the Stop payload): they
+   * turn up later past the resume point, and must be known then.
+   */
+  ahead: string[];
   resume?: ResumePoint;
 }
+
+/** Keys kept ahead at most: a reply the agent never writes to its storage must not grow the state forever. */
+const MAX_AHEAD = 64;
 
 function readHookState(file: string): HookState | undefined {
   try {
     const state = JSON.parse(readFileSync(file, "utf8")) as HookState;
-    if (typeof state.logInode === "number" && typeof state.logSize === "number" && Array.isArray(state.keys))
+    if (typeof state.logInode === "number" && typeof state.logSize === "number" && Array.isArray(state.ahead))
       return state;
   } catch {
     // Missing or damaged: the hook reads the session whole and checks every key chats.jsonl holds.
@@ -178,10 +188,11 @@ function stateFile(projectRoot: string, agent: string, sessionId: string): strin
 /**
  * What a capture hook appends after each turn: the turns `read` finds past the session's resume point,
  * those chats.jsonl does not hold yet. The cost follows what was added, not the session's or the log's
- * size: the session's own keys come from its state file, and only the part of chats.jsonl written since
- * its last append is scanned (where a hook that died before saving its state left its records). When
- * the state is missing, or chats.jsonl was rewritten, the session is read whole and checked against
- * every key. Everything happens under the chat-log lock.
+ * size: turns past the resume point are new, except those a hook that died before saving its state
+ * already appended, which lie in the part of chats.jsonl written since this session's last append, the
+ * only part scanned, and the keys stored ahead of the agent's storage, kept in the state. A read from
+ * the start (no state, a replaced file) or a rewritten chats.jsonl is checked against every key the log
+ * holds. Everything happens under the chat-log lock.
  */
 export function captureSessionTurns(
   projectRoot: string,
@@ -199,21 +210,24 @@ export function captureSessionTurns(
       before !== undefined &&
       before.ino === state.logInode &&
       before.size >= state.logSize;
+    const session = read(resumable ? state.resume : undefined);
     let known: Set<string>;
-    if (resumable) {
-      known = new Set(state.keys);
+    if (resumable && !session.whole) {
+      known = new Set(state.ahead);
       if (before.size > state.logSize) addKeys(readFrom(log, state.logSize, before.size), known);
     } else known = knownKeys(projectRoot);
-    const { turns, resume } = read(resumable ? state.resume : undefined);
-    const result = appendUnknown(projectRoot, sessionId, turns, known);
-    const sessionKeys = new Set(resumable ? state.keys : []);
-    for (const turn of turns) sessionKeys.add(turn.key);
+    const result = appendUnknown(projectRoot, sessionId, session.turns, known);
+    const ahead = new Set(resumable ? state.ahead : []);
+    for (const turn of session.turns) {
+      if (turn.ahead) ahead.add(turn.key);
+      else ahead.delete(turn.key);
+    }
     const after = statSync(log, { throwIfNoEntry: false });
     const next: HookState = {
       logInode: after?.ino ?? 0,
       logSize: after?.size ?? 0,
-      keys: [...sessionKeys],
-      resume,
+      ahead: [...ahead].slice(-MAX_AHEAD),
+      resume: session.resume,
     };
     mkdirSync(agentCaptureStateDir(projectRoot), { recursive: true });
     // Written beside and renamed over: a reader sees the old state or the new one, never half.
