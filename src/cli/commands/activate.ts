@@ -104,6 +104,11 @@ export default defineCommand({
 async function monthSpend(root: string): Promise<string> {
   const { memoryStatus } = await import("../../memory/status.ts");
   const { formatUsage } = await import("../../agents/status.ts");
-  const usage = (await memoryStatus(root)).llmUsageThisMonth;
-  return usage.length ? `\nLLM spend ${new Date().toISOString().slice(0, 7)}: ${formatUsage(usage)}.` : "";
+  try {
+    const usage = (await memoryStatus(root)).llmUsageThisMonth;
+    return usage.length ? `\nLLM spend ${new Date().toISOString().slice(0, 7)}: ${formatUsage(usage)}.` : "";
+  } catch {
+    // Informational only: a store that cannot be read now ('triforge status' says why) must not fail activate.
+    return "";
+  }
 }
