@@ -249,6 +249,24 @@ describe("a prelude an agent can trust (pure core)", () => {
     expect(context).toContain("1 earlier decision(s) replaced");
   });
 
+  test("an LLM summary's one-line Decided: is replaced the same way", () => {
+    const summary = [
+      entry(
+        1,
+        "a",
+        "Discussed: the event store.\nDecided: use Postgres for the orders database.\nFiles: none",
+      ),
+      entry(
+        2,
+        "b",
+        "Discussed: the event store again.\nDecided:\n- Use SQLite for the orders database, one file per project.",
+      ),
+    ].join("\n\n");
+    const context = preludeContext(summary)!;
+    expect(context).not.toContain("Postgres");
+    expect(context).toContain("Use SQLite for the orders database");
+  });
+
   test("two decisions that share only a file are about different things: both stay", () => {
     const summary = [
       entry(1, "a", "Decided:\n- Add a retry with backoff in src/jobs/worker.ts."),

@@ -96,7 +96,12 @@ function datedDecisions(lines: string[][]): DatedDecision[] {
     entryLines.forEach((text, line) => {
       if (text === "Decided:") inDecided = true;
       else if (inDecided && text.startsWith("- ")) decisions.push({ text: text.slice(2), date, entry, line });
-      else inDecided = false;
+      else {
+        inDecided = false;
+        // An LLM summary of the older shape: "Decided: <one decision>" on its own line.
+        const inline = /^Decided: (.{12,})$/.exec(text)?.[1];
+        if (inline && !/^nothing\b/i.test(inline)) decisions.push({ text: inline, date, entry, line });
+      }
     });
   });
   return decisions;
@@ -105,7 +110,7 @@ function datedDecisions(lines: string[][]): DatedDecision[] {
 /** The entries with the decisions a later session replaced taken out; how many were. */
 export function withoutReplaced(entries: string[]): { entries: string[]; replaced: number } {
   // PERF: nothing can be replaced unless two entries decided something (the common hook case).
-  if (entries.filter((e) => e.includes("\nDecided:\n")).length < 2) return { entries, replaced: 0 };
+  if (entries.filter((e) => e.includes("\nDecided:")).length < 2) return { entries, replaced: 0 };
   const lines = entries.map((e) => e.split("\n"));
   const replaced = supersededDecisions(datedDecisions(lines));
   if (replaced.size === 0) return { entries, replaced: 0 };

@@ -24,7 +24,7 @@ export { isDecision } from "./decisions.ts";
 const MAX_DECISIONS = 8;
 const MAX_SENTENCE_CHARS = 220;
 const MAX_TERMS = 12;
-/** An entry stays well inside the prelude's budget (3,500 characters) so several sessions fit. */
+/** An entry stays at half the prelude's default budget (3,200 characters) so several sessions fit. */
 export const MAX_ENTRY_CHARS = 1_600;
 
 function clip(text: string, max: number): string {
