@@ -229,7 +229,7 @@ function readState(file: string): SessionState | undefined {
 /** Adds the `uuid` of every complete line of the log from `from` on; returns where the last one ends. */
 function scanLogKeys(fd: number, from: number, size: number, keys: Set<string>): number {
   let offset = from;
-  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(CHUNK_BYTES, size - from)));
   while (offset < size) {
     const chunk = readAt(fd, offset, Math.min(CHUNK_BYTES, size - offset), buffer);
     let end = chunk.lastIndexOf(10);
@@ -312,7 +312,7 @@ function readNewLines(
   deadline: number,
 ): ReadProgress {
   const progress: ReadProgress = { end: start, skipping, oversized: 0, deferred: false };
-  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(CHUNK_BYTES, size - start)));
   while (progress.end < size) {
     if (Date.now() > deadline) {
       progress.deferred = true;
@@ -385,8 +385,11 @@ export function captureTranscript(
   // Opened before the lock, and only when it is a regular file: a FIFO must never block, least of
   // all while the lock is held.
   const fd = openIfRegular(transcriptPath);
-  // The first redact() compiles the rules (~3 ms): done before the lock, not while others wait for it.
-  redact("", { projectRoot });
+  // The first redact() compiles the rules (~3 ms): when there is likely something to redact (the
+  // transcript grew past the saved offset, read without the lock as a hint), that is done before the
+  // lock rather than while other captures wait for it.
+  if (fd !== undefined && fstatSync(fd).size > (readState(stateFile)?.offset ?? 0))
+    redact("", { projectRoot });
   try {
     return withChatLogLock(
       projectRoot,
@@ -524,7 +527,9 @@ export function captureTranscript(
             next.logFingerprint = fingerprint(afterFd, logEnd);
             next.replies = replies;
             next.seenParts = recent(seenParts);
-            writeAtomically(stateFile, JSON.stringify(next));
+            // Unchanged (nothing new): not rewritten.
+            if (JSON.stringify(next) !== JSON.stringify(state))
+              writeAtomically(stateFile, JSON.stringify(next));
           } finally {
             if (afterFd !== undefined && afterFd !== logFd) closeSync(afterFd);
           }
