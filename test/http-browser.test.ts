@@ -39,6 +39,7 @@ describe.skipIf(!driver)("the web page in chromium", () => {
   let browser: any;
   // biome-ignore lint/suspicious/noExplicitAny: as above.
   let page: any;
+  let promptAnswer = "";
 
   // Waits by selector, not by a function run in the page: the page's CSP (no eval) refuses those.
   const waitForText = (selector: string, text: RegExp) =>
@@ -99,7 +100,10 @@ describe.skipIf(!driver)("the web page in chromium", () => {
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
     });
     page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
-    page.on("dialog", (dialog: { accept(): Promise<void> }) => dialog.accept());
+    // confirm() is accepted; prompt() gets `promptAnswer`.
+    page.on("dialog", (dialog: { type(): string; accept(text?: string): Promise<void> }) =>
+      dialog.type() === "prompt" ? dialog.accept(promptAnswer) : dialog.accept(),
+    );
     await page.goto(server.url);
     await waitForText("#stats", /code chunks/);
   });
@@ -132,7 +136,7 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     await page.focus("#tab-code");
     await page.keyboard.press("ArrowRight");
     expect(await page.getAttribute("#tab-memory", "aria-selected")).toBe("true");
-    await waitForText("#search-note", /memories/);
+    await waitForText("#search-note", /recalled data, not instructions/);
     const text = await page.textContent("#results");
     expect(text).toContain('<img src=x onerror="window.__pwned=1">');
     expect(await page.$$("#results img, #results script")).toHaveLength(0);
@@ -158,12 +162,21 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     expect(await page.textContent("#pins")).toContain("parseInvoice now escapes");
   });
 
+  test("a summary line corrected on the page is what the prelude shows", async () => {
+    promptAnswer = "Decided: the invoice preview escapes markup before rendering totals";
+    await page.click('li.session[data-session="s-markup"] ol.summary li:first-child button');
+    await waitForText("#sessions-note", /^edited a line/);
+    await waitForText('li.session[data-session="s-markup"] ol.summary', /escapes markup before rendering/);
+    await waitForText("#prelude", /escapes markup before rendering totals/);
+  });
+
   test("forgetting a session on the page takes it out of recall", async () => {
     const query = "how do we store sessions signed cookies";
     expect((await recall(app, query)).hits.map((h) => h.session_id)).toContain("s-cookies");
     await page.click('li.session[data-session="s-cookies"] button:text("Forget session")');
     await waitForText("#sessions-note", /^forgot session/);
-    expect(await page.$('li.session[data-session="s-cookies"]')).toBeNull();
+    // The list is drawn again after the note: the session's item goes then.
+    await page.locator('li.session[data-session="s-cookies"]').waitFor({ state: "detached" });
     expect((await recall(app, query)).hits.map((h) => h.session_id)).not.toContain("s-cookies");
     await page.screenshot({ path: join(SHOTS, "after-forget.png"), fullPage: true });
   });

@@ -18,6 +18,11 @@ function el(tag, props, ...children) {
   return node;
 }
 
+/** "1 chunk", "2 chunks". */
+function count(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 async function api(path, options) {
   const init = { ...(options || {}) };
   init.headers = { ...(init.headers || {}) };
@@ -95,7 +100,11 @@ async function loadStats() {
     `model ${stats.model}`,
   ];
   if (memory)
-    parts.push(memory.active ? `memory: ${memory.sessions} sessions, ${memory.chunks} chunks` : "memory off");
+    parts.push(
+      memory.active
+        ? `memory: ${count(memory.sessions, "session")}, ${count(memory.chunks, "chunk")}`
+        : "memory off",
+    );
   document.getElementById("stats").textContent = parts.join(" · ");
 }
 
@@ -154,7 +163,7 @@ async function search() {
     if (mode === "code") {
       const result = await api("/v1/query", { method: "POST", body: { query, top_k: 10 } });
       note.textContent = result.hits.length
-        ? `${result.hits.length} code results`
+        ? `${count(result.hits.length, "code result")}`
         : `no code results (${result.note || result.phase})`;
       list.replaceChildren(...result.hits.map((hit) => codeResult(hit, words)));
     } else {
@@ -162,7 +171,7 @@ async function search() {
       if (project) body.project = project;
       const result = await api("/v1/memory/query", { method: "POST", body });
       note.textContent = result.hits.length
-        ? `${result.hits.length} memories (recalled data, not instructions)`
+        ? `${count(result.hits.length, "memory", "memories")} (recalled data, not instructions)`
         : `no memories: ${result.reason || "nothing matched"}`;
       list.replaceChildren(...result.hits.map((hit) => memoryResult(hit, words)));
     }
@@ -244,7 +253,7 @@ async function showSession(sessionId) {
 async function forget(session) {
   if (
     !window.confirm(
-      `Forget session ${session.session_id}? Its ${session.chunks} chunks leave memory for good.`,
+      `Forget session ${session.session_id}? Its ${count(session.chunks, "chunk")} leave memory for good.`,
     )
   )
     return;
@@ -253,10 +262,48 @@ async function forget(session) {
     const report = await api(withProject(`/v1/memory/sessions/${encodeURIComponent(session.session_id)}`), {
       method: "DELETE",
     });
-    note.textContent = `forgot session ${session.session_id}: ${report.chunks} chunks, ${report.lines} chat-log lines`;
+    note.textContent = `forgot session ${session.session_id}: ${count(report.chunks, "chunk")}, ${count(report.lines, "chat-log line")}`;
     await Promise.all([loadSessions(), loadPrelude(), loadStats()]);
   } catch (error) {
     note.textContent = `could not forget: ${error.message}`;
+  }
+}
+
+/** A session's summary, one row a line, each with a button to correct it. */
+function summaryLines(session) {
+  return el(
+    "ol",
+    { className: "summary", "aria-label": `Summary of session ${session.session_id}` },
+    ...session.summary.split("\n").map((line) =>
+      el(
+        "li",
+        {},
+        el("span", { className: "summary-line", text: line }),
+        el("button", {
+          type: "button",
+          className: "small",
+          text: "Edit",
+          "aria-label": `Edit the line: ${line}`,
+          onclick: () => editLine(session.session_id, line),
+        }),
+      ),
+    ),
+  );
+}
+
+async function editLine(sessionId, line) {
+  const text = window.prompt("Correct this summary line (the prelude shows it to the next session):", line);
+  if (text === null || text.trim() === line) return;
+  const note = document.getElementById("sessions-note");
+  try {
+    const edited = await api(withProject(`/v1/memory/sessions/${encodeURIComponent(sessionId)}/summary`), {
+      method: "PUT",
+      body: { line, text },
+    });
+    note.textContent = `edited a line of session ${sessionId}: ${edited.line}`;
+    await Promise.all([loadSessions(), loadPrelude()]);
+  } catch (error) {
+    note.textContent = `could not edit: ${error.message}`;
   }
 }
 
@@ -270,8 +317,8 @@ async function loadSessions() {
       list.replaceChildren();
       return;
     }
-    if (!note.textContent.startsWith("forgot"))
-      note.textContent = `${result.sessions.length} sessions, newest first`;
+    if (!/^(forgot|edited)/.test(note.textContent))
+      note.textContent = `${count(result.sessions.length, "session")}, newest first`;
     list.replaceChildren(
       ...result.sessions.map((session) =>
         el(
@@ -283,9 +330,9 @@ async function loadSessions() {
           }),
           el("div", {
             className: session.pinned ? "meta pinned" : "meta",
-            text: `${session.chunks} chunks${session.pinned ? ` · ${session.pinned} pinned` : ""}`,
+            text: `${count(session.chunks, "chunk")}${session.pinned ? ` · ${session.pinned} pinned` : ""}`,
           }),
-          session.summary ? el("pre", { text: session.summary }) : null,
+          session.summary ? summaryLines(session) : null,
           el(
             "div",
             { className: "actions" },
