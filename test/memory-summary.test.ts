@@ -249,6 +249,18 @@ describe("decisions found by the shape of the exchange", () => {
     ]);
   });
 
+  test("Files: takes a bare name the project holds (Makefile), not one it does not", () => {
+    const chunks = chunkRecords(
+      session("make", [
+        ["user", "Add a lint target to the Makefile and the Justfile."],
+        ["assistant", "Added `lint` to the Makefile; there is no Justfile here."],
+      ]),
+    );
+    const files = (summary: string) => summary.match(/^Files: (.*)$/m)?.[1].split(", ") ?? [];
+    expect(files(extractiveSummary(chunks))).toEqual([]);
+    expect(files(extractiveSummary(chunks, undefined, (name) => name === "Makefile"))).toEqual(["Makefile"]);
+  });
+
   test("in a dialogue that names its speakers, the notes say who said what", () => {
     const summary = extractiveSummary(
       chunkRecords(

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { MAX_TOKENS, type StaticModel } from "../embed/model.ts";
 import { logError } from "../home/log.ts";
 import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../home/paths.ts";
@@ -633,6 +634,15 @@ class IndexRun {
     };
   }
 
+  /** Names the extractive summary's Files: may list because they exist in the project (`Makefile`). */
+  private readonly existing = new Map<string, boolean>();
+  private readonly fileExists = (name: string): boolean => {
+    if (name.length > 200 || !/^[\w@.+-]+(?:\/[\w@.+-]+)*$/.test(name) || name.includes("..")) return false;
+    let found = this.existing.get(name);
+    if (found === undefined) this.existing.set(name, (found = existsSync(join(this.root, name))));
+    return found;
+  };
+
   /**
    * One summary entry per session in the batch: the LLM's when it answers, else extractive. `graphs`
    * (the batch's, in chunk order) are the extractive summary's files and identifiers when the local
@@ -665,7 +675,7 @@ class IndexRun {
           logError("index: LLM summary failed, extractive summary used", error, this.root);
         }
       }
-      text ??= extractiveSummary(chunks, (c) => entitiesOf.get(c));
+      text ??= extractiveSummary(chunks, (c) => entitiesOf.get(c), this.fileExists);
       entries.push({ sessionId, date: entryDate(chunks[0].ts || last), ts: last, text, source });
     }
     return entries;
