@@ -97,6 +97,15 @@ describe("triforge serve --http", () => {
     expect(await proc.exited).toBe(0);
   });
 
+  test("an option of the other mode is a usage error, not ignored", async () => {
+    const port = await runBinary(["serve", "--port", "9000"], { home });
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain("--port is an option of 'serve --http'");
+    const project = await runBinary(["serve", "--http", "--project", alpha], { home });
+    expect(project.code).toBe(2);
+    expect(project.stderr).toContain("serves --workspace folders");
+  });
+
   test("a port in use is a clear error", async () => {
     const { url } = await startServe(["--workspace", alpha]);
     const port = new URL(url).port;

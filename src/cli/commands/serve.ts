@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { defineCommand, UserError } from "../command.ts";
+import { defineCommand, UsageError, UserError } from "../command.ts";
 
 export default defineCommand({
   usage:
@@ -53,9 +53,15 @@ export default defineCommand({
   },
   async run({ values }) {
     if (values.http === true) {
+      if (values.project !== undefined)
+        throw new UsageError("--project is the MCP server's; 'serve --http' serves --workspace folders");
       const { serveHttp } = await import("../http-options.ts");
       return serveHttp(values);
     }
+    const httpOnly = ["host", "port", "workspace", "token", "require-token", "db"].find(
+      (name) => values[name] !== undefined,
+    );
+    if (httpOnly) throw new UsageError(`--${httpOnly} is an option of 'serve --http'`);
     const project = typeof values.project === "string" ? values.project : undefined;
     // A mistyped --project would otherwise answer every call with "memory is not active for <path>",
     // which reads as "activate it", not "fix the server's configuration".
