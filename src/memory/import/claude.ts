@@ -64,8 +64,17 @@ export function findClaudeSessions(root: string, where: AgentHome): FoundSession
   return found;
 }
 
-/** The same capture the Stop hook runs: same parser, redaction, keys and per-session offset. */
+/**
+ * The same capture the Stop hook runs: same parser, redaction, keys and per-session offset. One capture
+ * reads for at most its time budget under the chat-log lock (so live hooks are not held off); a long
+ * transcript takes several, until it is read to its end.
+ */
 export function importClaudeSession(root: string, session: FoundSession): AppendResult {
-  const result = captureTranscript(root, session.sessionId, session.path);
-  return { appended: result.appended, skipped: result.skipped };
+  const total: AppendResult = { appended: 0, skipped: 0 };
+  for (;;) {
+    const result = captureTranscript(root, session.sessionId, session.path);
+    total.appended += result.appended;
+    total.skipped += result.skipped;
+    if (!result.deferred) return total;
+  }
 }
