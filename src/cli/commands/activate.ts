@@ -94,7 +94,7 @@ export default defineCommand({
       `Memory activated in ${displayPath(root)}. Wrote:\n${formatOutcomes(changed, undefined, styleFor(process.stdout).path)}\n${llm}\n`,
     );
     process.stdout.write(
-      "Memory is captured from the next Claude Code session on (hooks load when a session starts).\n",
+      "Memory is captured from the next Claude Code session on (hooks load when a session starts), and from Codex, Cursor and OpenCode sessions where 'triforge install' added their hooks.\n",
     );
     return offerImport(root, history);
   },
