@@ -270,7 +270,7 @@ async function runTask(
     TRIFORGE_LLM: "none",
   });
   if (scenario === "with-triforge") {
-    const install = await spawnCollect([triforge, "install", "--no-insforge"], { env: env(), cwd: project });
+    const install = await spawnCollect([triforge, "install", "--without", "insforge"], { env: env(), cwd: project });
     const activate = await spawnCollect([triforge, "activate", "--no-import"], { env: env(), cwd: project });
     if (install.code !== 0 || activate.code !== 0)
       throw new Error(`setup failed: ${install.stderr}${activate.stderr}`);
