@@ -19,6 +19,8 @@ export type Speaker = "user" | "assistant";
 export interface DecisionTurn {
   role: Speaker;
   text: string;
+  /** `sentencesOf(text)`, when the caller has split it already. */
+  sentences?: Sentence[];
   /** Anything the caller wants back with a decision (a turn id). */
   key?: string;
 }
@@ -235,7 +237,7 @@ export function findDecisions(turns: DecisionTurn[]): Decision[] {
   let position = 0;
   let openingSeen = false;
   turns.forEach((turn, index) => {
-    const sentences = sentencesOf(turn.text);
+    const sentences = turn.sentences ?? sentencesOf(turn.text);
     const next = turns.slice(index + 1).find((t) => t.role !== turn.role);
     const accepted =
       turn.role === "assistant" &&

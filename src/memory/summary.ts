@@ -83,37 +83,41 @@ function centralSentences(sentences: string[], max: number, exclude: Set<string>
   const bags = sentences.map((s) => [...new Set(noteWords(s))]);
   const frequency = new Map<string, number>();
   for (const bag of bags) for (const w of bag) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const candidates = sentences
-    .map((sentence, i) => ({ sentence, i, bag: bags[i] }))
-    .filter(({ sentence, bag }) => {
-      const n = sentence.split(/\s+/).length;
-      return (
-        bag.length >= 3 &&
-        n >= 6 &&
-        n <= MAX_NOTE_WORDS &&
-        !QUESTION_MARK.test(sentence) &&
-        !exclude.has(sentence)
-      );
-    });
-  const picked: typeof candidates = [];
+  const candidates: { sentence: string; i: number; bag: string[]; weight: number }[] = [];
+  sentences.forEach((sentence, i) => {
+    const n = sentence.split(/\s+/).length;
+    const bag = bags[i];
+    if (
+      bag.length < 3 ||
+      n < 6 ||
+      n > MAX_NOTE_WORDS ||
+      QUESTION_MARK.test(sentence) ||
+      exclude.has(sentence)
+    )
+      return;
+    // What does not change between picks: the length norm and the damping of reactions and replies.
+    let weight = 1 / Math.sqrt(n);
+    if (REACTION.test(sentence)) weight *= REACTION_FACTOR;
+    if (/\byou(?:r|'re|'ve)?\b/i.test(sentence)) weight *= YOU_FACTOR;
+    candidates.push({ sentence, i, bag, weight });
+  });
+  const picked = new Set<(typeof candidates)[number]>();
   const covered = new Set<string>();
-  while (picked.length < max) {
+  while (picked.size < max) {
     let best: (typeof candidates)[number] | undefined;
     let bestScore = 0;
     for (const c of candidates) {
-      if (picked.includes(c)) continue;
+      if (picked.has(c)) continue;
       let score = 0;
       for (const w of c.bag) score += (covered.has(w) ? 0.2 : 1) * Math.log1p(frequency.get(w) ?? 1);
-      score /= Math.sqrt(c.sentence.split(/\s+/).length);
-      if (REACTION.test(c.sentence)) score *= REACTION_FACTOR;
-      if (/\byou(?:r|'re|'ve)?\b/i.test(c.sentence)) score *= YOU_FACTOR;
+      score *= c.weight;
       if (score > bestScore) [best, bestScore] = [c, score];
     }
     if (!best) break;
-    picked.push(best);
+    picked.add(best);
     for (const w of best.bag) covered.add(w);
   }
-  return picked.sort((a, b) => a.i - b.i).map((c) => c.sentence);
+  return [...picked].sort((a, b) => a.i - b.i).map((c) => c.sentence);
 }
 
 /** A sentence that opens a conversation without telling anything ("Hey John, something awesome happened"). */
@@ -149,11 +153,13 @@ export function extractiveSummary(
 ): string {
   const turns: DecisionTurn[] = [];
   for (const chunk of chunks)
-    for (const t of chunk.turns)
-      turns.push({ role: t.role, text: chunk.text.slice(t.start, t.end), key: t.uuid });
+    for (const t of chunk.turns) {
+      const text = chunk.text.slice(t.start, t.end);
+      turns.push({ role: t.role, text, key: t.uuid, sentences: sentencesOf(text) });
+    }
   const userSentences = turns
     .filter((t) => t.role === "user")
-    .flatMap((t) => sentencesOf(t.text).map((s) => s.text));
+    .flatMap((t) => t.sentences?.map((s) => s.text) ?? []);
   const topicSentence =
     userSentences.find((s) => noteWords(s).length >= 3 && !REACTION.test(s) && !GREETING.test(s)) ??
     userSentences.find((s) => noteWords(s).length >= 3) ??
@@ -164,18 +170,20 @@ export function extractiveSummary(
   const found = findDecisions(turns);
   const decisions = pickDecisions(found, MAX_DECISIONS);
   const decided = new Set(found.map((d) => d.sentence));
-  const names = learnSpeakerNames(turns);
+  // Who said a note, when the dialogue names its speakers ("Thanks, Mel." names the other side).
   const nameOf = new Map<string, string>();
-  for (const [name, role] of names)
+  for (const [name, role] of learnSpeakerNames(turns))
     if (!nameOf.has(role)) nameOf.set(role, name[0].toUpperCase() + name.slice(1));
-  const speakerOf = new Map<string, string>();
-  for (const t of turns) for (const s of sentencesOf(t.text)) speakerOf.set(s.text, t.role);
+  const speakerOf = new Map<string, string | undefined>();
+  const candidates: string[] = [];
+  for (const t of turns)
+    for (const { text } of t.sentences ?? []) {
+      if (secretLooking(text) || isTentative(text) || (t.role === "assistant" && isNarration(text))) continue;
+      candidates.push(text);
+      speakerOf.set(text, nameOf.get(t.role));
+    }
   const notes = centralSentences(
-    turns.flatMap((t) =>
-      sentencesOf(t.text)
-        .map((s) => s.text)
-        .filter((s) => !secretLooking(s) && !isTentative(s) && (t.role === "user" || !isNarration(s))),
-    ),
+    candidates,
     Math.max(MIN_NOTES, MAX_NOTES - decisions.length),
     new Set([topicSentence, ...decided]),
   );
@@ -189,13 +197,10 @@ export function extractiveSummary(
     }
   }
   const lines = [`Discussed: ${topic || "(no text)"}`];
-  if (notes.length)
-    lines.push(
-      ...notes.map(
-        (n) =>
-          `  ${nameOf.get(speakerOf.get(n) ?? "") ? `${nameOf.get(speakerOf.get(n) ?? "")}: ` : ""}${clip(n, MAX_SENTENCE_CHARS)}`,
-      ),
-    );
+  for (const note of notes) {
+    const speaker = speakerOf.get(note);
+    lines.push(`  ${speaker ? `${speaker}: ` : ""}${clip(note, MAX_SENTENCE_CHARS)}`);
+  }
   if (decisions.length)
     lines.push(
       "Decided:",
@@ -227,6 +232,8 @@ function notAFile(label: string): boolean {
  */
 export function secretLooking(label: string): boolean {
   if (/REDACTED/i.test(label)) return true;
+  // PERF: most texts have no run of 16 characters without a separator: nothing to measure.
+  if (!/[^\s\\/._-]{16}/.test(label)) return false;
   for (const run of label.split(/[\s\\/._-]+/)) {
     if (run.length < 16) continue;
     const classes = [/[a-z]/, /[A-Z]/, /\d/].filter((re) => re.test(run)).length;
