@@ -25,7 +25,7 @@ export function cursorHookChange(home: string, launcher: string[]): FileChange {
       { kind: "json-append", path: ["hooks", "stop"], value: hook },
       { kind: "json-append", path: ["hooks", "sessionEnd"], value: hook },
     ],
-    purpose: "memory capture: Cursor's stop and sessionEnd hooks",
+    purpose: "memory capture: Cursor's stop and sessionEnd hooks, Cursor 1.7 or later",
   };
 }
 

@@ -70,7 +70,7 @@ export function opencodePluginChange(home: string, launcher: string[], env = pro
   return {
     path: join(opencodeConfigDir(home, env), "plugins", "triforge-memory.js"),
     edits: [{ kind: "file", content: opencodePlugin([...launcher, "capture-agent", "--agent=opencode"]) }],
-    purpose: "memory capture: an OpenCode plugin",
+    purpose: "memory capture: an OpenCode plugin that runs after each reply",
   };
 }
 
