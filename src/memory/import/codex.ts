@@ -61,10 +61,13 @@ export function rolloutMeta(line: string | undefined): RolloutMeta | undefined {
   const record = line === undefined ? undefined : jsonObject(line);
   if (!record) return undefined;
   const payload = (record.type === "session_meta" ? record.payload : record) as Record<string, unknown>;
-  if (!payload || typeof payload.id !== "string") return undefined;
+  if (!payload) return undefined;
+  // `id` names the thread this file records; since May 2026 `session_id` names the session beside it.
+  const id = typeof payload.id === "string" ? payload.id : payload.session_id;
+  if (typeof id !== "string" || !id) return undefined;
   const source = payload.source;
   return {
-    id: payload.id,
+    id,
     cwd: typeof payload.cwd === "string" ? payload.cwd : undefined,
     subagent: typeof source === "object" && source !== null && "subagent" in source,
   };
