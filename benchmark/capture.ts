@@ -3,13 +3,15 @@
  * What the `Stop` hook costs after every agent reply:
  *
  *   bun benchmark/capture.ts [--runs 40] [--prefix-mb 0.3,3,30] [--binary dist/triforge-linux-x64]
+ *                            [--compare <another triforge binary>]
  *
  * Builds the triforge binary and an empty Bun binary with the same flags (--compile --splitting
  * --bytecode --minify --format=esm), then for each size of an old transcript prefix (real records
  * from ../shared/fixtures/transcripts, uuids renumbered): captures the prefix once, untimed, and then,
  * `runs` times, appends 10 new turns and times `triforge capture` as a process, next to a capture with
  * nothing new and the empty binary, interleaved in the same loop. Goal: p95 ≤ 50 ms, fixed cost within
- * 1.5× the empty binary, and no growth with the prefix.
+ * 1.5× the empty binary, and no growth with the prefix. `--compare` times a second triforge binary (an
+ * older build, say) in the same loop, on a project of its own, so both see the same load.
  */
 import {
   appendFileSync,
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "40" },
     "prefix-mb": { type: "string", default: "0.3,3,30" },
     binary: { type: "string" },
+    compare: { type: "string" },
   },
 });
 const runs = Number(values.runs);
@@ -58,9 +61,6 @@ const binary = values.binary
 const empty = await buildEmptyBinary(work);
 
 const home = join(work, "home");
-const project = join(work, "project");
-mkdirSync(join(project, ".triforge"), { recursive: true });
-writeFileSync(join(project, ".triforge", "config.json"), "{}\n");
 const env = { ...process.env, HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge") };
 
 /** Real transcript records with fresh uuids, repeated until the prefix has `bytes` bytes. */
@@ -138,7 +138,6 @@ function percentile(samples: number[], p: number): number {
 }
 
 const fmt = (ms: number) => ms.toFixed(1).padStart(6);
-const errorsLog = join(env.TRIFORGE_HOME, projectKey(project), "errors.log");
 
 interface Case {
   mb: number;
@@ -147,54 +146,77 @@ interface Case {
   nothing: number[];
   turns: number[];
 }
-const capture = [binary, "capture", `--project=${project}`];
-const cases: Case[] = prefixSizes.map((mb) => {
-  const session = `bench-${mb}`;
-  const transcript = join(work, `${session}.jsonl`);
-  writePrefix(transcript, mb * 1e6);
-  const input = JSON.stringify({
-    session_id: session,
-    transcript_path: transcript,
-    cwd: project,
-    hook_event_name: "Stop",
+
+/** One binary's project (its own data folder) and transcripts, the old parts captured once. */
+function prepare(bin: string, name: string) {
+  const project = join(work, name);
+  mkdirSync(join(project, ".triforge"), { recursive: true });
+  writeFileSync(join(project, ".triforge", "config.json"), "{}\n");
+  const capture = [bin, "capture", `--project=${project}`];
+  const cases: Case[] = prefixSizes.map((mb) => {
+    const session = `bench-${mb}`;
+    const transcript = join(work, `${name}-${session}.jsonl`);
+    writePrefix(transcript, mb * 1e6);
+    const input = JSON.stringify({
+      session_id: session,
+      transcript_path: transcript,
+      cwd: project,
+      hook_event_name: "Stop",
+    });
+    timeRun(capture, input); // the old part, captured once, as the session's earlier replies did
+    return { mb, transcript, input, nothing: [], turns: [] };
   });
-  timeRun(capture, input); // the old part, captured once, as the session's earlier replies did
-  return { mb, transcript, input, nothing: [], turns: [] };
-});
+  return {
+    bin,
+    project,
+    capture,
+    cases,
+    errorsLog: join(env.TRIFORGE_HOME, projectKey(project), "errors.log"),
+  };
+}
+
+const subjects = [
+  prepare(binary, "project"),
+  ...(values.compare ? [prepare(resolve(values.compare), "compared")] : []),
+];
 const emptyMs: number[] = [];
 const newBytes = Buffer.byteLength(newTurns(0));
-// Interleaved: every round times every prefix size and the empty binary, so load on the machine
-// falls on all of them alike.
+// Interleaved: every round times every binary, every prefix size and the empty binary, so load on the
+// machine falls on all of them alike.
 for (let round = 0; round < runs; round++) {
   emptyMs.push(timeRun([empty]));
-  for (const c of cases) {
-    c.nothing.push(timeRun(capture, c.input));
-    appendFileSync(c.transcript, newTurns(round));
-    c.turns.push(timeRun(capture, c.input));
-  }
+  for (const { capture, cases } of subjects)
+    for (const c of cases) {
+      c.nothing.push(timeRun(capture, c.input));
+      appendFileSync(c.transcript, newTurns(round));
+      c.turns.push(timeRun(capture, c.input));
+    }
 }
 
 const e50 = percentile(emptyMs, 50);
 const e95 = percentile(emptyMs, 95);
-console.log(
-  `triforge capture of ${NEW_TURNS} new turns (${(newBytes / 1024).toFixed(1)} KB), ${runs} runs, ${binary}`,
-);
+console.log(`triforge capture of ${NEW_TURNS} new turns (${(newBytes / 1024).toFixed(1)} KB), ${runs} runs`);
 console.log(`empty Bun binary, same flags: p50 ${fmt(e50)} ms, p95 ${fmt(e95)} ms`);
-console.log(
-  "prefix MB | nothing new p50 / p95 (× empty p95) | 10 new turns p50 / p95 (× empty p95) | new turns' own cost (p50 diff)",
-);
 let worstP95 = 0;
 let worstFixedRatio = 0;
 let budgetMet = true;
-for (const c of cases) {
-  const [n50, n95, t50, t95] = [c.nothing, c.turns].flatMap((x) => [percentile(x, 50), percentile(x, 95)]);
-  const newCost = Math.max(0, t50 - n50);
-  worstP95 = Math.max(worstP95, t95);
-  worstFixedRatio = Math.max(worstFixedRatio, n95 / e95);
-  if (t95 > RATIO_GOAL * e95 + newCost) budgetMet = false;
+for (const [index, { bin, cases }] of subjects.entries()) {
+  console.log(index === 0 ? bin : `compared, same loop: ${bin}`);
   console.log(
-    `${String(c.mb).padStart(9)} | ${fmt(n50)} / ${fmt(n95)} (${(n95 / e95).toFixed(2)}×)       | ${fmt(t50)} / ${fmt(t95)} (${(t95 / e95).toFixed(2)}×)         | ${newCost.toFixed(1)} ms  (transcript ${(statSync(c.transcript).size / 1e6).toFixed(1)} MB)`,
+    "prefix MB | nothing new p50 / p95 (× empty p95) | 10 new turns p50 / p95 (× empty p95) | new turns' own cost (p50 diff)",
   );
+  for (const c of cases) {
+    const [n50, n95, t50, t95] = [c.nothing, c.turns].flatMap((x) => [percentile(x, 50), percentile(x, 95)]);
+    const newCost = Math.max(0, t50 - n50);
+    if (index === 0) {
+      worstP95 = Math.max(worstP95, t95);
+      worstFixedRatio = Math.max(worstFixedRatio, n95 / e95);
+      if (t95 > RATIO_GOAL * e95 + newCost) budgetMet = false;
+    }
+    console.log(
+      `${String(c.mb).padStart(9)} | ${fmt(n50)} / ${fmt(n95)} (${(n95 / e95).toFixed(2)}×)       | ${fmt(t50)} / ${fmt(t95)} (${(t95 / e95).toFixed(2)}×)         | ${newCost.toFixed(1)} ms  (transcript ${(statSync(c.transcript).size / 1e6).toFixed(1)} MB)`,
+    );
+  }
 }
 
 // The work the new bytes need (parse + redact), warm, in this process, for reference: in the cold
@@ -203,16 +225,17 @@ const sample = newTurns(0);
 const started = performance.now();
 const REPS = 200;
 for (let i = 0; i < REPS; i++)
-  for (const turn of parseTranscript(sample).turns) redact(turn.text, { projectRoot: project });
+  for (const turn of parseTranscript(sample).turns) redact(turn.text, { projectRoot: subjects[0].project });
 const warmMs = (performance.now() - started) / REPS;
 
 let errors = "";
-try {
-  errors = readFileSync(errorsLog, "utf8");
-} catch {}
+for (const { errorsLog } of subjects)
+  try {
+    errors += readFileSync(errorsLog, "utf8");
+  } catch {}
 console.log(`parse + redact of the ${NEW_TURNS} new turns, warm, in process: ${warmMs.toFixed(2)} ms`);
 console.log(
-  `worst p95, 10 new turns: ${worstP95.toFixed(1)} ms (goal ≤ ${P95_GOAL_MS} ms): ${worstP95 <= P95_GOAL_MS ? "met" : "MISSED"}`,
+  `worst p95 of the first binary, 10 new turns: ${worstP95.toFixed(1)} ms (goal ≤ ${P95_GOAL_MS} ms): ${worstP95 <= P95_GOAL_MS ? "met" : "MISSED"}`,
 );
 console.log(
   `p95 ≤ ${RATIO_GOAL}× empty p95 + the new turns' own cost, at every prefix size: ${budgetMet ? "met" : "MISSED"}; fixed cost (nothing new) worst ${worstFixedRatio.toFixed(2)}× empty`,
