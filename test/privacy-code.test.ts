@@ -80,6 +80,26 @@ describe("code mode keeps source code intact", () => {
     expect(code(text)).toBe(text);
   });
 
+  test("names with numbers, patterns and PEM literals after a secret's name are code", () => {
+    const text = [
+      "  credential?: X509Credential | undefined;",
+      "export declare function pbkdf2(password: Uint8Array, salt: Uint8Array): Uint8Array;",
+      "  /** JWK (Private Key): base64url-encoded private key */",
+      'const TOKEN_STRINGS = "[A-Za-z0-9._~+/-]+=*";',
+      'if (pem.indexOf("-----BEGIN PRIVATE KEY-----") !== 0 || !pem.includes("-----END PRIVATE KEY-----")) fail();',
+      'url.parse("https://anonymous:flabada@developer.mozilla.org/en-US/docs");',
+      "  href: 'https://a:b@example.com/?abc#foo',",
+      "",
+    ].join("\n");
+    expect(code(text)).toBe(text);
+  });
+
+  test("a generated password in a connection string is still a credential", () => {
+    expect(code('db = "postgres://app:Zx9vQ2mL7w@db.internal:5432/app"\n')).toBe(
+      'db = "postgres://app:[REDACTED:connection_string]@db.internal:5432/app"\n',
+    );
+  });
+
   test("a word assigned to a secret's name is no generated credential, nor are its other occurrences", () => {
     const text =
       'DB_PASSWORD = "connectionTimeout"\nconfig.connectionTimeout = 5\n        password: "postgres",\naccount = %Account{password: "letmein"}\n';

@@ -237,6 +237,20 @@ const PROVIDER_PREFIX_RE =
 const FOREIGN_WORD_RE = /^[\p{L}\p{M}'’-]+$/u;
 /** String interpolation is code: `"\\(key)[\\(nestedKey)]"` (Swift), `"#{x}"`, `"${x}"`, `"{x}"`. */
 const INTERPOLATION_RE = /\\\(|#\{|\$\{|\{[A-Za-z_][\w.]*\}/;
+/** Brackets, quotes and separators are code or a pattern (`"[A-Za-z0-9._~+/-]+=*"`), never in a key. */
+const CODE_PUNCTUATION_RE = /[[\]{}()<>|\\"'`,;\s]/;
+
+/**
+ * A name with numbers in it (`X509Credential`, `Uint8Array`, `sha256Hash`, `base64url-encoded`): every run
+ * of letters between the digits and separators is a word. A generated value breaks into pieces that are
+ * not (`Kx91xLJjBict`: Kx, xLJjBict).
+ */
+function isNumberedName(value: string): boolean {
+  if (!/^[A-Za-z_$][\w$.-]*$/.test(value)) return false;
+  const runs = value.split(/[\d_.$-]+/).filter(Boolean);
+  return runs.length > 0 && runs.every((run) => isWordLike(run));
+}
+
 /** A printf directive is code: `"%.*s4-HMAC-SHA256"`. */
 const FORMAT_RE = /%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[sdifxXucp]/;
 /** Percent-encoding is text a person wrote for a URL (`secure%20password`), not a generated value. */
@@ -250,6 +264,8 @@ const PERCENT_ESCAPE_RE = /%[0-9A-Fa-f]{2}/;
 function isGenerated(value: string, minLength: number): boolean {
   return (
     /\d/.test(value) &&
+    !CODE_PUNCTUATION_RE.test(value) &&
+    !isNumberedName(value) &&
     /[A-Za-z]/.test(value) &&
     !/\s/.test(value) &&
     !PERCENT_ESCAPE_RE.test(value) &&

@@ -7,6 +7,7 @@ import {
   isPlaceholderWord,
   isStandardUuid,
   isTemplate,
+  isWordLike,
 } from "./text.ts";
 import type { Finding } from "./types.ts";
 
@@ -81,7 +82,7 @@ function bodyEnd(text: string, p: number): number {
   }
 }
 
-function findPemKeys(text: string, out: Finding[]): void {
+function findPemKeys(text: string, out: Finding[], code: boolean): void {
   if (!text.includes("PRIVATE KEY")) return;
   // PERF: END lines are listed once; each BEGIN takes the next one (no search per BEGIN).
   const ends: [number, number][] = [];
@@ -112,13 +113,15 @@ function findPemKeys(text: string, out: Finding[]): void {
       resume = end[1];
     } else {
       resume = Math.max(afterBegin, bodyEnd(text, afterBegin));
-      add(begin, resume);
+      // In code a BEGIN line alone is a literal the parser looks for (`pem.indexOf("-----BEGIN …")`).
+      if (!code || base64Count(text.slice(afterBegin, resume)) >= MIN_PEM_BODY) add(begin, resume);
     }
     begin = text.indexOf("-----BEGIN", resume);
   }
-  // An END line on its own is the tail of a key pasted in pieces.
-  for (const [i, [start, stop]] of ends.entries())
-    if (!usedEnds.has(i)) out.push({ start, end: stop, kind: "private_key" });
+  // An END line on its own is the tail of a key pasted in pieces (in a conversation; in code, a literal).
+  if (!code)
+    for (const [i, [start, stop]] of ends.entries())
+      if (!usedEnds.has(i)) out.push({ start, end: stop, kind: "private_key" });
 }
 
 // --- Credentials in URLs, curl and SQL ----------------------------------------------------------------
@@ -152,6 +155,11 @@ function credentialPlaceholder(password: string): boolean {
   );
 }
 
+/** A URL's password that may be a real one in code: 6+ characters, not a word, not the user, no escape. */
+function generatedPassword(password: string, user: string): boolean {
+  return password.length >= 6 && password !== user && !isWordLike(password) && !password.includes("\\");
+}
+
 function findUrlCredentials(text: string, out: Finding[], code: boolean): void {
   if (!text.includes("://")) return;
   for (
@@ -161,8 +169,9 @@ function findUrlCredentials(text: string, out: Finding[], code: boolean): void {
   ) {
     const [start, end] = m.indices![2]!;
     if (credentialPlaceholder(m[2]) || credentialPlaceholder(m[1] + m[2])) continue;
-    // `postgres://postgres:postgres@localhost` in a file: a default written by the docs and tests.
-    if (code && m[2] === m[1].slice(m[1].lastIndexOf("/") + 1)) continue;
+    // In a file, a password a person wrote is a doc example or a test's (`postgres:postgres@`,
+    // `anonymous:flabada@`, `a:b@`, escapes): a committed one is generated.
+    if (code && !generatedPassword(m[2], m[1].slice(m[1].lastIndexOf("/") + 1))) continue;
     out.push({ start, end, kind: "connection_string" });
   }
 }
@@ -420,7 +429,7 @@ export function findStructuredSecrets(
   lower = text.toLowerCase(),
   code = false,
 ): void {
-  findPemKeys(text, out);
+  findPemKeys(text, out, code);
   findUrlCredentials(text, out, code);
   findCurlCredentials(text, out);
   findSqlPasswords(text, lower, out, code);
