@@ -117,6 +117,7 @@ describe("the extractive summary's Decided: lines", () => {
       "Hi! Hope that fixed it for you.",
       "Now let me check if the hooks directory should move to src/hooks.",
       "Let me read the current config and then replace it:",
+      "Let's look at the failing test logs first.",
     ]) {
       expect({ sentence, decision: isDecision(sentence) }).toEqual({ sentence, decision: false });
     }

@@ -205,7 +205,10 @@ function assistantChoice(sentence: string, previous: string | undefined): { reas
 /** A user sentence that sets a rule or picks a tool (the first request's bare task does not count). */
 function userChoice(sentence: string, opening: boolean): boolean {
   const rest = sentence.replace(/^\/[\w:-]+\s+/, "").replace(ACKNOWLEDGEMENT, "");
-  if (EXPLICIT.test(rest) || /^let's\b/i.test(rest)) return true;
+  if (EXPLICIT.test(rest)) return true;
+  // "Let's use signed cookies" settles something; "Let's look at the logs first" is a next step.
+  const lets = /^let's\s+(?:also\s+|just\s+|now\s+|first\s+)*(\p{L}+)/iu.exec(rest)?.[1]?.toLowerCase();
+  if (lets) return !PROCESS_VERBS.has(lets) || CONSTRAINT.test(rest);
   const imperative =
     IMPERATIVE.test(rest) || (LATER_CLAUSE.test(rest) && IMPERATIVE.test(LATER_CLAUSE.exec(rest)?.[1] ?? ""));
   if (!imperative) return false;
