@@ -1,7 +1,7 @@
 /**
  * The web page in a real browser: Debian's chromium, headless, driven by playwright-core (both installed
  * by .ci/run). Search code and memory with the keyboard, forget a session and see recall lose it, pin a
- * chunk for the prelude, re-index with live progress, and read it on a narrow window. Screenshots go to
+ * chunk into the prelude, re-index with live progress, and read it on a narrow window. Screenshots go to
  * tmp/test-output/http-browser/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -155,11 +155,11 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     expect(widths).toEqual(["32%", "100%"]);
   });
 
-  test("pinning a chunk lists it with the prelude's pins", async () => {
+  test("a chunk pinned on the page is in the prelude", async () => {
     await page.click('li.session[data-session="s-markup"] button:text("Chunks")');
     await page.click('li.session[data-session="s-markup"] .chunks button:text("Pin to prelude")');
-    await waitForText("#pins", /Pinned by the user/);
-    expect(await page.textContent("#pins")).toContain("parseInvoice now escapes");
+    await waitForText("#prelude", /Pinned by the user/);
+    expect(await page.textContent("#prelude")).toContain("parseInvoice now escapes");
   });
 
   test("a summary line corrected on the page is what the prelude shows", async () => {

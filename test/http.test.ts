@@ -13,9 +13,10 @@ import { type RunningServer, startHttpServer } from "../src/http/server.ts";
 import { recall } from "../src/memory/recall/recall.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { addPin, MAX_PINS, PinLimitError, pinnedSection, readPins } from "../src/memory/pins.ts";
+import { preludeContext } from "../src/memory/prelude.ts";
 import { Catalog } from "../src/rag/catalog.ts";
 import { ingestWorkspace, RagService } from "../src/rag/service.ts";
-import { tempDir } from "./support/helpers.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 import { appendRecords, exchange, memoryHome } from "./support/memory-helpers.ts";
 
 const TOKEN = "test-token-0123456789";
@@ -289,7 +290,18 @@ describe("memory", () => {
     expect(pinned.status).toBe(201);
     const prelude = await jsonOf(fetch(`${base}/v1/memory/prelude`));
     expect(prelude.pinned).toContain("signed cookies with HMAC");
+    expect(prelude.context).toContain(prelude.pinned);
     expect((await readPins(app)).map((p) => p.chunk_id)).toEqual([chunks[0].id]);
+    // The SessionStart hook itself, as Claude Code runs it: the pin is inside the recalled-data wrapper.
+    const hook = await runBinary(["prelude", "--project", app], {
+      home,
+      env: { TRIFORGE_HOME: process.env.TRIFORGE_HOME },
+    });
+    const context: string = JSON.parse(hook.stdout).hookSpecificOutput.additionalContext;
+    const pinAt = context.indexOf("## Pinned by the user");
+    expect(pinAt).toBeGreaterThan(context.indexOf("<triforge-memory"));
+    expect(pinAt).toBeLessThan(context.indexOf("</triforge-memory>"));
+    expect(context).toContain("signed cookies with HMAC");
 
     const forgot = await fetch(`${base}/v1/memory/sessions/s-cookies`, { method: "DELETE", headers: bearer });
     expect(forgot.status).toBe(200);
@@ -320,7 +332,9 @@ describe("the token ledger", () => {
       { session: "ledger-a", ts: at(0), injected: 750, saved: 5_000 },
       { session: "ledger-b", ts: at(4), injected: 0, saved: 0 },
     ]);
-    expect(ledger.totals).toMatchObject({ preludeTokens: 600, ragTokens: 150, codeFileTokens: 5_200 });
+    // The hook the pin test ran left its own prelude record too: only this test's are exact.
+    expect(ledger.totals).toMatchObject({ ragTokens: 150, codeFileTokens: 5_200 });
+    expect(ledger.totals.preludeTokens).toBeGreaterThanOrEqual(600);
   });
 });
 
@@ -441,6 +455,12 @@ describe("pins", () => {
     expect(pinnedSection(pins).split("\n")[0]).toBe("## Pinned by the user");
     expect(pinnedSection(pins)).toContain("- (2025-04-02 · session s1) line one 1 line two");
     expect(pinnedSection([])).toBe("");
+    // In the prelude: first, inside the wrapper, and in at most half the budget, so summaries still fit.
+    const summary = "# Memory\n\n## 2025-04-09 · session s9\nDecided: keep the retry budget at 3\n";
+    const context = preludeContext(summary, { budget: 1_000, pinned: pinnedSection(pins) })!;
+    const body = context.slice(context.indexOf("## Pinned by the user"), context.indexOf("## 2025-04-09"));
+    expect(body.length).toBeLessThanOrEqual(502);
+    expect(context).toContain("Decided: keep the retry budget at 3");
     writeFileSync(pinsPath(root), "{not json");
     expect(await readPins(root)).toEqual([]);
   });

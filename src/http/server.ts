@@ -270,14 +270,16 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const project = projectOf(url.searchParams.get("project"));
             const file = summaryPath(project);
             const summary = isActive(project) && existsSync(file) ? readFileSync(file, "utf8") : "";
+            const pinned = isActive(project) ? pinnedSection(await readPins(project)) : "";
             return json({
               project,
               active: isActive(project),
-              // As the hook builds it: ranked by the project's present, files marked changed or gone.
+              // As the hook builds it: the pins first, then entries ranked by the project's present,
+              // files marked changed or gone (the default budget; the hook reads prelude.tokens).
               context: summary
-                ? (preludeContext(summary, { present: await projectPresent(project) }) ?? null)
+                ? (preludeContext(summary, { present: await projectPresent(project), pinned }) ?? null)
                 : null,
-              pinned: isActive(project) ? pinnedSection(await readPins(project)) : "",
+              pinned,
             });
           },
         },

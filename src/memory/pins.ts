@@ -16,10 +16,10 @@ export interface Pin {
   pinned_at: string;
 }
 
-/** Pins kept at most; the prelude's budget could not carry more. */
-export const MAX_PINS = 12;
+/** Pins kept at most: with PIN_CHARS each they fill about half the prelude's default budget. */
+export const MAX_PINS = 8;
 /** Characters of a chunk kept in its pin (the prelude shows this much of it). */
-export const PIN_CHARS = 600;
+export const PIN_CHARS = 200;
 
 function fs(): typeof import("node:fs") {
   return require("node:fs") as typeof import("node:fs");

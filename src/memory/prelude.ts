@@ -29,6 +29,8 @@ export interface PreludeOptions {
   /** Characters of entries (default PRELUDE_SUMMARY_BUDGET). */
   budget?: number;
   present?: ProjectPresent;
+  /** The chunks a person pinned (pins.ts `pinnedSection`): carried first, in at most half the budget. */
+  pinned?: string;
 }
 
 /** Each summary entry starts with `## <date> · session <id>` (the memory indexer's contract). */
@@ -171,12 +173,18 @@ function chosenEntries(entries: string[], present: ProjectPresent, budget: numbe
 
 /** The context injected at session start, or undefined when there is nothing worth injecting. */
 export function preludeContext(summary: string, options: number | PreludeOptions = {}): string | undefined {
-  const { budget = PRELUDE_SUMMARY_BUDGET, present } =
-    typeof options === "number" ? { budget: options } : options;
+  const {
+    budget = PRELUDE_SUMMARY_BUDGET,
+    present,
+    pinned = "",
+  } = typeof options === "number" ? { budget: options } : options;
   const { entries: current, replaced } = withoutReplaced(summaryEntries(summary));
-  const entries = present ? chosenEntries(current, present, budget) : newestEntries(current, budget);
-  if (entries.length === 0) return undefined;
-  const body = neutralizeWrapper(entries.join("\n\n"), PRELUDE_TAG);
+  // Pins take at most half the budget: the summaries of the sessions still get the rest.
+  const pins = pinned.length > budget / 2 ? shortenEntry(pinned, Math.floor(budget / 2)) : pinned;
+  const room = Math.max(0, budget - pins.length);
+  const entries = present ? chosenEntries(current, present, room) : newestEntries(current, room);
+  if (entries.length === 0 && !pins) return undefined;
+  const body = neutralizeWrapper([pins, ...entries].filter(Boolean).join("\n\n"), PRELUDE_TAG);
   const notes = [
     present
       ? "A file marked [gone] no longer exists; [changed since, …] was modified after that session: check it before relying on the memory."

@@ -1,6 +1,7 @@
 import { estimateTokens, runName, writePendingRecord } from "../../home/ledger.ts";
 import { logError } from "../../home/log.ts";
 import { indexLockPath, openSessionsDir, summaryPath } from "../../home/paths.ts";
+import { pinnedSection, readPins } from "../../memory/pins.ts";
 import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
 import { projectPresent } from "../../memory/present.ts";
 import { configPath, findProjectRootAsync } from "../../project/config.ts";
@@ -52,6 +53,7 @@ export default defineCommand({
       const options = {
         budget: (await preludeTokens(root)) * CHARS_PER_TOKEN,
         present: await projectPresent(root),
+        pinned: pinnedSection(await readPins(root)),
       };
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
       const context =

@@ -187,7 +187,6 @@ async function loadPrelude() {
     target.textContent =
       prelude.context ||
       (prelude.active ? "(empty: nothing summarised yet)" : "(memory is not active for this project)");
-    document.getElementById("pins").textContent = prelude.pinned || "none";
   } catch (error) {
     target.textContent = `could not load the prelude: ${error.message}`;
   }
