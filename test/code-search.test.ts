@@ -358,6 +358,18 @@ describe("the index", () => {
     expect(rebuilt.report.changed).toBe(built.files);
   });
 
+  test("a directory where index.bin should be is removed and the index rebuilt in its place", async () => {
+    const root = realpathSync(repo({ "k.rb": "def kappa_method\n  :kappa\nend\n" }));
+    await refreshIndex(root);
+    const file = indexFile(root);
+    rmSync(file);
+    mkdirSync(join(file, "inside"), { recursive: true });
+    const rebuilt = await refreshIndex(root);
+    expect(rebuilt.report.changed).toBe(1);
+    expect(readFileSync(file).subarray(0, 8).toString()).toBe("TFCODE02");
+    expect(readFileSync(errorLogPath(), "utf8")).toContain(`${file} is damaged`);
+  });
+
   test("64 garbled bytes anywhere in index.bin (its header or any section) are a rebuild with one line in errors.log, never served", async () => {
     const root = repo({
       "src/invoice.ts": `${filler("billing", 12)}\nexport function parseInvoice(text: string) {\n  return text.split(";");\n}\n`,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -295,11 +295,10 @@ describe("triforge serve: tools and schemas", () => {
       join(root, "auth.ts"),
       "export function verifyPassword(p: string) { return p.length > 8; }\n",
     );
-    // A folder where the code index file should be: the index can be neither read nor written.
-    mkdirSync(
-      inDataHome(() => indexFile(root)),
-      { recursive: true },
-    );
+    // A file where the code index's folder should be: the index can be neither read nor written.
+    const indexFolder = inDataHome(() => dirname(indexFile(root)));
+    mkdirSync(dirname(indexFolder), { recursive: true });
+    writeFileSync(indexFolder, "not a folder");
     const { client } = await connect({ cwd: folder("elsewhere") });
     try {
       const result = await call(client, "code_search", { query: "verifyPassword", repo: root });

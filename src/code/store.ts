@@ -303,7 +303,8 @@ export function loadIndex(root: string, modelId: string): CodeIndex | undefined 
       `${file} is damaged (${error instanceof DamagedIndex ? error.message : (error as Error).message}); rebuilding it from the files`,
       findProjectRoot(root),
     );
-    rmSync(file, { force: true });
+    // Whatever is there is ours and derived (a directory too): the index is rebuilt in its place.
+    rmSync(file, { recursive: true, force: true });
     return undefined;
   }
 }
