@@ -125,18 +125,17 @@ function disqualified(sentence: string): boolean {
 
 /**
  * Verbs of the work itself, not of a choice: reading, checking, running, committing. A commitment to one
- * of these ("Let me run the tests", "I'll stage and commit") is narration.
+ * of these ("Let me run the tests", "I'll stage and commit") is narration. Not here, because what follows
+ * them often is a choice: test, install, clean up, update, fix.
  */
 const PROCESS_VERBS = new Set(
   (
     "run rerun check read look see verify confirm commit push pull stage wait compile build explore start begin " +
     "continue proceed mark close execute research draft analyze analyse understand investigate inspect review " +
-    "help try test? find search open print show list create write make implement finish apply do get fetch load " +
-    "decompose break clarify summarize summarise report ask answer respond install? clean? update? fix? debug " +
+    "help try find search open print show list create write make implement finish apply do get fetch load " +
+    "decompose break clarify summarize summarise report ask answer respond debug " +
     "figure rebuild restart launch call examine study scan take"
-  )
-    .split(" ")
-    .filter((w) => !w.endsWith("?")),
+  ).split(" "),
 );
 
 /** Opening of the assistant committing itself ("I'll", "I need to", "Let me", "We should"). */
@@ -180,7 +179,7 @@ const PROPOSAL =
   /\b(?:plan|propos\w*|approval|suggest\w*|recommend\w*|would you like|shall i|should i|want me to|option \w|i'd go with|i would go with)\b/i;
 /** The assistant agreeing to what the user proposed. */
 const AGREEMENT = /^(?:agreed|sounds good|good call|makes sense|yes|ok(?:ay)?|sure|done)\b[\s,:;!.—–-]*/i;
-/** How the assistant proposes: "I suggest X", "I'd recommend X", "we could use X". */
+/** How the assistant proposes: "I suggest X", "I'd recommend X", "my recommendation is X". */
 const PROPOSING =
   /\b(?:i(?:'d| would)? (?:suggest|recommend|propose|go with)|my recommendation|the best option is)\b/i;
 
