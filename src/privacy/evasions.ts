@@ -11,7 +11,7 @@ import { findStructuredSecrets } from "./structured.ts";
 import type { Finding } from "./types.ts";
 
 /** A transformed text and, for each of its characters, where it was in the original. */
-export interface View {
+interface View {
   text: string;
   origin: Int32Array;
 }

@@ -506,7 +506,7 @@ export const ATTACHED_COPULAS = ["是", "为", "為", "は", "が", "는", "은"
  * A name's words, lower-cased: split at case changes, at anything that is not a letter or digit, and
  * where the script changes (`API密钥`: api, 密钥); a trailing number is dropped (`token2` is token).
  */
-export function segments(name: string): string[] {
+function segments(name: string): string[] {
   const split = name
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
