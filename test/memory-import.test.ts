@@ -17,6 +17,7 @@ import {
 } from "../src/memory/import/codex.ts";
 import {
   cursorSlug,
+  cursorTimestamp,
   cursorUserProse,
   findCursorSessions,
   readCursorSession,
@@ -261,7 +262,7 @@ describe("each agent's format → turns", () => {
     expect(chatLog(root).length).toBe(4);
   });
 
-  test("Cursor: the person's query without attached context; notices Cursor writes itself stay out", () => {
+  test("Cursor: the person's query without attached context, thinking markers or notices Cursor writes itself", () => {
     const [session] = findCursorSessions(root, where);
     expect(session.sessionId).toBe(CURSOR_SESSION);
     const turns = readCursorSession(session);
@@ -274,6 +275,12 @@ describe("each agent's format → turns", () => {
       ],
       ["assistant", "The unit tests passed."],
     ]);
+    // The message's <timestamp> (UTC+1) is the only time there is; replies inherit it.
+    expect(new Set(turns.map((t) => t.ts))).toEqual(new Set(["2026-03-12T14:05:00.000Z"]));
+    expect(cursorTimestamp("<timestamp>Tuesday, Jul 21, 2026, 12:11 AM (UTC-4:30)</timestamp>")).toBe(
+      "2026-07-21T04:41:00.000Z",
+    );
+    expect(cursorTimestamp("no tag")).toBeUndefined();
     expect(cursorUserProse("<rules>\nbe terse\n</rules>\nrename foo to bar")).toBe("rename foo to bar");
   });
 
