@@ -559,7 +559,14 @@ export function catchUpOpenSessions(projectRoot: string, budgetMs = DEFAULT_BUDG
   const openDir = openSessionsDir(projectRoot);
   const deadline = Date.now() + budgetMs;
   let appended = 0;
-  for (const name of readdirSync(openDir)) {
+  let names: string[];
+  try {
+    names = readdirSync(openDir);
+  } catch (error) {
+    if (isMissing(error)) return 0; // no session was ever live here
+    throw error;
+  }
+  for (const name of names) {
     if (!name.endsWith(".json") || Date.now() > deadline) continue;
     const marker = join(openDir, name);
     let session: { session_id?: unknown; transcript?: unknown };

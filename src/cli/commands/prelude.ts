@@ -160,18 +160,12 @@ async function readTail(
   file: Bun.BunFile,
   bytes: number,
 ): Promise<{ text: string; partial: boolean } | undefined> {
-  // A missing or empty file: nothing to recall. A folder or a FIFO in its place is not read, and the
-  // caller logs why.
-  let size: number;
-  try {
-    // Only a regular file is read: a FIFO in its place would block the session's start.
-    const stat = await file.stat();
-    if (!stat.isFile()) throw new Error(`${file.name} is not a regular file; not reading it`);
-    size = stat.size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
+  // A missing file has size 0, as an empty one: nothing to recall either way. A folder in its place
+  // has a size, and reading it throws (logged by the caller). A FIFO or a device has no end (size
+  // Infinity): reading it would block the session's start, so it is not read. PERF: no stat call.
+  const size = file.size;
+  if (size === Number.POSITIVE_INFINITY)
+    throw new Error(`${file.name} is not a regular file; not reading it`);
   if (size === 0) return undefined;
   const start = Math.max(0, size - bytes);
   let text: string;
