@@ -18,7 +18,6 @@ import { parseArgs } from "node:util";
 import { buildTarget, hostTarget } from "../build/build.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
-import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { chatLogPath, recallSnapshotPath, storePath } from "../src/home/paths.ts";
 import { buildEmptyBinary } from "./baseline.ts";
@@ -127,7 +126,8 @@ interface Row {
   indexRssMB: number;
   incrementalSeconds: number;
   incrementalCpuSeconds: number;
-  /** The phases of a second one-session run, in process (IndexResult.timings, ms). */
+  /** Phases of each run (`triforge index --timings`, ms). */
+  indexPhasesMs: Record<string, number>;
   incrementalPhasesMs: Record<string, number>;
   freshRecallMs: { p50: number; p95: number };
   freshRecallCpuMs: number;
@@ -146,26 +146,18 @@ const median = (values: number[]) => percentiles(values).p50;
 async function measure(name: string, records: ChatRecord[], questions: string[]): Promise<Row> {
   const root = scratch.project(name);
   const chatLog = chatLogPath(root);
-  // The last two sessions are held back: each incremental run indexes one of them alone.
-  const sessions = [...new Set(records.map((r) => r.session_id))];
-  const heldBack = sessions.slice(-2);
-  const sessionRecords = (id: string) => records.filter((r) => r.session_id === id);
-  const append = (id: string) =>
-    appendFileSync(
-      chatLog,
-      `${sessionRecords(id)
-        .map((r) => JSON.stringify(r))
-        .join("\n")}\n`,
-    );
+  // The last session is held back: the incremental run indexes it alone.
+  const lastSession = records[records.length - 1].session_id;
   writeChatLog(
     chatLog,
-    records.filter((r) => !heldBack.includes(r.session_id)),
+    records.filter((r) => r.session_id !== lastSession),
   );
-  const full = run([triforge, "index", `--project=${root}`]);
-  append(heldBack[0]);
-  const incremental = run([triforge, "index", `--project=${root}`]);
-  append(heldBack[1]);
-  const phases = (await indexProject(root, { llm: null })).timings;
+  const index = () => run([triforge, "index", `--project=${root}`, "--timings"]);
+  const phasesOf = (stdout: string) => JSON.parse(/^Phases \(ms\): (.*)$/m.exec(stdout)?.[1] ?? "{}");
+  const full = index();
+  const held = records.filter((r) => r.session_id === lastSession);
+  appendFileSync(chatLog, `${held.map((r) => JSON.stringify(r)).join("\n")}\n`);
+  const incremental = index();
   const fresh: { ms: number; cpuMs: number }[] = [];
   const freshBm25: number[] = [];
   const baseline: { ms: number; cpuMs: number }[] = [];
@@ -202,7 +194,8 @@ async function measure(name: string, records: ChatRecord[], questions: string[])
     indexRssMB: full.rssMB,
     incrementalSeconds: Number((incremental.ms / 1000).toFixed(2)),
     incrementalCpuSeconds: Number((incremental.cpuMs / 1000).toFixed(2)),
-    incrementalPhasesMs: phases,
+    indexPhasesMs: phasesOf(full.stdout),
+    incrementalPhasesMs: phasesOf(incremental.stdout),
     freshRecallMs: { p50: round1(freshP.p50), p95: round1(freshP.p95) },
     freshRecallCpuMs: round1(median(fresh.map((f) => f.cpuMs))),
     freshBm25Ms: round1(median(freshBm25)),

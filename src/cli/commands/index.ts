@@ -22,6 +22,7 @@ export default defineCommand({
       description: "The project (or a folder inside it); default: the current folder",
     },
     background: { type: "boolean", description: "Detach and return at once (the SessionEnd hook)" },
+    timings: { type: "boolean", description: "Also print how long each phase of the run took (ms, JSON)" },
   },
   async run({ values }) {
     const start = typeof values.project === "string" ? values.project : process.cwd();
@@ -119,6 +120,7 @@ export default defineCommand({
         );
       // The run's report is its output (stdout); stderr carries only the progress bar and errors.
       process.stdout.write(`Indexed ${where}: ${parts.join("; ")}.\n`);
+      if (values.timings) process.stdout.write(`Phases (ms): ${JSON.stringify(result.timings)}\n`);
       if (allFailed) process.stderr.write("triforge index: warning: every LLM call failed (see above)\n");
       return 0;
     } catch (error) {
