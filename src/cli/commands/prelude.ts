@@ -37,13 +37,14 @@ export default defineCommand({
       const start = typeof values.project === "string" ? values.project : (hookInputCwd() ?? process.cwd());
       root = await findProjectRootAsync(start);
       if (!root) return 0;
-      if (hasOpenSessions(root)) await catchUpOpenSessions(root);
-      // The ledger's record: `started` now, replaced by the outcome, so a run killed at its timeout shows.
-      // PERF: Date.now, not performance.now: the `performance` global costs ~0.8 ms at first use here.
+      // The ledger's record: `started` now, replaced by the outcome, so a run killed at its timeout shows
+      // (the catch-up below included). PERF: Date.now, not performance.now: the `performance` global costs
+      // ~0.8 ms at first use here.
       const started = Date.now();
       const record = { ts: new Date().toISOString(), event: "prelude" as const, run: runName("prelude") };
       ledger = { root, run: record.run, started, record };
       await writePendingRecord(root, record.run, { ...record, outcome: "started" });
+      if (hasOpenSessions(root)) await catchUpOpenSessions(root);
       const summary = Bun.file(summaryPath(root));
       const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
       if (!tail) {
