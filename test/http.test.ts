@@ -327,6 +327,7 @@ describe("the token ledger", () => {
     appendRecord(app, { ts: at(3), event: "code_search", outcome: "ok", tokens: 200, fileTokens: 5_200 });
     appendRecord(app, { ts: at(4), event: "prelude", outcome: "failed", tokens: 0 });
     appendRecord(app, { ts: at(5), event: "capture", outcome: "ok", session: "ledger-b", turns: 2 });
+    appendRecord(app, { ts: at(6), event: "index", outcome: "failed", error: "disk full" });
     const ledger = await jsonOf(fetch(`${base}/v1/memory/ledger`));
     expect(ledger.sessions).toEqual([
       { session: "ledger-a", ts: at(0), injected: 750, saved: 5_000 },
@@ -335,6 +336,9 @@ describe("the token ledger", () => {
     // The hook the pin test ran left its own prelude record too: only this test's are exact.
     expect(ledger.totals).toMatchObject({ ragTokens: 150, codeFileTokens: 5_200 });
     expect(ledger.totals.preludeTokens).toBeGreaterThanOrEqual(600);
+    expect(ledger.problems).toContain("prelude at 2025-05-01 10:04 failed");
+    expect(ledger.problems).toContain("index at 2025-05-01 10:06 failed: disk full");
+    expect(ledger.records).toContainEqual(expect.objectContaining({ event: "index", error: "disk full" }));
   });
 });
 

@@ -363,6 +363,8 @@ async function loadLedger() {
   const chart = document.getElementById("ledger");
   try {
     const ledger = await api(withProject("/v1/memory/ledger"));
+    const problems = document.getElementById("ledger-problems");
+    problems.replaceChildren(...ledger.problems.map((problem) => el("li", { text: problem })));
     const sessions = ledger.sessions.slice(-12);
     if (!sessions.length) {
       note.textContent = "no hook runs recorded yet";
