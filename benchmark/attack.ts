@@ -30,6 +30,7 @@ import {
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { indexLayout } from "../src/code/store.ts";
 import { seededRandom } from "../test/support/random.ts";
 
 const { values } = parseArgs({
@@ -341,21 +342,40 @@ function mutatedTranscripts(): Trial[] {
 
 function kills(): Trial[] {
   const trials: Trial[] = [];
+  trials.push({
+    name: "a torn append (half a line at the end of chats.jsonl), then another session captures",
+    run: async () => {
+      const s = sandbox("torn");
+      const first = join(s.transcripts, "K.jsonl");
+      writeFileSync(first, transcript("K", 2));
+      await s.hook("capture", hookInput("K", first, s.project));
+      const log = filesUnder(s.dataRoot).find((f) => f.endsWith("/chats.jsonl"));
+      if (!log) return "no chats.jsonl after a capture";
+      appendFileSync(log, '{"ts":"x","session_id":"K","role":"user","text":"half');
+      const other = join(s.transcripts, "L.jsonl");
+      writeFileSync(other, transcript("L", 2));
+      await s.hook("capture", hookInput("L", other, s.project));
+      const l1 = records(s.chatLines()).filter((r) => r.session_id === "L");
+      return l1.length === 2
+        ? undefined
+        : `session L has ${l1.length} of its 2 records (glued to the torn line)`;
+    },
+  });
   for (let k = 0; k < 6; k++)
     trials.push({
-      name: `capture killed after ${k * 25} ms, then another session captures`,
+      name: `capture killed after ${k * 60} ms, then another session captures`,
       run: async () => {
         const s = sandbox("kill-capture");
         const file = join(s.transcripts, "K.jsonl");
-        const turns = 3000;
-        writeFileSync(file, transcript("K", turns, 40));
+        const turns = 20_000;
+        writeFileSync(file, transcript("K", turns, 50));
         const proc = Bun.spawn([binary, "capture", `--project=${s.project}`], {
           env: { HOME: s.home, TRIFORGE_HOME: s.dataRoot, PATH: process.env.PATH ?? "" },
           stdin: new Blob([hookInput("K", file, s.project)]),
           stdout: "ignore",
           stderr: "ignore",
         });
-        await Bun.sleep(k * 25);
+        await Bun.sleep(k * 60);
         proc.kill(9);
         await proc.exited;
         const other = join(s.transcripts, "L.jsonl");
@@ -513,20 +533,28 @@ function damagedStores(): Trial[] {
       return memoryAnswers(s);
     },
   });
-  for (let k = 0; k < 2; k++)
+  for (const section of ["texts", "vectors", "BM25 postings", "chunk starts"])
     trials.push({
-      name: `code index.bin: 64 bytes garbled (trial ${k + 1})`,
+      name: `code index.bin: 64 bytes of its ${section} garbled`,
       run: async () => {
         const s = await indexedProject("damaged-code");
         const file = codeIndex(s);
         if (!file) return "no index.bin after a search";
-        garbleFile(file, 16 + Math.floor(random() * (statSync(file).size - 80)), 64);
-        const ran = await run(["search", "scheduleRetry", s.project, "--json"], { home: s.home });
+        const search = () => run(["search", "retry delay", s.project, "--json"], { home: s.home });
+        const clean = await search();
+        const region = indexLayout(readFileSync(file)).sections.find((r) => r.name === section);
+        if (!region) return `no ${section} section`;
+        const length = Math.min(64, region.end - region.start);
+        garbleFile(
+          file,
+          region.start + Math.floor(random() * (region.end - region.start - length + 1)),
+          length,
+        );
+        const ran = await search();
         if (ran.code !== 0) return `search: exit ${ran.code}: ${ran.stderr.slice(0, 120)}`;
-        const hit = JSON.parse(ran.stdout).hits?.[0];
-        return hit?.file_path === "src/retry.ts" && hit.content.includes("scheduleRetry")
+        return JSON.stringify(JSON.parse(ran.stdout).hits) === JSON.stringify(JSON.parse(clean.stdout).hits)
           ? undefined
-          : `a damaged index answered: ${JSON.stringify(hit)?.slice(0, 100)}`;
+          : `a damaged index answered: ${JSON.stringify(JSON.parse(ran.stdout).hits?.[0])?.slice(0, 100)}`;
       },
     });
   trials.push({
