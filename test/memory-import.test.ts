@@ -22,7 +22,7 @@ import {
   findCursorSessions,
   readCursorSession,
 } from "../src/memory/import/cursor.ts";
-import { findSessions } from "../src/memory/import/history.ts";
+import { findSessions, importHistory } from "../src/memory/import/history.ts";
 import {
   findOpencodeSession,
   findOpencodeSessions,
@@ -350,6 +350,45 @@ describe("each agent's format → turns", () => {
     expect(opencodeHookRead(session, first.resume).turns.map((t) => [t.key, t.text])).toEqual([
       [`opencode:${id}`, "Add a changeset for the ui package."],
     ]);
+  });
+
+  test("OpenCode 2.x: session_v2 and session_message, the same keys as before the upgrade, no turn twice", async () => {
+    const upgraded = tempDir("triforge-import-opencode-v2-");
+    process.env.TRIFORGE_HOME = join(upgraded, "data");
+    const project = join(upgraded, "acme-shop");
+    mkdirSync(project, { recursive: true });
+    const there: AgentHome = { home: upgraded, env: {} };
+    const dbPath = join(upgraded, ".local", "share", "opencode", "opencode.db");
+    mkdirSync(dirname(dbPath), { recursive: true });
+    const build = (sql: string) => {
+      rmSync(dbPath, { force: true });
+      const db = new Database(dbPath);
+      db.exec(fixture(`opencode/${sql}`, project));
+      db.close();
+    };
+    build("opencode.sql");
+    const before = await importHistory(project, there, { agents: ["opencode"] });
+    expect([before.sessions, before.appended]).toEqual([2, 4]);
+    // OpenCode upgrades: the 1.x rows are copied into the 2.x tables, and a new session starts there.
+    build("opencode-v2.sql");
+    const sessions = findOpencodeSessions(project, there);
+    expect(sessions.map((s) => s.sessionId).sort()).toEqual([
+      "ses_3a1f0c9a1ffeA1pnpmWorkspcs",
+      "ses_3a1f0d0a2ffeC3migratedBoth",
+      "ses_3a2b0a0a5ffeF6afterUpgrade",
+    ]);
+    const fresh = sessions.find((s) => s.sessionId === "ses_3a2b0a0a5ffeF6afterUpgrade");
+    expect(fresh && readOpencodeSession(fresh).map((t) => [t.role, t.text])).toEqual([
+      ["user", "How do we write release notes now?"],
+      [
+        "assistant",
+        "Release notes come from changesets now: every PR adds one with pnpm changeset, and the release workflow turns them into CHANGELOG entries.",
+      ],
+    ]);
+    const after = await importHistory(project, there, { agents: ["opencode"] });
+    expect([after.sessions, after.appended, after.skipped]).toEqual([3, 2, 4]);
+    // The plugin's hook goes on from the newest seq it read.
+    expect(fresh && opencodeHookRead(fresh, opencodeHookRead(fresh, undefined).resume).turns).toEqual([]);
   });
 
   test("--since keeps the sessions changed on or after the date", () => {
