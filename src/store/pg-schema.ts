@@ -1,0 +1,116 @@
+/**
+ * The Postgres store's tables, one Postgres schema per project (`triforge_<project>`), created and
+ * migrated by the binary: `schema_version` lists every step applied, and a step runs once, under an
+ * advisory lock, so processes opening the same project at once never race on it.
+ */
+import type { SqlClient } from "./pg-client.ts";
+import { StoreUnavailableError } from "./pg-client.ts";
+
+/** The highest step this version knows; a database migrated further by a newer triforge is refused. */
+export const PG_SCHEMA_VERSION = 2;
+
+/** A project name as a Postgres identifier: lower-case letters, digits and `_`, quoted. */
+export function projectSchema(project: string): string {
+  const name = project
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .slice(0, 50);
+  if (!name) throw new Error(`'${project}' cannot name a project in Postgres: use letters or digits`);
+  return `"triforge_${name}"`;
+}
+
+/** The advisory-lock key of a schema (Postgres takes a bigint; a 31-bit hash of the name is enough). */
+export function lockKey(schema: string): number {
+  let h = 0;
+  for (let i = 0; i < schema.length; i++) h = (Math.imul(h, 31) + schema.charCodeAt(i)) | 0;
+  return h;
+}
+
+function steps(s: string, pgvector: boolean): string[] {
+  return [
+    // 1: the same tables as the SQLite store, so a copy between them is row for row.
+    `CREATE TABLE ${s}.meta(key text PRIMARY KEY, value text NOT NULL);
+     CREATE TABLE ${s}.chunks(id serial PRIMARY KEY, hash text NOT NULL UNIQUE, session_id text NOT NULL,
+       ts text NOT NULL, text text NOT NULL, graph_source text NOT NULL, model text NOT NULL, vector bytea NOT NULL);
+     CREATE INDEX ON ${s}.chunks(session_id);
+     CREATE TABLE ${s}.turns(uuid text PRIMARY KEY, chunk_id integer NOT NULL, ord integer NOT NULL,
+       role text NOT NULL, ts text NOT NULL, start integer NOT NULL, "end" integer NOT NULL);
+     CREATE INDEX ON ${s}.turns(chunk_id);
+     CREATE TABLE ${s}.entities(id serial PRIMARY KEY, phrase text NOT NULL UNIQUE, label text NOT NULL,
+       model text NOT NULL, vector bytea NOT NULL);
+     CREATE TABLE ${s}.facts(id serial PRIMARY KEY, subject integer NOT NULL, predicate text NOT NULL,
+       object integer NOT NULL, model text NOT NULL, vector bytea NOT NULL, UNIQUE(subject, predicate, object));
+     CREATE TABLE ${s}.fact_sources(fact_id integer NOT NULL, chunk_id integer NOT NULL, PRIMARY KEY(fact_id, chunk_id));
+     CREATE INDEX ON ${s}.fact_sources(chunk_id);
+     CREATE TABLE ${s}.edges(id serial PRIMARY KEY, kind smallint NOT NULL, a integer NOT NULL, b integer NOT NULL,
+       weight double precision NOT NULL, UNIQUE(kind, a, b));
+     CREATE INDEX ON ${s}.edges(b);
+     CREATE TABLE ${s}.edge_sources(edge_id integer NOT NULL, chunk_id integer NOT NULL,
+       amount double precision NOT NULL, PRIMARY KEY(edge_id, chunk_id));
+     CREATE INDEX ON ${s}.edge_sources(chunk_id);
+     CREATE TABLE ${s}.llm_cache(key text PRIMARY KEY, chunk_hash text NOT NULL, value text NOT NULL);
+     CREATE INDEX ON ${s}.llm_cache(chunk_hash);
+     CREATE TABLE ${s}.summaries(id serial PRIMARY KEY, session_id text NOT NULL, date text NOT NULL,
+       ts text NOT NULL, text text NOT NULL, source text NOT NULL);
+     CREATE INDEX ON ${s}.summaries(session_id);
+     CREATE TABLE ${s}.forgotten(session_id text PRIMARY KEY, at text NOT NULL);
+     CREATE TABLE ${s}.llm_usage(provider text NOT NULL, model text NOT NULL, calls bigint NOT NULL,
+       input_tokens bigint NOT NULL, output_tokens bigint NOT NULL, PRIMARY KEY(provider, model));
+     CREATE TABLE ${s}.llm_usage_months(month text NOT NULL, provider text NOT NULL, model text NOT NULL,
+       calls bigint NOT NULL, input_tokens bigint NOT NULL, output_tokens bigint NOT NULL,
+       PRIMARY KEY(month, provider, model));`,
+    // 2: chunk embeddings as pgvector values beside the exact float32 bytes (HNSW indexes per dimension
+    // are made when the first vectors of that dimension arrive). Nothing where pgvector is absent.
+    pgvector ? `ALTER TABLE ${s}.chunks ADD COLUMN embedding vector;` : "SELECT 1;",
+  ];
+}
+
+/** Whether pgvector is installed in this database, installing it where the server has it and we may. */
+async function ensurePgvector(client: SqlClient): Promise<boolean> {
+  const installed = async () =>
+    (await client.query("SELECT 1 AS ok FROM pg_extension WHERE extname = 'vector'")).length > 0;
+  if (await installed()) return true;
+  const available = await client.query("SELECT 1 AS ok FROM pg_available_extensions WHERE name = 'vector'");
+  if (!available.length) return false;
+  try {
+    await client.query("CREATE EXTENSION IF NOT EXISTS vector");
+  } catch {
+    // No privilege to install it: the store works without (recall computes similarity in the process).
+  }
+  return installed();
+}
+
+/** Creates or migrates the project's schema; returns whether chunks carry a pgvector column. */
+export async function migrateSchema(client: SqlClient, schema: string): Promise<{ pgvector: boolean }> {
+  const pgvector = await ensurePgvector(client);
+  return client.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [lockKey(schema)]);
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_version(version integer PRIMARY KEY, applied_at text NOT NULL)`,
+    );
+    const [row] = await tx.query<{ v: number | null }>(
+      `SELECT max(version) AS v FROM ${schema}.schema_version`,
+    );
+    const current = Number(row?.v ?? 0);
+    if (current > PG_SCHEMA_VERSION)
+      throw new StoreUnavailableError(
+        `the memory in ${schema} is at schema version ${current}, newer than this triforge knows (${PG_SCHEMA_VERSION}): upgrade triforge`,
+      );
+    const all = steps(schema, pgvector);
+    for (let version = current + 1; version <= PG_SCHEMA_VERSION; version++) {
+      for (const statement of all[version - 1].split(";").map((t) => t.trim()))
+        if (statement) await tx.query(statement);
+      await tx.query(`INSERT INTO ${schema}.schema_version(version, applied_at) VALUES ($1, $2)`, [
+        version,
+        new Date().toISOString(),
+      ]);
+    }
+    const column = await tx.query(
+      "SELECT 1 AS ok FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'chunks' AND column_name = 'embedding'",
+      [schema.slice(1, -1)],
+    );
+    return { pgvector: column.length > 0 };
+  });
+}

@@ -1,0 +1,838 @@
+/**
+ * The memory store in Postgres (a server through Bun.sql, PGlite in the tests, InsForge's database): the
+ * same tables and the same behaviour as the SQLite store, so recall reads an identical snapshot and runs
+ * PPR in the process. Every method is a few set-based statements (rows travel as one JSON parameter),
+ * not a round trip per row. Writes take a per-project advisory lock, and every key is natural (chunk
+ * hash, turn uuid, phrase, fact triple), so several machines indexing one project at once never lose
+ * or duplicate a chunk. The chats.jsonl offset is kept per writer: each machine captures its own log.
+ */
+import type { LlmUsage } from "../llm/usage.ts";
+import type { SqlClient } from "./pg-client.ts";
+import { lockKey, migrateSchema, projectSchema } from "./pg-schema.ts";
+import { factKey } from "./sqlite.ts";
+import {
+  type ChunkGraph,
+  EDGE_KIND,
+  type ForgetResult,
+  type GraphSource,
+  type IndexBatch,
+  type IndexState,
+  type MemoryStore,
+  type StoreSnapshot,
+  type StoreStatus,
+  type SummaryEntry,
+  type Turn,
+} from "./types.ts";
+
+const EDGE_EPSILON = 1e-9;
+
+function toBase64(vector: Float32Array): string {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
+}
+
+function pgvectorText(vector: Float32Array): string {
+  return `[${Array.from(vector).join(",")}]`;
+}
+
+function readVector(blob: Uint8Array, target: Float32Array, row: number, dim: number): void {
+  const floats = Math.min(dim, blob.byteLength >> 2);
+  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  for (let d = 0; d < floats; d++) target[row * dim + d] = view.getFloat32(d * 4, true);
+}
+
+function ordered(a: number, b: number): [number, number] {
+  return a < b ? [a, b] : [b, a];
+}
+
+const json = (rows: unknown) => JSON.stringify(rows);
+
+/** Per-writer meta keys: each machine reads its own chats.jsonl, so its offset is its own. */
+const WRITER_KEYS = new Set(["offset", "offset_check", "review_swept"]);
+
+export interface PgStoreOptions {
+  /** The project's name in the database (one Postgres schema each). */
+  project: string;
+  /** Who writes (this machine and checkout): the chats.jsonl offset is kept per writer. */
+  writer: string;
+  backend?: string;
+}
+
+export class PgMemoryStore implements MemoryStore {
+  readonly backend: string;
+  readonly schema: string;
+  private readonly cache = new Map<string, string>();
+  /** Cache and usage writes not yet confirmed: awaited before the next write, and by flush(). */
+  private pending: Promise<unknown>[] = [];
+  private failure: unknown;
+  private readonly indexedDims = new Set<number>();
+
+  private constructor(
+    private readonly client: SqlClient,
+    private readonly options: PgStoreOptions,
+    readonly pgvector: boolean,
+  ) {
+    this.backend = options.backend ?? "postgres";
+    this.schema = projectSchema(options.project);
+  }
+
+  /** Creates or migrates the project's schema and loads the LLM cache (get/set are synchronous). */
+  static async open(client: SqlClient, options: PgStoreOptions): Promise<PgMemoryStore> {
+    const { pgvector } = await migrateSchema(client, projectSchema(options.project));
+    const store = new PgMemoryStore(client, options, pgvector);
+    const s = store.schema;
+    await client.query(
+      `INSERT INTO ${s}.meta(key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING`,
+      [crypto.randomUUID()],
+    );
+    for (const r of await client.query<{ key: string; value: string }>(
+      `SELECT key, value FROM ${s}.llm_cache`,
+    ))
+      store.cache.set(r.key, r.value);
+    return store;
+  }
+
+  private metaKey(key: string): string {
+    return WRITER_KEYS.has(key) ? `${key}@${this.options.writer}` : key;
+  }
+
+  private async meta(key: string, tx: SqlClient = this.client): Promise<string | undefined> {
+    const [row] = await tx.query<{ value: string }>(`SELECT value FROM ${this.schema}.meta WHERE key = $1`, [
+      this.metaKey(key),
+    ]);
+    return row?.value;
+  }
+
+  private async setMeta(tx: SqlClient, key: string, value: string): Promise<void> {
+    await tx.query(
+      `INSERT INTO ${this.schema}.meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [this.metaKey(key), value],
+    );
+  }
+
+  private async bump(tx: SqlClient, key: "generation" | "deletions"): Promise<void> {
+    await tx.query(
+      `INSERT INTO ${this.schema}.meta(key, value) VALUES ($1, '1') ON CONFLICT (key) DO UPDATE SET value = (${this.schema}.meta.value::bigint + 1)::text`,
+      [key],
+    );
+  }
+
+  /** A write transaction: one writer per project at a time (the advisory lock), pending cache writes first. */
+  private async write<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+    await this.flush();
+    return this.client.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [lockKey(this.schema)]);
+      return work(tx);
+    });
+  }
+
+  /** Waits for the cache and usage writes made so far; throws the first that failed. */
+  async flush(): Promise<void> {
+    const pending = this.pending;
+    this.pending = [];
+    await Promise.all(pending);
+    if (this.failure) {
+      const failure = this.failure;
+      this.failure = undefined;
+      throw failure;
+    }
+  }
+
+  private later(write: Promise<unknown>): void {
+    this.pending.push(
+      write.catch((error) => {
+        this.failure ??= error;
+      }),
+    );
+  }
+
+  async state(): Promise<IndexState> {
+    const rows = await this.client.query<{ key: string; value: string }>(
+      `SELECT key, value FROM ${this.schema}.meta WHERE key = ANY(string_to_array($1, ','))`,
+      [
+        ["offset", "offset_check", "last_indexed", "generation", "review_swept"]
+          .map((k) => this.metaKey(k))
+          .join(","),
+      ],
+    );
+    const value = (key: string) => rows.find((r) => r.key === this.metaKey(key))?.value;
+    return {
+      offset: Number(value("offset") ?? 0),
+      offsetCheck: value("offset_check") ?? "",
+      lastIndexed: value("last_indexed") ?? null,
+      generation: Number(value("generation") ?? 0),
+      reviewSwept: value("review_swept") === "1",
+    };
+  }
+
+  async generation(): Promise<number> {
+    return Number((await this.meta("generation")) ?? 0);
+  }
+
+  async setState(state: Partial<IndexState>): Promise<void> {
+    await this.flush();
+    await this.client.transaction(async (tx) => {
+      if (state.offset !== undefined) await this.setMeta(tx, "offset", String(state.offset));
+      if (state.offsetCheck !== undefined) await this.setMeta(tx, "offset_check", state.offsetCheck);
+      if (state.lastIndexed) await this.setMeta(tx, "last_indexed", state.lastIndexed);
+      if (state.reviewSwept !== undefined)
+        await this.setMeta(tx, "review_swept", state.reviewSwept ? "1" : "0");
+    });
+  }
+
+  async indexedRecords(uuids: string[]): Promise<Set<string>> {
+    if (!uuids.length) return new Set();
+    const rows = await this.client.query<{ uuid: string }>(
+      `SELECT t.uuid FROM ${this.schema}.turns t JOIN jsonb_array_elements_text($1::jsonb) u(uuid) ON t.uuid = u.uuid`,
+      [json(uuids)],
+    );
+    return new Set(rows.map((r) => r.uuid));
+  }
+
+  async forgottenSessions(): Promise<Set<string>> {
+    const rows = await this.client.query<{ session_id: string }>(
+      `SELECT session_id FROM ${this.schema}.forgotten`,
+    );
+    return new Set(rows.map((r) => r.session_id));
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    return (
+      (
+        await this.client.query(`SELECT 1 AS ok FROM ${this.schema}.chunks WHERE session_id = $1 LIMIT 1`, [
+          sessionId,
+        ])
+      ).length > 0
+    );
+  }
+
+  async entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }> {
+    const rows = await this.client.query<{ phrase: string; model: string; vector: Uint8Array }>(
+      `SELECT phrase, model, vector FROM ${this.schema}.entities ORDER BY id`,
+    );
+    const dim = rows.length ? rows[0].vector.byteLength >> 2 : 0;
+    const vectors = new Float32Array(rows.length * dim);
+    rows.forEach((r, i) => {
+      readVector(r.vector, vectors, i, dim);
+    });
+    return { phrases: rows.map((r) => r.phrase), vectors, models: rows.map((r) => r.model) };
+  }
+
+  async writeBatch(batch: IndexBatch): Promise<void> {
+    const s = this.schema;
+    await this.write(async (tx) => {
+      const embedding = this.pgvector ? ", embedding" : "";
+      const embeddingValue = this.pgvector ? ", x.embedding::vector" : "";
+      const inserted = await tx.query<{ id: number; hash: string }>(
+        `INSERT INTO ${s}.chunks(hash, session_id, ts, text, graph_source, model, vector${embedding})
+         SELECT x.hash, x.session_id, x.ts, x.text, x.graph_source, $2, decode(x.vector, 'base64')${embeddingValue}
+         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, hash text, session_id text, ts text, text text,
+           graph_source text, vector text, embedding text)
+         ORDER BY x.i ON CONFLICT (hash) DO NOTHING RETURNING id, hash`,
+        [
+          json(
+            batch.chunks.map((c, i) => ({
+              i,
+              hash: c.hash,
+              session_id: c.sessionId,
+              ts: c.ts,
+              text: c.text,
+              graph_source: c.graphSource,
+              vector: toBase64(c.vector),
+              embedding: this.pgvector ? pgvectorText(c.vector) : null,
+            })),
+          ),
+          batch.model,
+        ],
+      );
+      const idOf = new Map(inserted.map((r) => [r.hash, Number(r.id)]));
+      // Already indexed (by another writer, or before a crash): idempotent by chunk hash.
+      const fresh = batch.chunks.filter((c) => idOf.has(c.hash));
+      const turns = fresh.flatMap((c) =>
+        c.turns.map((t, ord) => ({ ...t, ord, chunk_id: idOf.get(c.hash) })),
+      );
+      if (turns.length)
+        await tx.query(
+          `INSERT INTO ${s}.turns(uuid, chunk_id, ord, role, ts, start, "end")
+           SELECT x.uuid, x.chunk_id, x.ord, x.role, x.ts, x.start, x."end"
+           FROM jsonb_to_recordset($1::jsonb) AS x(uuid text, chunk_id integer, ord integer, role text, ts text,
+             start integer, "end" integer)
+           ON CONFLICT (uuid) DO NOTHING`,
+          [json(turns)],
+        );
+      await this.addGraphs(
+        tx,
+        fresh.map((c) => ({ chunkId: idOf.get(c.hash) as number, graph: c.graph })),
+        batch,
+      );
+      if (batch.summaries.length)
+        await tx.query(
+          `INSERT INTO ${s}.summaries(session_id, date, ts, text, source)
+           SELECT x.session_id, x.date, x.ts, x.text, x.source
+           FROM jsonb_to_recordset($1::jsonb) AS x(i integer, session_id text, date text, ts text, text text, source text)
+           ORDER BY x.i`,
+          [json(batch.summaries.map((e, i) => ({ i, session_id: e.sessionId, ...e })))],
+        );
+      await this.indexEmbeddings(tx, batch);
+      await this.bump(tx, "generation");
+    });
+  }
+
+  /** An HNSW index over chunk embeddings of each dimension stored (pgvector needs a fixed dimension). */
+  private async indexEmbeddings(tx: SqlClient, batch: IndexBatch): Promise<void> {
+    if (!this.pgvector || !batch.chunks.length) return;
+    const dim = batch.chunks[0].vector.length;
+    if (this.indexedDims.has(dim) || !Number.isInteger(dim) || dim <= 0) return;
+    await tx.query(
+      `CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw_${dim} ON ${this.schema}.chunks
+       USING hnsw ((embedding::vector(${dim})) vector_cosine_ops) WHERE vector_dims(embedding) = ${dim}`,
+    );
+    this.indexedDims.add(dim);
+  }
+
+  /** Row ids by natural key, for the phrases asked. */
+  private async phraseIds(tx: SqlClient, phrases: string[]): Promise<Map<string, number>> {
+    if (!phrases.length) return new Map();
+    const rows = await tx.query<{ id: number; phrase: string }>(
+      `SELECT e.id, e.phrase FROM ${this.schema}.entities e JOIN jsonb_array_elements_text($1::jsonb) p(phrase) ON e.phrase = p.phrase`,
+      [json(phrases)],
+    );
+    return new Map(rows.map((r) => [r.phrase, Number(r.id)]));
+  }
+
+  /**
+   * The graph contributions of chunks already stored (their rows exist), as the SQLite store adds them,
+   * in the same order so row ids come out the same: phrases, facts, edges summed per edge, synonyms.
+   */
+  private async addGraphs(
+    tx: SqlClient,
+    items: { chunkId: number; graph: ChunkGraph }[],
+    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors" | "synonyms">,
+  ): Promise<void> {
+    const s = this.schema;
+    const labels = new Map<string, string>();
+    for (const { graph } of items)
+      for (const e of graph.entities) if (!labels.has(e.phrase)) labels.set(e.phrase, e.label);
+    const newPhrases = [...labels].filter(([phrase]) => vectors.entityVectors.has(phrase));
+    if (newPhrases.length)
+      await tx.query(
+        `INSERT INTO ${s}.entities(phrase, label, model, vector)
+         SELECT x.phrase, x.label, $2, decode(x.vector, 'base64')
+         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, phrase text, label text, vector text)
+         ORDER BY x.i ON CONFLICT (phrase) DO NOTHING`,
+        [
+          json(
+            newPhrases.map(([phrase, label], i) => ({
+              i,
+              phrase,
+              label,
+              vector: toBase64(vectors.entityVectors.get(phrase) as Float32Array),
+            })),
+          ),
+          vectors.model,
+        ],
+      );
+    const synonymPhrases = vectors.synonyms.flatMap((p) => [p.a, p.b]);
+    const ids = await this.phraseIds(tx, [...new Set([...labels.keys(), ...synonymPhrases])]);
+    for (const phrase of labels.keys())
+      if (!ids.has(phrase)) throw new Error(`no vector for new phrase '${phrase}'`);
+
+    type Delta = { kind: number; a: number; b: number; amount: number; sources: Map<number, number> };
+    const deltas = new Map<string, Delta>();
+    const addEdge = (kind: number, a: number, b: number, chunkId: number) => {
+      const key = `${kind}:${a}:${b}`;
+      let delta = deltas.get(key);
+      if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
+      delta.amount += 1;
+      if (kind !== EDGE_KIND.context) delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + 1);
+    };
+    // Facts by (subject id, predicate, object id), in the order chunks state them.
+    const facts = new Map<string, { s: number; p: string; o: number; vector?: Float32Array }>();
+    const stated = new Map<string, { chunkId: number; key: string }>();
+    for (const { chunkId, graph } of items) {
+      const local = new Map<string, number>();
+      for (const e of graph.entities) {
+        if (local.has(e.phrase)) continue;
+        const id = ids.get(e.phrase) as number;
+        local.set(e.phrase, id);
+        addEdge(EDGE_KIND.context, chunkId, id, chunkId);
+      }
+      for (const f of graph.facts) {
+        const sId = local.get(f.subject);
+        const oId = local.get(f.object);
+        if (sId === undefined || oId === undefined || sId === oId) continue;
+        const key = `${sId}\u0001${f.predicate}\u0001${oId}`;
+        if (!facts.has(key))
+          facts.set(key, {
+            s: sId,
+            p: f.predicate,
+            o: oId,
+            vector: vectors.factVectors.get(factKey(f.subject, f.predicate, f.object)),
+          });
+        // A chunk stating the same fact twice counts once; each distinct fact adds 1 to its phrase pair's edge.
+        if (stated.has(`${chunkId}:${key}`)) continue;
+        stated.set(`${chunkId}:${key}`, { chunkId, key });
+        addEdge(EDGE_KIND.fact, ...ordered(sId, oId), chunkId);
+      }
+    }
+    const factIds = new Map<string, number>();
+    if (facts.size) {
+      const list = [...facts.values()].map((f, i) => ({
+        i,
+        s: f.s,
+        p: f.p,
+        o: f.o,
+        vector: f.vector ? toBase64(f.vector) : null,
+      }));
+      await tx.query(
+        `INSERT INTO ${s}.facts(subject, predicate, object, model, vector)
+         SELECT x.s, x.p, x.o, $2, decode(x.vector, 'base64')
+         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, s integer, p text, o integer, vector text)
+         WHERE x.vector IS NOT NULL ORDER BY x.i ON CONFLICT (subject, predicate, object) DO NOTHING`,
+        [json(list), vectors.model],
+      );
+      for (const r of await tx.query<{ id: number; subject: number; predicate: string; object: number }>(
+        `SELECT f.id, f.subject, f.predicate, f.object FROM ${s}.facts f
+         JOIN jsonb_to_recordset($1::jsonb) AS x(s integer, p text, o integer)
+           ON f.subject = x.s AND f.predicate = x.p AND f.object = x.o`,
+        [json(list.map(({ s: subject, p, o }) => ({ s: subject, p, o })))],
+      ))
+        factIds.set(`${r.subject}\u0001${r.predicate}\u0001${r.object}`, Number(r.id));
+      for (const [key, f] of facts)
+        if (!factIds.has(key)) throw new Error(`no vector for new fact '${f.s} ${f.p} ${f.o}'`);
+    }
+    const sources = [...stated.values()].map(({ chunkId, key }) => ({
+      fact_id: factIds.get(key),
+      chunk_id: chunkId,
+    }));
+    if (sources.length)
+      await tx.query(
+        `INSERT INTO ${s}.fact_sources(fact_id, chunk_id) SELECT x.fact_id, x.chunk_id
+         FROM jsonb_to_recordset($1::jsonb) AS x(fact_id integer, chunk_id integer) ON CONFLICT DO NOTHING`,
+        [json(sources)],
+      );
+    if (deltas.size) {
+      const list = [...deltas.values()];
+      const rows = await tx.query<{ id: number; kind: number; a: number; b: number }>(
+        `INSERT INTO ${s}.edges(kind, a, b, weight) SELECT x.kind, x.a, x.b, x.w
+         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
+         ORDER BY x.i ON CONFLICT (kind, a, b) DO UPDATE SET weight = ${s}.edges.weight + excluded.weight
+         RETURNING id, kind, a, b`,
+        [json(list.map((d, i) => ({ i, kind: d.kind, a: d.a, b: d.b, w: d.amount })))],
+      );
+      const edgeId = new Map(rows.map((r) => [`${r.kind}:${r.a}:${r.b}`, Number(r.id)]));
+      const shares = list.flatMap((d) =>
+        [...d.sources].map(([chunkId, amount]) => ({
+          edge_id: edgeId.get(`${d.kind}:${d.a}:${d.b}`),
+          chunk_id: chunkId,
+          amount,
+        })),
+      );
+      if (shares.length)
+        await tx.query(
+          `INSERT INTO ${s}.edge_sources(edge_id, chunk_id, amount) SELECT x.edge_id, x.chunk_id, x.amount
+           FROM jsonb_to_recordset($1::jsonb) AS x(edge_id integer, chunk_id integer, amount double precision)
+           ON CONFLICT (edge_id, chunk_id) DO UPDATE SET amount = ${s}.edge_sources.amount + excluded.amount`,
+          [json(shares)],
+        );
+    }
+    const synonyms: { kind: number; a: number; b: number; w: number; i: number }[] = [];
+    for (const p of vectors.synonyms) {
+      const a = ids.get(p.a);
+      const b = ids.get(p.b);
+      if (a === undefined || b === undefined || a === b) continue;
+      const [x, y] = ordered(a, b);
+      synonyms.push({ i: synonyms.length, kind: EDGE_KIND.synonym, a: x, b: y, w: p.score });
+    }
+    if (synonyms.length)
+      await tx.query(
+        `INSERT INTO ${s}.edges(kind, a, b, weight) SELECT x.kind, x.a, x.b, x.w
+         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
+         ORDER BY x.i ON CONFLICT (kind, a, b) DO NOTHING`,
+        [json(synonyms)],
+      );
+  }
+
+  get(key: string): string | undefined {
+    return this.cache.get(key);
+  }
+
+  /** Kept in memory at once, written through (awaited before the next write and by flush()). */
+  set(key: string, value: string): void {
+    this.cache.set(key, value);
+    const chunkHash = key.slice(key.lastIndexOf(":") + 1);
+    this.later(
+      this.client.query(
+        `INSERT INTO ${this.schema}.llm_cache(key, chunk_hash, value) VALUES ($1, $2, $3)
+         ON CONFLICT (key) DO UPDATE SET chunk_hash = excluded.chunk_hash, value = excluded.value`,
+        [key, chunkHash, value],
+      ),
+    );
+  }
+
+  async pendingLlmChunks(limit: number): Promise<{ id: number; hash: string; text: string }[]> {
+    const rows = await this.client.query<{ id: number; hash: string; text: string }>(
+      `SELECT id, hash, text FROM ${this.schema}.chunks WHERE graph_source = 'llm-pending' ORDER BY id LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ ...r, id: Number(r.id) }));
+  }
+
+  async replaceChunkGraph(
+    chunkId: number,
+    graph: ChunkGraph,
+    source: GraphSource,
+    vectors: Omit<IndexBatch, "chunks" | "summaries">,
+  ): Promise<void> {
+    await this.write(async (tx) => {
+      await this.removeChunkGraph(tx, [chunkId]);
+      await this.addGraphs(tx, [{ chunkId, graph }], vectors);
+      await tx.query(`UPDATE ${this.schema}.chunks SET graph_source = $1 WHERE id = $2`, [source, chunkId]);
+      await this.bump(tx, "generation");
+    });
+  }
+
+  /** What `chunkIds` contributed, subtracted exactly (see SqliteMemoryStore.removeChunkGraph). */
+  private async removeChunkGraph(tx: SqlClient, chunkIds: number[]): Promise<Omit<ForgetResult, "chunks">> {
+    const s = this.schema;
+    await this.bump(tx, "deletions");
+    const ids = json(chunkIds);
+    const chunkSet = `(SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`;
+    const sourceRows = await tx.query<{ id: number; chunk_id: number; amount: number }>(
+      `SELECT s.edge_id AS id, s.chunk_id, s.amount FROM ${s}.edge_sources s WHERE s.chunk_id IN ${chunkSet}`,
+      [ids],
+    );
+    // The SQLite store lowers an edge chunk by chunk: each share lowers it, the one that takes it to zero removes it.
+    const order = new Map(chunkIds.map((id, i) => [id, i]));
+    const byEdge = new Map<number, { chunk: number; amount: number }[]>();
+    for (const r of sourceRows) {
+      let list = byEdge.get(Number(r.id));
+      if (!list) byEdge.set(Number(r.id), (list = []));
+      list.push({ chunk: Number(r.chunk_id), amount: r.amount });
+    }
+    let edgesRemoved = 0;
+    let edgesLowered = 0;
+    const lowered: { id: number; amount: number }[] = [];
+    for (const [id, shares] of byEdge) {
+      shares.sort((x, y) => (order.get(x.chunk) ?? 0) - (order.get(y.chunk) ?? 0));
+      lowered.push({ id, amount: shares.reduce((sum, x) => sum + x.amount, 0) });
+    }
+    const touchedEntities = new Set<number>();
+    if (lowered.length) {
+      const after = await tx.query<{ id: number; weight: number }>(
+        `UPDATE ${s}.edges e SET weight = e.weight - x.amount
+         FROM jsonb_to_recordset($1::jsonb) AS x(id integer, amount double precision) WHERE e.id = x.id
+         RETURNING e.id, e.weight`,
+        [json(lowered)],
+      );
+      const gone = after.filter((r) => r.weight <= EDGE_EPSILON).map((r) => Number(r.id));
+      for (const r of after) {
+        const shares = (byEdge.get(Number(r.id)) ?? []).length;
+        if (r.weight <= EDGE_EPSILON) {
+          edgesRemoved++;
+          edgesLowered += shares - 1;
+        } else edgesLowered += shares;
+      }
+      if (gone.length)
+        await tx.query(
+          `DELETE FROM ${s}.edges WHERE id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`,
+          [json(gone)],
+        );
+    }
+    await tx.query(`DELETE FROM ${s}.edge_sources WHERE chunk_id IN ${chunkSet}`, [ids]);
+    const context = await tx.query<{ b: number }>(
+      `DELETE FROM ${s}.edges WHERE kind = ${EDGE_KIND.context} AND a IN ${chunkSet} RETURNING b`,
+      [ids],
+    );
+    for (const { b } of context) touchedEntities.add(Number(b));
+    edgesRemoved += context.length;
+    const touchedFacts = await tx.query<{ fact_id: number }>(
+      `DELETE FROM ${s}.fact_sources WHERE chunk_id IN ${chunkSet} RETURNING fact_id`,
+      [ids],
+    );
+    let facts = 0;
+    if (touchedFacts.length)
+      facts += (
+        await tx.query(
+          `DELETE FROM ${s}.facts f WHERE f.id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))
+           AND NOT EXISTS (SELECT 1 FROM ${s}.fact_sources x WHERE x.fact_id = f.id) RETURNING id`,
+          [json([...new Set(touchedFacts.map((r) => Number(r.fact_id)))])],
+        )
+      ).length;
+    let entities = 0;
+    if (touchedEntities.size) {
+      // No passage mentions these phrases any more: they go, with their synonym and fact edges and facts.
+      const orphans = (
+        await tx.query<{ id: number }>(
+          `DELETE FROM ${s}.entities e WHERE e.id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))
+           AND NOT EXISTS (SELECT 1 FROM ${s}.edges x WHERE x.kind = ${EDGE_KIND.context} AND x.b = e.id) RETURNING id`,
+          [json([...touchedEntities])],
+        )
+      ).map((r) => Number(r.id));
+      entities = orphans.length;
+      if (orphans.length) {
+        const set = json(orphans);
+        const orphanSet = `(SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`;
+        const gone = await tx.query<{ id: number }>(
+          `DELETE FROM ${s}.edges WHERE kind != ${EDGE_KIND.context} AND (a IN ${orphanSet} OR b IN ${orphanSet}) RETURNING id`,
+          [set],
+        );
+        edgesRemoved += gone.length;
+        if (gone.length)
+          await tx.query(
+            `DELETE FROM ${s}.edge_sources WHERE edge_id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`,
+            [json(gone.map((r) => Number(r.id)))],
+          );
+        facts += (
+          await tx.query(
+            `DELETE FROM ${s}.facts WHERE subject IN ${orphanSet} OR object IN ${orphanSet} RETURNING id`,
+            [set],
+          )
+        ).length;
+      }
+    }
+    return { facts, entities, edgesRemoved, edgesLowered };
+  }
+
+  async forgetSession(sessionId: string): Promise<ForgetResult> {
+    const s = this.schema;
+    return this.write(async (tx) => {
+      await tx.query(`INSERT INTO ${s}.forgotten(session_id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+        sessionId,
+        new Date().toISOString(),
+      ]);
+      const chunks = await tx.query<{ id: number; hash: string }>(
+        `SELECT id, hash FROM ${s}.chunks WHERE session_id = $1 ORDER BY id`,
+        [sessionId],
+      );
+      const ids = chunks.map((c) => Number(c.id));
+      const removed = await this.removeChunkGraph(tx, ids);
+      const set = `(SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`;
+      await tx.query(`DELETE FROM ${s}.turns WHERE chunk_id IN ${set}`, [json(ids)]);
+      await tx.query(
+        `DELETE FROM ${s}.llm_cache WHERE chunk_hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
+        [json(chunks.map((c) => c.hash))],
+      );
+      await tx.query(`DELETE FROM ${s}.chunks WHERE id IN ${set}`, [json(ids)]);
+      await tx.query(`DELETE FROM ${s}.summaries WHERE session_id = $1`, [sessionId]);
+      await this.bump(tx, "generation");
+      const hashes = new Set(chunks.map((c) => c.hash));
+      for (const key of this.cache.keys())
+        if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+      return { chunks: chunks.length, ...removed };
+    });
+  }
+
+  async replaceSummaryLine(sessionId: string, line: string, replacement: string): Promise<number> {
+    const s = this.schema;
+    return this.write(async (tx) => {
+      let entries = 0;
+      for (const row of await tx.query<{ id: number; text: string }>(
+        `SELECT id, text FROM ${s}.summaries WHERE session_id = $1 ORDER BY id`,
+        [sessionId],
+      )) {
+        const lines = row.text.split("\n");
+        const at = lines.indexOf(line);
+        if (at < 0) continue;
+        lines[at] = replacement;
+        await tx.query(`UPDATE ${s}.summaries SET text = $1 WHERE id = $2`, [lines.join("\n"), row.id]);
+        entries++;
+      }
+      if (entries) await this.bump(tx, "generation");
+      return entries;
+    });
+  }
+
+  async summaries(): Promise<SummaryEntry[]> {
+    const rows = await this.client.query<Record<string, string>>(
+      `SELECT session_id, date, ts, text, source FROM ${this.schema}.summaries ORDER BY ts, id`,
+    );
+    return rows.map((r) => ({
+      sessionId: r.session_id,
+      date: r.date,
+      ts: r.ts,
+      text: r.text,
+      source: r.source,
+    }));
+  }
+
+  async snapshot(): Promise<StoreSnapshot> {
+    const s = this.schema;
+    return this.client.transaction(async (tx) => {
+      // One consistent view of every table, whatever another writer commits meanwhile.
+      await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      const generation = Number((await this.meta("generation", tx)) ?? 0);
+      const chunkRows = await tx.query<{
+        id: number;
+        session_id: string;
+        ts: string;
+        text: string;
+        graph_source: GraphSource;
+        model: string;
+        vector: Uint8Array;
+      }>(`SELECT id, session_id, ts, text, graph_source, model, vector FROM ${s}.chunks ORDER BY id`);
+      const dim = chunkRows.length ? chunkRows[0].vector.byteLength >> 2 : 0;
+      const chunkVectors = new Float32Array(chunkRows.length * dim);
+      const turnsOf = new Map<number, Turn[]>();
+      for (const t of await tx.query<Turn & { chunk_id: number }>(
+        `SELECT uuid, chunk_id, role, ts, start, "end" FROM ${s}.turns ORDER BY chunk_id, ord`,
+      )) {
+        const chunkId = Number(t.chunk_id);
+        let list = turnsOf.get(chunkId);
+        if (!list) turnsOf.set(chunkId, (list = []));
+        list.push({ uuid: t.uuid, role: t.role, ts: t.ts, start: t.start, end: t.end });
+      }
+      const chunks = chunkRows.map((r, i) => {
+        readVector(r.vector, chunkVectors, i, dim);
+        const id = Number(r.id);
+        return {
+          id,
+          sessionId: r.session_id,
+          ts: r.ts,
+          text: r.text,
+          graphSource: r.graph_source,
+          turns: turnsOf.get(id) ?? [],
+        };
+      });
+      const entities = (
+        await tx.query<{ id: number; phrase: string; label: string }>(
+          `SELECT id, phrase, label FROM ${s}.entities ORDER BY id`,
+        )
+      ).map((r) => ({ ...r, id: Number(r.id) }));
+      const factRows = await tx.query<{
+        id: number;
+        subject: number;
+        predicate: string;
+        object: number;
+        model: string;
+        vector: Uint8Array;
+      }>(`SELECT id, subject, predicate, object, model, vector FROM ${s}.facts ORDER BY id`);
+      const factDim = factRows.length ? factRows[0].vector.byteLength >> 2 : dim;
+      const factVectors = new Float32Array(factRows.length * factDim);
+      factRows.forEach((r, i) => {
+        readVector(r.vector, factVectors, i, factDim);
+      });
+      const edgeRows = await tx.query<{ kind: number; a: number; b: number; weight: number }>(
+        `SELECT kind, a, b, weight FROM ${s}.edges ORDER BY id`,
+      );
+      const edges = {
+        kind: new Uint8Array(edgeRows.length),
+        a: new Int32Array(edgeRows.length),
+        b: new Int32Array(edgeRows.length),
+        weight: new Float64Array(edgeRows.length),
+      };
+      edgeRows.forEach((r, i) => {
+        edges.kind[i] = r.kind;
+        edges.a[i] = r.a;
+        edges.b[i] = r.b;
+        edges.weight[i] = r.weight;
+      });
+      return {
+        generation,
+        dim: dim || factDim,
+        chunks,
+        chunkVectors,
+        chunkModels: chunkRows.map((r) => r.model),
+        entities,
+        facts: factRows.map((r) => ({
+          id: Number(r.id),
+          subject: r.subject,
+          predicate: r.predicate,
+          object: r.object,
+        })),
+        factVectors,
+        factModels: factRows.map((r) => r.model),
+        edges,
+      };
+    });
+  }
+
+  async status(): Promise<StoreStatus> {
+    const s = this.schema;
+    const [c] = await this.client.query<Record<string, number | string>>(
+      `SELECT (SELECT count(*) FROM ${s}.chunks) AS chunks,
+              (SELECT count(DISTINCT session_id) FROM ${s}.chunks) AS sessions,
+              (SELECT count(*) FROM ${s}.entities) AS entities,
+              (SELECT count(*) FROM ${s}.facts) AS facts,
+              (SELECT count(*) FROM ${s}.edges WHERE kind = 0) AS fact_edges,
+              (SELECT count(*) FROM ${s}.edges WHERE kind = 1) AS context_edges,
+              (SELECT count(*) FROM ${s}.edges WHERE kind = 2) AS synonym_edges,
+              (SELECT count(*) FROM ${s}.chunks WHERE graph_source = 'llm-pending') AS pending`,
+    );
+    return {
+      chunks: Number(c.chunks),
+      sessions: Number(c.sessions),
+      entities: Number(c.entities),
+      facts: Number(c.facts),
+      edges: {
+        fact: Number(c.fact_edges),
+        context: Number(c.context_edges),
+        synonym: Number(c.synonym_edges),
+      },
+      lastIndexed: (await this.meta("last_indexed")) ?? null,
+      llmUsage: await this.usage(),
+      llmUsageThisMonth: await this.usageOf(`${s}.llm_usage_months WHERE month = $1`, [
+        new Date().toISOString().slice(0, 7),
+      ]),
+      pendingLlm: Number(c.pending),
+    };
+  }
+
+  private async usageOf(from: string, params: unknown[] = []): Promise<StoreStatus["llmUsage"]> {
+    await this.flush();
+    return (
+      await this.client.query<Record<string, string | number>>(
+        `SELECT provider, model, calls, input_tokens, output_tokens FROM ${from} ORDER BY provider, model`,
+        params,
+      )
+    ).map((r) => ({
+      provider: String(r.provider),
+      model: String(r.model),
+      calls: Number(r.calls),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+    }));
+  }
+
+  async usage(): Promise<StoreStatus["llmUsage"]> {
+    return this.usageOf(`${this.schema}.llm_usage`);
+  }
+
+  record(usage: LlmUsage): void {
+    const s = this.schema;
+    const add =
+      "calls = X.calls + 1, input_tokens = X.input_tokens + excluded.input_tokens, output_tokens = X.output_tokens + excluded.output_tokens";
+    this.later(
+      this.client.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO ${s}.llm_usage(provider, model, calls, input_tokens, output_tokens) VALUES ($1, $2, 1, $3, $4)
+           ON CONFLICT (provider, model) DO UPDATE SET ${add.replaceAll("X.", `${s}.llm_usage.`)}`,
+          [usage.provider, usage.model, usage.inputTokens, usage.outputTokens],
+        );
+        await tx.query(
+          `INSERT INTO ${s}.llm_usage_months(month, provider, model, calls, input_tokens, output_tokens) VALUES ($1, $2, $3, 1, $4, $5)
+           ON CONFLICT (month, provider, model) DO UPDATE SET ${add.replaceAll("X.", `${s}.llm_usage_months.`)}`,
+          [
+            new Date().toISOString().slice(0, 7),
+            usage.provider,
+            usage.model,
+            usage.inputTokens,
+            usage.outputTokens,
+          ],
+        );
+      }),
+    );
+  }
+
+  /** Waits for pending writes, then closes the connection (close() does the same without waiting). */
+  async closeAsync(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.client.close();
+    }
+  }
+
+  close(): void {
+    void this.closeAsync().catch(() => {});
+  }
+}
