@@ -116,9 +116,15 @@ export class MemoryIndex {
     return this.source.chunk(index);
   }
 
-  /** Every chunk, read whole (browsing a project's memory; benchmarks and tests map rankings back). */
+  private everyChunk?: RecallChunk[];
+
+  /**
+   * Every chunk, read whole once and kept (browsing a project's memory; benchmarks and tests map
+   * rankings back); a query reads only its own chunks through `chunk`.
+   */
   get chunks(): RecallChunk[] {
-    return this.source.all();
+    this.everyChunk ??= this.source.all();
+    return this.everyChunk;
   }
 
   /**
