@@ -31,6 +31,7 @@ import {
 } from "../src/memory/import/opencode.ts";
 import type { AgentHome } from "../src/memory/import/sessions.ts";
 import { appendTurns, captureSessionTurns } from "../src/memory/import/turns.ts";
+import { opencodePlugin } from "../src/agents/opencode.ts";
 import { agentCaptureStateDir, chatLogPath } from "../src/home/paths.ts";
 import { compiledBinary, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
@@ -396,6 +397,38 @@ describe("each agent's format → turns", () => {
     expect(all.length).toBe(2 + 2 + 1 + 3);
     expect(findSessions(root, where, undefined, Date.now() + 60_000)).toEqual([]);
   });
+});
+
+describe("the OpenCode plugin", () => {
+  test("hands the session over when a reply ends, in 1.x's events and 2.x's, and for nothing else", async () => {
+    const dir = tempDir("triforge-opencode-plugin-");
+    // Stands in for triforge: each run keeps the payload it was given on stdin in a file of its own.
+    const file = put(join(dir, "plugin.js"), opencodePlugin(["sh", "-c", `cat > '${dir}/payload.'$$`, "sh"]));
+    const { TriforgeMemory } = await import(file);
+    const hooks = await TriforgeMemory({ directory: dir });
+    for (const event of [
+      { type: "message.updated", properties: { sessionID: "ses_none" } },
+      { type: "session.idle", properties: { sessionID: "ses_a" } },
+      { type: "session.status", properties: { sessionID: "ses_none", status: { type: "busy" } } },
+      { type: "session.status", properties: { sessionID: "ses_b", status: { type: "idle" } } },
+      { type: "session.execution.succeeded", data: { sessionID: "ses_c" } },
+      { type: "session.idle", properties: {} },
+    ])
+      await hooks.event({ event });
+    const payloads = () =>
+      readdirSync(dir)
+        .filter((name) => name.startsWith("payload."))
+        .map((name) => readFileSync(join(dir, name), "utf8"));
+    const deadline = Date.now() + 10_000;
+    while (payloads().filter((p) => p.endsWith("}")).length < 3 && Date.now() < deadline) await Bun.sleep(25);
+    // Time for a run that should not have happened to show up.
+    await Bun.sleep(300);
+    expect(
+      payloads()
+        .map((p) => JSON.parse(p).session_id)
+        .sort(),
+    ).toEqual(["ses_a", "ses_b", "ses_c"]);
+  }, 30_000);
 });
 
 describe("appending another agent's turns", () => {

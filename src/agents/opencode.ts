@@ -45,14 +45,18 @@ import { spawn } from "node:child_process";
 
 const command = ${JSON.stringify(command)};
 
-function idle(event) {
-  return event.type === "session.idle" || (event.type === "session.status" && event.properties?.status?.type === "idle");
+// A reply has ended: 1.x's session.idle (or session.status idle); 2.x's execution events.
+const ENDED = ["session.idle", "session.execution.succeeded", "session.execution.interrupted"];
+
+function ended(event) {
+  const status = (event.properties ?? event.data)?.status?.type;
+  return ENDED.includes(event.type) || (event.type === "session.status" && status === "idle");
 }
 
 export const TriforgeMemory = async ({ directory }) => ({
   event: async ({ event }) => {
-    const sessionID = event.properties?.sessionID;
-    if (!idle(event) || typeof sessionID !== "string") return;
+    const sessionID = (event.properties ?? event.data)?.sessionID;
+    if (!ended(event) || typeof sessionID !== "string") return;
     const child = spawn(command[0], [...command.slice(1), \`--project=\${directory}\`], {
       stdio: ["pipe", "ignore", "ignore"],
       detached: true,
