@@ -329,9 +329,14 @@ function languages(): void {
     );
   }
   const all = score(rows, (t) => redact(t).text);
+  const idempotent = rows.filter((r) => {
+    const once = redact(r.text).text;
+    return redact(once).text === once;
+  }).length;
   console.log(
     `   all        ${String(all.positives).padStart(4)} ${pct(all.found, all.positives)}%          ${String(all.negatives).padStart(4)} ${pct(all.changed, all.negatives)}%`,
   );
+  console.log(`   idempotent: ${idempotent}/${rows.length} rows`);
   if (showMisses) console.log(misses.join("\n"));
 }
 
