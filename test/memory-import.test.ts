@@ -159,6 +159,18 @@ describe("each agent's format → turns", () => {
     ]);
   });
 
+  test("Claude Code: a project path over 200 characters, whose folder Claude Code names by 200 and a hash", () => {
+    const long = join(home, "a".repeat(120), "b".repeat(120));
+    mkdirSync(long, { recursive: true });
+    // Claude Code's own rule: sanitized path cut at 200, a dash, a hash of the whole path.
+    const folder = `${claudeSlug(long).slice(0, 200)}-${Bun.hash(long).toString(36)}`;
+    put(
+      join(home, ".claude", "projects", folder, `${CLAUDE_SESSION}.jsonl`),
+      fixture(`claude/${CLAUDE_SESSION}.jsonl`, long),
+    );
+    expect(findClaudeSessions(long, where).map((s) => s.sessionId)).toEqual([CLAUDE_SESSION]);
+  });
+
   test("Codex: the events' prose, in order; injected instructions, reasoning and tool calls stay out", () => {
     const [session] = findCodexSessions(root, where).filter((s) => s.sessionId === CODEX_SESSION);
     const turns = readCodexSession(session);
