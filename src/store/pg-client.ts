@@ -27,17 +27,31 @@ export function redactUrl(url: string): string {
 /** A driver's error as one line that names the server but never its password. */
 export function describePgError(error: unknown, url: string): string {
   const e = error as { code?: unknown; errno?: unknown; message?: unknown };
-  const code = String(e?.errno ?? e?.code ?? "");
-  const message = String(e?.message ?? error).replaceAll(url, redactUrl(url));
+  const code = `${String(e?.errno ?? "")} ${String(e?.code ?? "")}`;
   const secret = safePassword(url);
-  const clean = secret ? message.replaceAll(secret, "***") : message;
-  if (code === "28P01" || /password authentication failed|authentication/i.test(clean))
-    return `postgres at ${redactUrl(url)}: wrong user name or password`;
+  let message = String(e?.message ?? error).replaceAll(url, redactUrl(url));
+  if (secret) message = message.replaceAll(secret, "***");
+  const line = message.split("\n")[0];
+  const where = `postgres at ${redactUrl(url)}`;
+  if (/28P01|28000/.test(code) || /password authentication failed/i.test(line))
+    return `${where}: wrong user name or password`;
+  if (/^(08|57P)/.test(code) || /CONNECTION_CLOSED|terminat|connection closed/i.test(`${code} ${line}`))
+    return `${where} dropped the connection (${line})`;
   if (
-    /ECONNREFUSED|ConnectionRefused|connection refused|ENOTFOUND|ECONNRESET|closed|timed? ?out/i.test(clean)
+    /REFUSED|TIMEOUT|ECONN|ENOTFOUND|CONNECT/i.test(code) ||
+    /failed to connect|refused|timed? ?out/i.test(line)
   )
-    return `postgres at ${redactUrl(url)} cannot be reached (${clean.split("\n")[0]})`;
-  return `postgres at ${redactUrl(url)}: ${clean.split("\n")[0]}`;
+    return `${where} cannot be reached (${line})`;
+  return `${where}: ${line}`;
+}
+
+/** Whether an error is the connection's, not the statement's (a SQLSTATE of connection, authentication, shutdown). */
+function isConnectionError(error: unknown): boolean {
+  const state = String((error as { errno?: unknown })?.errno ?? "");
+  if (/^[0-9A-Z]{5}$/.test(state)) return /^(08|28|57P)/.test(state);
+  return /CONNECTION|REFUSED|TIMEOUT|ECONN|ENOTFOUND/i.test(
+    String((error as { code?: unknown })?.code ?? ""),
+  );
 }
 
 function safePassword(url: string): string {
@@ -52,28 +66,32 @@ function safePassword(url: string): string {
 export async function connectPostgres(url: string): Promise<SqlClient> {
   const { SQL } = await import("bun");
   const sql = new SQL({ url, max: 4, idleTimeout: 30, connectionTimeout: 10 });
+  const clear = (error: unknown) =>
+    isConnectionError(error) ? new StoreUnavailableError(describePgError(error, url)) : error;
   const wrap = (run: (text: string, params?: unknown[]) => Promise<unknown>): SqlClient["query"] =>
     (async (text: string, params?: unknown[]) => {
       try {
         return [...((await run(text, params)) as Record<string, unknown>[])];
       } catch (error) {
-        // An SQL error of ours (a SQLSTATE outside connection, authentication and shutdown) stays as it is.
-        const state = String((error as { errno?: unknown }).errno ?? "");
-        if (/^[0-9A-Z]{5}$/.test(state) && !/^(08|28|57P)/.test(state)) throw error;
-        throw new StoreUnavailableError(describePgError(error, url));
+        throw clear(error);
       }
     }) as SqlClient["query"];
   const client: SqlClient = {
     query: wrap((text, params) => sql.unsafe(text, params ?? [])),
     transaction: (work) =>
-      sql.begin(async (tx) => {
-        const inTransaction: SqlClient = {
-          query: wrap((text, params) => tx.unsafe(text, params ?? [])),
-          transaction: (inner) => inner(inTransaction),
-          close: async () => {},
-        };
-        return work(inTransaction);
-      }) as ReturnType<typeof work>,
+      sql
+        .begin(async (tx) => {
+          const inTransaction: SqlClient = {
+            query: wrap((text, params) => tx.unsafe(text, params ?? [])),
+            transaction: (inner) => inner(inTransaction),
+            close: async () => {},
+          };
+          return work(inTransaction);
+        })
+        .catch((error: unknown) => {
+          // A dropped connection may fail the rollback too: the transaction is gone either way.
+          throw error instanceof StoreUnavailableError ? error : clear(error);
+        }) as ReturnType<typeof work>,
     close: () => sql.close(),
   };
   // Fails here, at open, with one clear line when the server is down or the credentials are wrong.

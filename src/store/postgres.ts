@@ -182,7 +182,7 @@ export class PgMemoryStore implements MemoryStore {
   async indexedRecords(uuids: string[]): Promise<Set<string>> {
     if (!uuids.length) return new Set();
     const rows = await this.client.query<{ uuid: string }>(
-      `SELECT t.uuid FROM ${this.schema}.turns t JOIN jsonb_array_elements_text($1::jsonb) u(uuid) ON t.uuid = u.uuid`,
+      `SELECT t.uuid FROM ${this.schema}.turns t JOIN jsonb_array_elements_text($1::text::jsonb) u(uuid) ON t.uuid = u.uuid`,
       [json(uuids)],
     );
     return new Set(rows.map((r) => r.uuid));
@@ -225,7 +225,7 @@ export class PgMemoryStore implements MemoryStore {
       const inserted = await tx.query<{ id: number; hash: string }>(
         `INSERT INTO ${s}.chunks(hash, session_id, ts, text, graph_source, model, vector${embedding})
          SELECT x.hash, x.session_id, x.ts, x.text, x.graph_source, $2, decode(x.vector, 'base64')${embeddingValue}
-         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, hash text, session_id text, ts text, text text,
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, hash text, session_id text, ts text, text text,
            graph_source text, vector text, embedding text)
          ORDER BY x.i ON CONFLICT (hash) DO NOTHING RETURNING id, hash`,
         [
@@ -254,7 +254,7 @@ export class PgMemoryStore implements MemoryStore {
         await tx.query(
           `INSERT INTO ${s}.turns(uuid, chunk_id, ord, role, ts, start, "end")
            SELECT x.uuid, x.chunk_id, x.ord, x.role, x.ts, x.start, x."end"
-           FROM jsonb_to_recordset($1::jsonb) AS x(uuid text, chunk_id integer, ord integer, role text, ts text,
+           FROM jsonb_to_recordset($1::text::jsonb) AS x(uuid text, chunk_id integer, ord integer, role text, ts text,
              start integer, "end" integer)
            ON CONFLICT (uuid) DO NOTHING`,
           [json(turns)],
@@ -264,13 +264,18 @@ export class PgMemoryStore implements MemoryStore {
         fresh.map((c) => ({ chunkId: idOf.get(c.hash) as number, graph: c.graph })),
         batch,
       );
-      if (batch.summaries.length)
+      // A batch another writer stored first (every chunk already there) adds no second summary entry.
+      const freshSessions = new Set(fresh.map((c) => c.sessionId));
+      const summaries = batch.chunks.length
+        ? batch.summaries.filter((e) => freshSessions.has(e.sessionId))
+        : batch.summaries;
+      if (summaries.length)
         await tx.query(
           `INSERT INTO ${s}.summaries(session_id, date, ts, text, source)
            SELECT x.session_id, x.date, x.ts, x.text, x.source
-           FROM jsonb_to_recordset($1::jsonb) AS x(i integer, session_id text, date text, ts text, text text, source text)
+           FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, session_id text, date text, ts text, text text, source text)
            ORDER BY x.i`,
-          [json(batch.summaries.map((e, i) => ({ i, session_id: e.sessionId, ...e })))],
+          [json(summaries.map((e, i) => ({ i, session_id: e.sessionId, ...e })))],
         );
       await this.indexEmbeddings(tx, batch);
       await this.bump(tx, "generation");
@@ -293,7 +298,7 @@ export class PgMemoryStore implements MemoryStore {
   private async phraseIds(tx: SqlClient, phrases: string[]): Promise<Map<string, number>> {
     if (!phrases.length) return new Map();
     const rows = await tx.query<{ id: number; phrase: string }>(
-      `SELECT e.id, e.phrase FROM ${this.schema}.entities e JOIN jsonb_array_elements_text($1::jsonb) p(phrase) ON e.phrase = p.phrase`,
+      `SELECT e.id, e.phrase FROM ${this.schema}.entities e JOIN jsonb_array_elements_text($1::text::jsonb) p(phrase) ON e.phrase = p.phrase`,
       [json(phrases)],
     );
     return new Map(rows.map((r) => [r.phrase, Number(r.id)]));
@@ -317,7 +322,7 @@ export class PgMemoryStore implements MemoryStore {
       await tx.query(
         `INSERT INTO ${s}.entities(phrase, label, model, vector)
          SELECT x.phrase, x.label, $2, decode(x.vector, 'base64')
-         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, phrase text, label text, vector text)
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, phrase text, label text, vector text)
          ORDER BY x.i ON CONFLICT (phrase) DO NOTHING`,
         [
           json(
@@ -386,13 +391,13 @@ export class PgMemoryStore implements MemoryStore {
       await tx.query(
         `INSERT INTO ${s}.facts(subject, predicate, object, model, vector)
          SELECT x.s, x.p, x.o, $2, decode(x.vector, 'base64')
-         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, s integer, p text, o integer, vector text)
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, s integer, p text, o integer, vector text)
          WHERE x.vector IS NOT NULL ORDER BY x.i ON CONFLICT (subject, predicate, object) DO NOTHING`,
         [json(list), vectors.model],
       );
       for (const r of await tx.query<{ id: number; subject: number; predicate: string; object: number }>(
         `SELECT f.id, f.subject, f.predicate, f.object FROM ${s}.facts f
-         JOIN jsonb_to_recordset($1::jsonb) AS x(s integer, p text, o integer)
+         JOIN jsonb_to_recordset($1::text::jsonb) AS x(s integer, p text, o integer)
            ON f.subject = x.s AND f.predicate = x.p AND f.object = x.o`,
         [json(list.map(({ s: subject, p, o }) => ({ s: subject, p, o })))],
       ))
@@ -407,14 +412,14 @@ export class PgMemoryStore implements MemoryStore {
     if (sources.length)
       await tx.query(
         `INSERT INTO ${s}.fact_sources(fact_id, chunk_id) SELECT x.fact_id, x.chunk_id
-         FROM jsonb_to_recordset($1::jsonb) AS x(fact_id integer, chunk_id integer) ON CONFLICT DO NOTHING`,
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(fact_id integer, chunk_id integer) ON CONFLICT DO NOTHING`,
         [json(sources)],
       );
     if (deltas.size) {
       const list = [...deltas.values()];
       const rows = await tx.query<{ id: number; kind: number; a: number; b: number }>(
         `INSERT INTO ${s}.edges(kind, a, b, weight) SELECT x.kind, x.a, x.b, x.w
-         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
          ORDER BY x.i ON CONFLICT (kind, a, b) DO UPDATE SET weight = ${s}.edges.weight + excluded.weight
          RETURNING id, kind, a, b`,
         [json(list.map((d, i) => ({ i, kind: d.kind, a: d.a, b: d.b, w: d.amount })))],
@@ -430,7 +435,7 @@ export class PgMemoryStore implements MemoryStore {
       if (shares.length)
         await tx.query(
           `INSERT INTO ${s}.edge_sources(edge_id, chunk_id, amount) SELECT x.edge_id, x.chunk_id, x.amount
-           FROM jsonb_to_recordset($1::jsonb) AS x(edge_id integer, chunk_id integer, amount double precision)
+           FROM jsonb_to_recordset($1::text::jsonb) AS x(edge_id integer, chunk_id integer, amount double precision)
            ON CONFLICT (edge_id, chunk_id) DO UPDATE SET amount = ${s}.edge_sources.amount + excluded.amount`,
           [json(shares)],
         );
@@ -446,7 +451,7 @@ export class PgMemoryStore implements MemoryStore {
     if (synonyms.length)
       await tx.query(
         `INSERT INTO ${s}.edges(kind, a, b, weight) SELECT x.kind, x.a, x.b, x.w
-         FROM jsonb_to_recordset($1::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
          ORDER BY x.i ON CONFLICT (kind, a, b) DO NOTHING`,
         [json(synonyms)],
       );
@@ -496,7 +501,7 @@ export class PgMemoryStore implements MemoryStore {
     const s = this.schema;
     await this.bump(tx, "deletions");
     const ids = json(chunkIds);
-    const chunkSet = `(SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`;
+    const chunkSet = `(SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))`;
     const sourceRows = await tx.query<{ id: number; chunk_id: number; amount: number }>(
       `SELECT s.edge_id AS id, s.chunk_id, s.amount FROM ${s}.edge_sources s WHERE s.chunk_id IN ${chunkSet}`,
       [ids],
@@ -520,7 +525,7 @@ export class PgMemoryStore implements MemoryStore {
     if (lowered.length) {
       const after = await tx.query<{ id: number; weight: number }>(
         `UPDATE ${s}.edges e SET weight = e.weight - x.amount
-         FROM jsonb_to_recordset($1::jsonb) AS x(id integer, amount double precision) WHERE e.id = x.id
+         FROM jsonb_to_recordset($1::text::jsonb) AS x(id integer, amount double precision) WHERE e.id = x.id
          RETURNING e.id, e.weight`,
         [json(lowered)],
       );
@@ -534,7 +539,7 @@ export class PgMemoryStore implements MemoryStore {
       }
       if (gone.length)
         await tx.query(
-          `DELETE FROM ${s}.edges WHERE id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`,
+          `DELETE FROM ${s}.edges WHERE id IN (SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))`,
           [json(gone)],
         );
     }
@@ -553,7 +558,7 @@ export class PgMemoryStore implements MemoryStore {
     if (touchedFacts.length)
       facts += (
         await tx.query(
-          `DELETE FROM ${s}.facts f WHERE f.id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))
+          `DELETE FROM ${s}.facts f WHERE f.id IN (SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))
            AND NOT EXISTS (SELECT 1 FROM ${s}.fact_sources x WHERE x.fact_id = f.id) RETURNING id`,
           [json([...new Set(touchedFacts.map((r) => Number(r.fact_id)))])],
         )
@@ -563,7 +568,7 @@ export class PgMemoryStore implements MemoryStore {
       // No passage mentions these phrases any more: they go, with their synonym and fact edges and facts.
       const orphans = (
         await tx.query<{ id: number }>(
-          `DELETE FROM ${s}.entities e WHERE e.id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))
+          `DELETE FROM ${s}.entities e WHERE e.id IN (SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))
            AND NOT EXISTS (SELECT 1 FROM ${s}.edges x WHERE x.kind = ${EDGE_KIND.context} AND x.b = e.id) RETURNING id`,
           [json([...touchedEntities])],
         )
@@ -571,7 +576,7 @@ export class PgMemoryStore implements MemoryStore {
       entities = orphans.length;
       if (orphans.length) {
         const set = json(orphans);
-        const orphanSet = `(SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`;
+        const orphanSet = `(SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))`;
         const gone = await tx.query<{ id: number }>(
           `DELETE FROM ${s}.edges WHERE kind != ${EDGE_KIND.context} AND (a IN ${orphanSet} OR b IN ${orphanSet}) RETURNING id`,
           [set],
@@ -579,7 +584,7 @@ export class PgMemoryStore implements MemoryStore {
         edgesRemoved += gone.length;
         if (gone.length)
           await tx.query(
-            `DELETE FROM ${s}.edge_sources WHERE edge_id IN (SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`,
+            `DELETE FROM ${s}.edge_sources WHERE edge_id IN (SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))`,
             [json(gone.map((r) => Number(r.id)))],
           );
         facts += (
@@ -606,10 +611,10 @@ export class PgMemoryStore implements MemoryStore {
       );
       const ids = chunks.map((c) => Number(c.id));
       const removed = await this.removeChunkGraph(tx, ids);
-      const set = `(SELECT value::integer FROM jsonb_array_elements_text($1::jsonb))`;
+      const set = `(SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))`;
       await tx.query(`DELETE FROM ${s}.turns WHERE chunk_id IN ${set}`, [json(ids)]);
       await tx.query(
-        `DELETE FROM ${s}.llm_cache WHERE chunk_hash IN (SELECT value FROM jsonb_array_elements_text($1::jsonb))`,
+        `DELETE FROM ${s}.llm_cache WHERE chunk_hash IN (SELECT value FROM jsonb_array_elements_text($1::text::jsonb))`,
         [json(chunks.map((c) => c.hash))],
       );
       await tx.query(`DELETE FROM ${s}.chunks WHERE id IN ${set}`, [json(ids)]);

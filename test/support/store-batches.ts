@@ -13,8 +13,25 @@ function vectorFrom(random: () => number): Float32Array {
   return Float32Array.from({ length: DIM }, () => random() * 2 - 1);
 }
 
-/** `batches` batches of `chunks` chunks each over `sessions` sessions; phrases and facts repeat across them. */
-export function storeBatches(seed: number, batches = 3, chunks = 6, sessions = 3): IndexBatch[] {
+/** A phrase's or fact's vector depends on it alone, so writers meeting it in any order agree. */
+function vectorOf(key: string): Float32Array {
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+  return vectorFrom(seededRandom(h));
+}
+
+/**
+ * `batches` batches of `chunks` chunks each over `sessions` sessions; phrases and facts repeat across them.
+ * Each batch carries vectors for the phrases and facts no earlier batch had, or, with `allVectors`, for all
+ * of its own (as each of several writers does for what its own store read did not hold).
+ */
+export function storeBatches(
+  seed: number,
+  batches = 3,
+  chunks = 6,
+  sessions = 3,
+  allVectors = false,
+): IndexBatch[] {
   const random = seededRandom(seed);
   const knownPhrases = new Set<string>();
   const knownFacts = new Set<string>();
@@ -29,9 +46,9 @@ export function storeBatches(seed: number, batches = 3, chunks = 6, sessions = 3
       const session = `s${seed}-${k % sessions}`;
       const phrases = [...new Set(Array.from({ length: 4 }, () => `phrase ${Math.floor(random() * 12)}`))];
       for (const p of phrases)
-        if (!knownPhrases.has(p)) {
+        if (!knownPhrases.has(p) || allVectors) {
           knownPhrases.add(p);
-          entityVectors.set(p, vectorFrom(random));
+          entityVectors.set(p, vectorOf(p));
         }
       const facts = [];
       for (let f = 0; f + 1 < phrases.length; f++) {
@@ -42,9 +59,9 @@ export function storeBatches(seed: number, batches = 3, chunks = 6, sessions = 3
         };
         facts.push(fact, fact); // stated twice: counts once
         const key = factKey(fact.subject, fact.predicate, fact.object);
-        if (!knownFacts.has(key)) {
+        if (!knownFacts.has(key) || allVectors) {
           knownFacts.add(key);
-          factVectors.set(key, vectorFrom(random));
+          factVectors.set(key, vectorOf(key));
         }
       }
       const user = `question ${k} about ${phrases.join(", ")}`;
