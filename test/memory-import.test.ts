@@ -5,7 +5,7 @@
  */
 import { Database } from "bun:sqlite";
 import { beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { claudeSlug, findClaudeSessions } from "../src/memory/import/claude.ts";
 import {
@@ -22,7 +22,7 @@ import {
   findCursorSessions,
   readCursorSession,
 } from "../src/memory/import/cursor.ts";
-import { findSessions, importHistory } from "../src/memory/import/history.ts";
+import { findSessions, INDEX_EVERY_MS, importHistory, indexDue } from "../src/memory/import/history.ts";
 import {
   findOpencodeSession,
   findOpencodeSessions,
@@ -408,6 +408,22 @@ describe("each agent's format → turns", () => {
     const all = findSessions(root, where);
     expect(all.length).toBe(2 + 2 + 1 + 3);
     expect(findSessions(root, where, undefined, Date.now() + 60_000)).toEqual([]);
+  });
+});
+
+describe("when the capture hooks index", () => {
+  test("at a session's end, else at most every ten minutes", () => {
+    const home = tempDir("triforge-import-index-due-");
+    process.env.TRIFORGE_HOME = join(home, "data");
+    const root = join(home, "project");
+    const now = Date.parse("2026-03-14T09:00:00.000Z");
+    expect(indexDue(root, false, now)).toBe(true);
+    // The marker's time is the file's: set it to `now`, as the clock the test gives.
+    utimesSync(join(agentCaptureStateDir(root), "indexed-at"), now / 1000, now / 1000);
+    expect(indexDue(root, false, now + 60_000)).toBe(false);
+    expect(indexDue(root, true, now + 60_000)).toBe(true);
+    utimesSync(join(agentCaptureStateDir(root), "indexed-at"), now / 1000, now / 1000);
+    expect(indexDue(root, false, now + INDEX_EVERY_MS + 1)).toBe(true);
   });
 });
 

@@ -17,18 +17,19 @@ function payloadProject(input: Record<string, unknown>): string | undefined {
 }
 
 /**
- * The capture hook of Codex (`Stop`), Cursor (`stop`, `sessionEnd`) and OpenCode (the plugin, on
- * `session.idle`): reads the session the payload names from the agent's own storage and appends its
- * new prose, redacted, to the project's chats.jsonl; when something was added, starts the background
- * indexer. Like every hook it never disturbs the session: failures go to errors.log, exit code 0,
- * nothing on stdout (Codex and Cursor read a hook's stdout as instructions).
+ * The capture hook of Codex (`Stop`), Cursor (`stop`, `sessionEnd`) and OpenCode (the plugin, when a
+ * reply ends): reads the session the payload names from the agent's own storage and appends its new
+ * prose, redacted, to the project's chats.jsonl; when something was added, starts the background
+ * indexer, at a session's end or at most every ten minutes (indexDue). Like every hook it never
+ * disturbs the session: failures go to errors.log, exit code 0, nothing on stdout (Codex and Cursor
+ * read a hook's stdout as instructions).
  */
 export default defineCommand({
   hook: true,
   usage:
     "triforge capture-agent --agent codex|cursor|opencode --project=<path>   (reads the hook's JSON on stdin)",
   description:
-    "Capture hook for Codex, Cursor and OpenCode: appends the prose the session added since the last capture, redacted, to the project's chats.jsonl, then indexes it in the background. Does nothing in a project without .triforge/config.json.",
+    "Capture hook for Codex, Cursor and OpenCode: appends the prose the session added since the last capture, redacted, to the project's chats.jsonl; the background indexer runs at a session's end or at most every ten minutes. Does nothing in a project without .triforge/config.json.",
   options: {
     agent: { type: "string", arg: "name", description: "codex, cursor or opencode" },
     project: {
@@ -57,12 +58,12 @@ export default defineCommand({
       if (!input || typeof input !== "object") throw new Error("hook input is not a JSON object");
       if (root === undefined && !(root = payloadProject(input))) return 0;
       // PERF: the readers, the redactor and the chat log load only for an active project.
-      const [{ captureHook }, { agentHome }] = await Promise.all([
+      const [{ captureHook, indexDue }, { agentHome }] = await Promise.all([
         import("../../memory/import/history.ts"),
         import("../../memory/import/sessions.ts"),
       ]);
       const { appended } = await captureHook(agent, root, input, agentHome());
-      if (appended) {
+      if (appended && indexDue(root, input.hook_event_name === "sessionEnd")) {
         const [{ isLocked }, { indexLockPath }, { spawnDetachedIndexer }] = await Promise.all([
           import("../../memory/lock.ts"),
           import("../../home/paths.ts"),

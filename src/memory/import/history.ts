@@ -3,7 +3,10 @@
  * in the project, appended to its chats.jsonl with the same parser, redaction and keys as live capture.
  * Running it twice, or while hooks capture, writes nothing twice (see ./turns.ts and ../capture.ts).
  */
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { logError } from "../../home/log.ts";
+import { agentCaptureStateDir } from "../../home/paths.ts";
 import { isStoreDamage, openStoreForRead } from "../../store/open.ts";
 import { findClaudeSessions, importClaudeSession } from "./claude.ts";
 import { codexHookRead, codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
@@ -187,4 +190,22 @@ export async function captureHook(
         ? cursorHookRead(session, resume)
         : opencodeHookRead(session, resume),
   );
+}
+
+/** How often the capture hooks of agents that never say a session ended start the indexer. */
+export const INDEX_EVERY_MS = 10 * 60_000;
+
+/**
+ * Whether a capture that stored something should start the background indexer: at the end of a
+ * session (Cursor's `sessionEnd`), else at most once every INDEX_EVERY_MS per project. Codex and
+ * OpenCode report each reply, never the end of a session, and indexing after every reply would pay for
+ * LLM extraction and summaries every time.
+ */
+export function indexDue(root: string, sessionEnded: boolean, now = Date.now()): boolean {
+  const marker = join(agentCaptureStateDir(root), "indexed-at");
+  const last = statSync(marker, { throwIfNoEntry: false })?.mtimeMs;
+  if (!sessionEnded && last !== undefined && now - last < INDEX_EVERY_MS) return false;
+  mkdirSync(agentCaptureStateDir(root), { recursive: true });
+  writeFileSync(marker, `${new Date(now).toISOString()}\n`);
+  return true;
 }
