@@ -476,14 +476,13 @@ describe("a damaged memory.db", () => {
     expect(rebuilds.length).toBeGreaterThanOrEqual(positions.length - 2);
   }, 120_000);
 
-  test("a directory where memory.db or recall.bin should be: recall names it, the next index moves it aside and rebuilds", async () => {
+  test("a directory where memory.db or recall.bin should be: recall and status name it, the next index moves it aside and rebuilds", async () => {
     const root = project("directory");
     appendRecords(root, syntheticConversation(2, 3));
     mkdirSync(join(storePath(root), "inside"), { recursive: true });
     mkdirSync(recallSnapshotPath(root), { recursive: true });
-    const answer = await recall(root, "parseUser");
-    expect(answer.hits).toEqual([]);
-    expect(answer.reason).toContain("is a directory, not a memory store");
+    await expect(recall(root, "parseUser")).rejects.toThrow("is a directory, not a memory store");
+    await expect(memoryStatus(root)).rejects.toThrow("is a directory, not a memory store");
     expect((await indexProject(root, { llm: null })).chunks).toBe(6);
     expect(statSync(storePath(root)).isFile()).toBe(true);
     expect(statSync(recallSnapshotPath(root)).isFile()).toBe(true);

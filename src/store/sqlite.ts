@@ -119,8 +119,11 @@ export class SqliteMemoryStore implements MemoryStore {
   ) {
     let db: Database | undefined;
     // SQLite only says "unable to open database file", which is also what a permission problem says.
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory())
-      throw new StoreCorruptError(`${path} is a directory, not a memory store`);
+    // A reader reports it; a writer (the indexer) treats it as damage: moved aside and rebuilt.
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      const message = `${path} is a directory, not a memory store`;
+      throw options.readonly ? new Error(message) : new StoreCorruptError(message);
+    }
     try {
       // A reader opens read-write without creating: a WAL reader may need to create the -shm file.
       db = new Database(
