@@ -42,6 +42,13 @@ const TREE_SITTER_MAX_CHARS = 64_000;
 const SPLIT_WORDS_MIN_CHARS = 4_000_000;
 /** Chunks embedded per call: large enough to amortise the tokenizer call, small enough for progress. */
 const EMBED_BATCH = 512;
+/**
+ * Characters chunked between two full garbage collections. A cold index leaves garbage behind at
+ * every file (split lines, break scores, substrings) faster than the collector comes for it: on the
+ * generated 100,000-file tree a collection every 16 M characters lowered the peak RSS from
+ * 1.35–1.54 GB to 1.08–1.32 GB with no measurable change in time (interleaved runs, same binary).
+ */
+const COLLECT_EVERY_CHARS = 16_000_000;
 
 /** The real absolute path of a repository folder, or a RepositoryError saying what is wrong. */
 export function resolveRepository(path: string): string {
@@ -326,6 +333,7 @@ async function encodeFresh(
   const flush = async () => {
     if (encoder.pending) encoded.addedVectors.push(await encoder.embed());
   };
+  let charsSinceCollection = 0;
   try {
     for (let i = 0; i < fresh.length; i++) {
       if (performance.now() > context.deadline) {
@@ -368,6 +376,11 @@ async function encodeFresh(
         timer.lap("embed");
       }
       context.onProgress?.(i + 1, fresh.length);
+      charsSinceCollection += text.length;
+      if (charsSinceCollection >= COLLECT_EVERY_CHARS) {
+        charsSinceCollection = 0;
+        Bun.gc(true);
+      }
     }
     await flush();
     timer.lap("embed");
