@@ -107,4 +107,21 @@ describe("memory checked against the project (compiled binary)", () => {
       await client.close();
     }
   });
+
+  test("a name the excerpt places in a file that no longer holds it is said; one still there is not", async () => {
+    const { checkHits } = await import("../src/memory/hit-checks.ts");
+    const root = join(home, "symbols");
+    mkdirSync(join(root, "src"), { recursive: true });
+    writeFileSync(join(root, "src", "settings.ts"), "export function loadSettings() { return {}; }\n");
+    const ts = new Date().toISOString();
+    const [renamed, kept, twoFiles] = await checkHits(root, [
+      { ts, text: "Renamed it: `loadConfig` is now `loadSettings` in src/settings.ts." },
+      { ts, text: "The entry point is `loadSettings` in src/settings.ts." },
+      { ts, text: "Moved `parseUser` from src/settings.ts to src/user.ts." },
+    ]);
+    expect(renamed).toContain("`loadConfig` is no longer in src/settings.ts");
+    expect(renamed).not.toContain("`loadSettings` is no longer");
+    expect(kept).toBeUndefined();
+    expect(twoFiles).toBe("[checked against the project now: src/user.ts gone]");
+  });
 });
