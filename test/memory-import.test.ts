@@ -5,7 +5,17 @@
  */
 import { Database } from "bun:sqlite";
 import { beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { claudeSlug, findClaudeSessions } from "../src/memory/import/claude.ts";
 import {
@@ -22,7 +32,13 @@ import {
   findCursorSessions,
   readCursorSession,
 } from "../src/memory/import/cursor.ts";
-import { findSessions, INDEX_EVERY_MS, importHistory, indexDue } from "../src/memory/import/history.ts";
+import {
+  catchUpDue,
+  findSessions,
+  INDEX_EVERY_MS,
+  importHistory,
+  indexDue,
+} from "../src/memory/import/history.ts";
 import {
   findOpencodeSession,
   findOpencodeSessions,
@@ -32,7 +48,7 @@ import {
 import type { AgentHome } from "../src/memory/import/sessions.ts";
 import { appendTurns, captureSessionTurns } from "../src/memory/import/turns.ts";
 import { opencodePlugin } from "../src/agents/opencode.ts";
-import { agentCaptureStateDir, chatLogPath } from "../src/home/paths.ts";
+import { agentCaptureStateDir, chatLogPath, projectKey } from "../src/home/paths.ts";
 import { compiledBinary, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "agents");
@@ -425,6 +441,19 @@ describe("when the capture hooks index", () => {
     utimesSync(join(agentCaptureStateDir(root), "indexed-at"), now / 1000, now / 1000);
     expect(indexDue(root, false, now + INDEX_EVERY_MS + 1)).toBe(true);
   });
+
+  test("a new session indexes what the last one left, only when chats.jsonl changed since", () => {
+    const home = tempDir("triforge-import-catch-up-");
+    process.env.TRIFORGE_HOME = join(home, "data");
+    const root = join(home, "project");
+    expect(catchUpDue(root)).toBe(false);
+    appendTurns(root, "s", [{ key: "codex:s:1", role: "user", text: "hi", ts: "2026-01-01T00:00:00.000Z" }]);
+    const marker = join(agentCaptureStateDir(root), "indexed-at");
+    const changed = statSync(chatLogPath(root)).mtimeMs;
+    expect(catchUpDue(root, changed + 1000)).toBe(true);
+    utimesSync(marker, (changed + 1000) / 1000, (changed + 1000) / 1000);
+    expect(catchUpDue(root, changed + 2000)).toBe(false);
+  });
 });
 
 describe("the OpenCode plugin", () => {
@@ -517,6 +546,7 @@ describe("triforge activate --import, then import again and capture live (compil
     return {
       codex: codex.Stop[0].hooks[0].command,
       codexStart: codex.SessionStart[0].hooks[0].command,
+      codexCatchUp: codex.SessionStart[1].hooks[0].command,
       cursor: cursor.stop[0].command,
     };
   };
@@ -566,6 +596,15 @@ describe("triforge activate --import, then import again and capture live (compil
     expect(Object.keys(output.hookSpecificOutput).sort()).toEqual(["additionalContext", "hookEventName"]);
     expect(output.hookSpecificOutput.hookEventName).toBe("SessionStart");
     expect(output.hookSpecificOutput.additionalContext.length).toBeGreaterThan(0);
+    // Its other SessionStart hook, the catch-up index, prints nothing and fails nothing.
+    const catchUp = await runHook(installed().codexCatchUp, {
+      session_id: "0199b000-0000-7000-8000-000000000001",
+      cwd: root,
+      hook_event_name: "SessionStart",
+    });
+    expect([catchUp.code, catchUp.stdout, catchUp.stderr]).toEqual([0, "", ""]);
+    const errors = join(home, ".claude", "triforge", projectKey(root), "errors.log");
+    expect(existsSync(errors) ? readFileSync(errors, "utf8") : "").not.toContain("capture-agent");
   }, 120_000);
 
   test("a second import adds nothing; live capture on top adds only the new turns", async () => {

@@ -29,8 +29,8 @@ function checkToml(text: string, file: string): void {
  * shape): a `Stop` hook that captures, after every turn (Codex passes `session_id`, `cwd`,
  * `transcript_path` — the session's rollout — `turn_id` and `last_assistant_message` on stdin), and a
  * `SessionStart` hook that injects the project's prelude (its output, `hookSpecificOutput` with
- * `hookEventName` and `additionalContext`, is the shape Codex reads). Both do nothing outside projects
- * where memory is active.
+ * `hookEventName` and `additionalContext`, is the shape Codex reads), and one that indexes what the
+ * previous session left unindexed. All do nothing outside projects where memory is active.
  */
 export function codexHookChange(home: string, launcher: string[], env = process.env): FileChange {
   const hook = (args: string[], timeout: number) => ({
@@ -46,11 +46,17 @@ export function codexHookChange(home: string, launcher: string[], env = process.
       },
       {
         kind: "json-append",
+        path: ["hooks", "SessionStart"],
+        value: hook(["capture-agent", "--agent=codex"], HOOK_TIMEOUTS.SessionStart),
+      },
+      {
+        kind: "json-append",
         path: ["hooks", "Stop"],
         value: hook(["capture-agent", "--agent=codex"], HOOK_TIMEOUTS.Stop),
       },
     ],
-    purpose: "memory for Codex: its SessionStart (prelude) and Stop (capture) hooks, Codex 0.114 or later",
+    purpose:
+      "memory for Codex: its SessionStart (prelude, catch-up index) and Stop (capture) hooks, Codex 0.114 or later",
   };
 }
 

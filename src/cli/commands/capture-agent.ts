@@ -58,12 +58,17 @@ export default defineCommand({
       if (!input || typeof input !== "object") throw new Error("hook input is not a JSON object");
       if (root === undefined && !(root = payloadProject(input))) return 0;
       // PERF: the readers, the redactor and the chat log load only for an active project.
-      const [{ captureHook, indexDue }, { agentHome }] = await Promise.all([
+      const [{ captureHook, catchUpDue, indexDue }, { agentHome }] = await Promise.all([
         import("../../memory/import/history.ts"),
         import("../../memory/import/sessions.ts"),
       ]);
-      const { appended } = await captureHook(agent, root, input, agentHome());
-      if (appended && indexDue(root, input.hook_event_name === "sessionEnd")) {
+      // A new session has nothing to capture yet; it indexes what the last one left unindexed.
+      const due =
+        input.hook_event_name === "SessionStart"
+          ? catchUpDue(root)
+          : (await captureHook(agent, root, input, agentHome())).appended > 0 &&
+            indexDue(root, input.hook_event_name === "sessionEnd");
+      if (due) {
         const [{ isLocked }, { indexLockPath }, { spawnDetachedIndexer }] = await Promise.all([
           import("../../memory/lock.ts"),
           import("../../home/paths.ts"),

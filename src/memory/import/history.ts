@@ -6,7 +6,7 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logError } from "../../home/log.ts";
-import { agentCaptureStateDir } from "../../home/paths.ts";
+import { agentCaptureStateDir, chatLogPath } from "../../home/paths.ts";
 import { isStoreDamage, openStoreForRead } from "../../store/open.ts";
 import { findClaudeSessions, importClaudeSession } from "./claude.ts";
 import { codexHookRead, codexSessionAt, findCodexSessions, findRollout, readCodexSession } from "./codex.ts";
@@ -202,10 +202,34 @@ export const INDEX_EVERY_MS = 10 * 60_000;
  * LLM extraction and summaries every time.
  */
 export function indexDue(root: string, sessionEnded: boolean, now = Date.now()): boolean {
-  const marker = join(agentCaptureStateDir(root), "indexed-at");
-  const last = statSync(marker, { throwIfNoEntry: false })?.mtimeMs;
+  const last = lastIndexStart(root);
   if (!sessionEnded && last !== undefined && now - last < INDEX_EVERY_MS) return false;
-  mkdirSync(agentCaptureStateDir(root), { recursive: true });
-  writeFileSync(marker, `${new Date(now).toISOString()}\n`);
+  markIndexStart(root, now);
   return true;
+}
+
+/**
+ * Whether a new session (Codex's `SessionStart`) should start the indexer: when chats.jsonl changed
+ * after the capture hooks last started it, so the previous session's last replies, held back by
+ * indexDue, become searchable now.
+ */
+export function catchUpDue(root: string, now = Date.now()): boolean {
+  const changed = statSync(chatLogPath(root), { throwIfNoEntry: false })?.mtimeMs;
+  const last = lastIndexStart(root);
+  if (changed === undefined || (last !== undefined && changed <= last)) return false;
+  markIndexStart(root, now);
+  return true;
+}
+
+function indexMarker(root: string): string {
+  return join(agentCaptureStateDir(root), "indexed-at");
+}
+
+function lastIndexStart(root: string): number | undefined {
+  return statSync(indexMarker(root), { throwIfNoEntry: false })?.mtimeMs;
+}
+
+function markIndexStart(root: string, now: number): void {
+  mkdirSync(agentCaptureStateDir(root), { recursive: true });
+  writeFileSync(indexMarker(root), `${new Date(now).toISOString()}\n`);
 }
