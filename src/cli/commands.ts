@@ -87,6 +87,11 @@ export const commands: Record<
     summary: "Remove one session from the project's memory",
     load: () => import("./commands/forget.ts"),
   },
+  migrate: {
+    group: "Memory",
+    summary: "Copy a project's memory to another storage backend (local, postgres), verified",
+    load: () => import("./commands/migrate.ts"),
+  },
   purge: {
     group: "Memory",
     summary: "Delete the project's stored memory",
