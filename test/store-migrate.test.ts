@@ -1,0 +1,165 @@
+/**
+ * `triforge migrate` between the local store and Postgres (PGlite in-process, the server when .ci/run
+ * started one): a real indexed store is copied, verified and switched; an interrupted copy leaves the
+ * config and the source alone and resumes; the way back rebuilds an equal local store; a target holding
+ * another memory is refused before anything is written.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { storePath } from "../src/home/paths.ts";
+import { indexProject } from "../src/memory/indexer.ts";
+import { readProjectConfig } from "../src/project/config.ts";
+import { migrateStore } from "../src/store/migrate.ts";
+import { connectPostgres, type SqlClient, StoreUnavailableError } from "../src/store/pg-client.ts";
+import { PgMemoryStore } from "../src/store/postgres.ts";
+import { storageTarget } from "../src/store/settings.ts";
+import { SqliteMemoryStore } from "../src/store/sqlite.ts";
+import { failure, spawnCollect } from "./support/helpers.ts";
+import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
+import { pgliteClient } from "./support/pglite.ts";
+
+const home = memoryHome();
+const fileHash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+/** Fails every statement after the first `allowed` inserts: a connection lost half-way through a copy. */
+function droppingAfter(client: SqlClient, allowed: number): SqlClient {
+  let inserts = 0;
+  const query = (async (text: string, params?: unknown[]) => {
+    if (/^\s*INSERT/i.test(text) && ++inserts > allowed)
+      throw new StoreUnavailableError("postgres at postgres://test@db/x dropped the connection (test)");
+    return client.query(text, params);
+  }) as SqlClient["query"];
+  return {
+    query,
+    transaction: (work) =>
+      work({ query, transaction: (w) => w({ query } as SqlClient), close: async () => {} }),
+    close: async () => {},
+  };
+}
+
+const servers: { name: string; connect: () => Promise<SqlClient> }[] = [
+  { name: "PGlite", connect: () => pgliteClient() },
+];
+const serverUrl = process.env.TRIFORGE_TEST_PG_URL;
+if (serverUrl) servers.push({ name: "server", connect: () => connectPostgres(serverUrl) });
+else
+  console.log(
+    "store-migrate: TRIFORGE_TEST_PG_URL is not set, so the copy to a Postgres server is skipped (.ci/run sets it)",
+  );
+
+for (const server of servers) {
+  describe(`migrate local ⇄ postgres (${server.name})`, () => {
+    let client: SqlClient;
+    let root: string;
+    let original: Awaited<ReturnType<SqliteMemoryStore["snapshot"]>>;
+    let originalHash: string;
+    const name = `migrate-${server.name.toLowerCase()}-${process.pid}-${Date.now()}`;
+    const shared = () => ({ ...client, close: async () => {} });
+    const env = { TRIFORGE_PG_URL: "postgres://triforge@db.example/memory" };
+    const options = (connect = async () => shared()) => ({ connect, writer: "laptop:/p", onTable: () => {} });
+
+    beforeAll(async () => {
+      client = await server.connect();
+      root = home.project(name);
+      appendRecords(root, syntheticConversation(4, 5));
+      await indexProject(root, { llm: null });
+      const store = new SqliteMemoryStore(storePath(root), { readonly: true });
+      original = await store.snapshot();
+      store.close();
+      originalHash = fileHash(storePath(root));
+    }, 120_000);
+    afterAll(async () => {
+      await client?.close();
+    });
+
+    test("a copy cut off half-way switches nothing and changes no source byte; the next run resumes and verifies", async () => {
+      const from = storageTarget("local", readProjectConfig(root), root);
+      const to = storageTarget("postgres", readProjectConfig(root), root, env);
+      const error = await failure(() =>
+        migrateStore(
+          root,
+          storePath(root),
+          from,
+          to,
+          options(async () => droppingAfter(client, 3)),
+        ),
+      );
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(readProjectConfig(root).storage).toBe("local");
+      expect(fileHash(storePath(root))).toBe(originalHash);
+
+      const copied: string[] = [];
+      const report = await migrateStore(root, storePath(root), from, to, {
+        ...options(),
+        onTable: (table, _rows, now) => {
+          if (now) copied.push(table);
+        },
+      });
+      // The tables the first run finished are verified, not copied again.
+      expect(copied).not.toContain("chunks");
+      expect(copied.length).toBeGreaterThan(0);
+      expect(report.tables.find((t) => t.name === "chunks")?.rows).toBe(original.chunks.length);
+      const config = readProjectConfig(root) as unknown as { storage: string; postgres: { project: string } };
+      expect(config.storage).toBe("postgres");
+      expect(config.postgres.project).toBe(name);
+      expect(fileHash(storePath(root))).toBe(originalHash);
+
+      const store = await PgMemoryStore.open(shared(), { project: name, writer: "laptop:/p" });
+      expect(await store.snapshot()).toEqual(original);
+      expect((await store.state()).offset).toBeGreaterThan(0);
+    }, 120_000);
+
+    test("back to local: the copy replaces the store (the old one kept aside) and equals the original", async () => {
+      const config = readProjectConfig(root);
+      const from = storageTarget("postgres", config, root, env);
+      await migrateStore(root, storePath(root), from, { kind: "local" }, options());
+      expect(readProjectConfig(root).storage).toBe("local");
+      expect(existsSync(`${storePath(root)}.before-migrate`)).toBe(true);
+      expect(fileHash(`${storePath(root)}.before-migrate`)).toBe(originalHash);
+      const store = new SqliteMemoryStore(storePath(root));
+      const { generation: _g, ...snapshot } = await store.snapshot();
+      const { generation: _o, ...expected } = original;
+      expect(snapshot).toEqual(expected);
+      expect((await store.state()).offset).toBeGreaterThan(0);
+      store.close();
+      // The indexer carries on from the copied offset: nothing new, nothing added twice.
+      const again = await indexProject(root, { llm: null });
+      expect(again.chunks).toBe(0);
+    }, 120_000);
+
+    test("a target holding another memory for the project is refused before anything is written", async () => {
+      const other = home.project(`${name}-other`);
+      appendRecords(other, syntheticConversation(2, 3, "other"));
+      await indexProject(other, { llm: null });
+      const to = { kind: "postgres" as const, url: "postgres://unused", project: name };
+      const before = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "triforge_${name.replaceAll("-", "_")}".chunks`,
+      );
+      const error = await failure(() =>
+        migrateStore(other, storePath(other), { kind: "local" }, to, options()),
+      );
+      expect(error.message).toContain("already holds another memory for this project");
+      const after = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "triforge_${name.replaceAll("-", "_")}".chunks`,
+      );
+      expect(after).toEqual(before);
+      expect(readProjectConfig(other).storage).toBe("local");
+    }, 120_000);
+  });
+}
+
+test("triforge migrate without a Postgres URL says what to set, in one line", async () => {
+  const root = home.project("no-url");
+  const result = await spawnCollect(
+    [process.execPath, "src/index.ts", "migrate", "--to=postgres", "--project", root],
+    {
+      env: { ...process.env, TRIFORGE_PG_URL: "" },
+      cwd: `${import.meta.dir}/..`,
+    },
+  );
+  expect(result.code).toBe(1);
+  expect(result.stderr.trim()).toBe(
+    "triforge migrate: storage postgres needs a connection URL: set TRIFORGE_PG_URL (or postgres.url in .triforge/config.json)",
+  );
+}, 60_000);
