@@ -86,6 +86,27 @@ describe("capture faults (issue 18)", () => {
     expect(log.split("\n").filter((l) => l).length).toBe(4);
   }, 60_000);
 
+  test("a whole record left without its newline (a writer killed between the two) is not written again", async () => {
+    const { project, transcripts, dataDir, chats, errors, capture } = setup();
+    const killed = join(transcripts, "K.jsonl");
+    writeFileSync(
+      killed,
+      userLine("k1", "written, all but its newline", "K") + userLine("k2", "never written", "K"),
+    );
+    mkdirSync(dataDir, { recursive: true });
+    const record = {
+      ts: "2026-02-01T10:00:00.000Z",
+      session_id: "K",
+      role: "user",
+      text: "written, all but its newline",
+      uuid: "k1",
+    };
+    writeFileSync(join(dataDir, "chats.jsonl"), JSON.stringify(record));
+    expectClean(await capture(hookInput("K", killed, project)));
+    expect(chats().map((r) => r.uuid)).toEqual(["k1", "k2"]);
+    expect(errors()).toBe("");
+  }, 60_000);
+
   test("a transcript shrunk and restored is not captured twice", async () => {
     const { project, transcripts, chats, errors, capture } = setup();
     const transcript = join(transcripts, "s.jsonl");

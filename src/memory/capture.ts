@@ -226,7 +226,20 @@ function readState(file: string): SessionState | undefined {
   return undefined;
 }
 
-/** Adds the `uuid` of every complete line of the log from `from` on; returns where the last one ends. */
+function addKey(line: string, keys: Set<string>): void {
+  try {
+    const uuid = (JSON.parse(line) as { uuid?: unknown }).uuid;
+    if (typeof uuid === "string") keys.add(uuid);
+  } catch {
+    // A torn or foreign line holds no key.
+  }
+}
+
+/**
+ * Adds the `uuid` of every line of the log from `from` on; returns where the last complete line ends.
+ * A last line without its newline counts when it is a whole record (a writer killed between a record
+ * and its newline): the next append's fence completes it, so it is in the log.
+ */
 function scanLogKeys(fd: number, from: number, size: number, keys: Set<string>): number {
   let offset = from;
   const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(CHUNK_BYTES, size - from)));
@@ -239,18 +252,13 @@ function scanLogKeys(fd: number, from: number, size: number, keys: Set<string>):
       // A line longer than a chunk (or the torn last line): read it whole, or stop at the torn end.
       const long = readAt(fd, offset, Math.min(size - offset, MAX_LINE_BYTES));
       end = long.indexOf(10);
-      if (end < 0) break;
+      if (end < 0) {
+        if (offset + long.length >= size) addKey(long.toString("utf8"), keys);
+        break;
+      }
       text = long.toString("utf8", 0, end + 1);
     }
-    for (const line of text.split("\n")) {
-      if (!line) continue;
-      try {
-        const uuid = (JSON.parse(line) as { uuid?: unknown }).uuid;
-        if (typeof uuid === "string") keys.add(uuid);
-      } catch {
-        // A torn or foreign line holds no key.
-      }
-    }
+    for (const line of text.split("\n")) if (line) addKey(line, keys);
     offset += end + 1;
   }
   return offset;
