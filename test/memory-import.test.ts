@@ -21,6 +21,7 @@ import { claudeSlug, findClaudeSessions } from "../src/memory/import/claude.ts";
 import {
   codexHookRead,
   codexReplyKey,
+  codexSessionAt,
   findCodexSessions,
   parseRollout,
   readCodexSession,
@@ -199,6 +200,32 @@ describe("each agent's format → turns", () => {
       `codex:${CODEX_SESSION}:7`,
       codexReplyKey(CODEX_SESSION, "0199a1f2-9a01-7e22-8c3d-2b1a0f9e8d7c", turns[1].text),
     ]);
+  });
+
+  test("Codex 0.171 (a rollout the real CLI wrote): item_completed events, one record per message", () => {
+    const path = put(
+      join(tempDir("triforge-import-codex-real-"), "rollout.jsonl"),
+      fixture(
+        "codex/cli-0.171.0/rollout-2026-12-01T22-03-57-01a233a2-cf1d-7522-91e1-cb8f2c4d9f1d.jsonl",
+        root,
+      ),
+    );
+    const session = codexSessionAt(path);
+    expect(session?.sessionId).toBe("01a233a2-cf1d-7522-91e1-cb8f2c4d9f1d");
+    const turns = session ? readCodexSession(session) : [];
+    expect(turns.map((t) => [t.role, t.text])).toEqual([
+      ["user", "How should we store money in the cart?"],
+      ["assistant", "Decision: we keep money as integer cents."],
+      ["user", "And the tax line?"],
+      ["assistant", "Decision: we keep money as integer cents."],
+      ["user", "Then what about the tax line?"],
+      ["assistant", "Decision: we keep money as integer cents."],
+    ]);
+    // The same reply in three turns is three records; each has the key its Stop payload's reply gets.
+    expect(new Set(turns.map((t) => t.key)).size).toBe(6);
+    expect(turns[1].key).toBe(
+      codexReplyKey(session?.sessionId ?? "", "01a233a2-cf53-7133-86ef-efdf8ba538bd", turns[1].text),
+    );
   });
 
   test("Codex: a rollout written before events were recorded falls back to its messages; a subagent's thread stays out", () => {

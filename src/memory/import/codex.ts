@@ -5,8 +5,9 @@
  * Every line is `{timestamp, type, payload}`. The first is `session_meta` (`payload.id`, `payload.cwd`;
  * `payload.source` is `{subagent: …}` for a subagent's own thread, which stays out like Claude Code's
  * sidechains). What was said is recorded twice: as `event_msg` lines (`user_message` is exactly what
- * the person typed, `agent_message` what the model showed) and as `response_item` messages, whose user
- * side also carries the instructions and environment Codex injects. The events are read; a rollout
+ * the person typed, `agent_message` what the model showed; since 0.16x `item_completed` events with a
+ * `UserMessage` or `AgentMessage` item instead) and as `response_item` messages, whose user side also
+ * carries the instructions and environment Codex injects. The events are read; a rollout
  * written before Codex recorded them falls back to the messages, minus the injected ones. Tool calls,
  * reasoning, token counts and turn contexts are never read.
  *
@@ -174,6 +175,23 @@ export function parseRollout(
       if (payload.type === "task_started" || payload.type === "turn_started") {
         turnId = typeof payload.turn_id === "string" ? payload.turn_id : undefined;
         replies = [];
+      }
+      // Since 0.16x what was said is an `item_completed` event: a UserMessage or an AgentMessage item.
+      if (payload.type === "item_completed") {
+        const item = payload.item as { type?: unknown; content?: unknown } | undefined;
+        const said = textBlocks(item?.content, ["text", "Text"])
+          .map((t) => t.trim())
+          .filter(Boolean)
+          .join("\n\n");
+        if (!said) return;
+        if (typeof payload.turn_id === "string") turnId = payload.turn_id;
+        if (item?.type === "UserMessage") events.push({ key: lineKey(index), role: "user", text: said, ts });
+        else if (item?.type === "AgentMessage") {
+          const key = turnId ? codexReplyKey(sessionId, turnId, said) : lineKey(index);
+          events.push({ key, role: "assistant", text: said, ts });
+          if (turnId) replies.push(key);
+        }
+        return;
       }
       const message = typeof payload.message === "string" ? payload.message.trim() : "";
       if (!message) return;
