@@ -372,6 +372,45 @@ describe("security", () => {
     expect((await fetch(`${base}/page.js`)).headers.get("content-type")).toStartWith("text/javascript");
   });
 
+  test("--allow-origin opens CORS to that one origin; changing memory from it still needs the token", async () => {
+    const allowed = "http://localhost:3000";
+    const open = startHttpServer({ host: "127.0.0.1", port: 0, token: TOKEN, rag, allowOrigin: allowed });
+    try {
+      const preflight = (origin: string) =>
+        fetch(`${open.url}/v1/query`, {
+          method: "OPTIONS",
+          headers: { origin, "access-control-request-method": "POST" },
+        });
+      const ok = await preflight(allowed);
+      expect(ok.status).toBe(204);
+      expect(ok.headers.get("access-control-allow-origin")).toBe(allowed);
+      expect(ok.headers.get("access-control-allow-methods")).toBe("POST");
+      const other = await preflight("https://evil.example");
+      expect(other.status).toBe(405);
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+      const query = (origin: string) =>
+        fetch(`${open.url}/v1/query`, {
+          method: "POST",
+          headers: { origin, "content-type": "application/json" },
+          body: JSON.stringify({ query: "parse invoice" }),
+        });
+      expect((await query(allowed)).headers.get("access-control-allow-origin")).toBe(allowed);
+      expect((await query("https://evil.example")).headers.get("access-control-allow-origin")).toBeNull();
+      const { chunks } = await jsonOf(fetch(`${open.url}/v1/memory/sessions/s-invoices`));
+      const pin = (headers: Record<string, string>) =>
+        fetch(`${open.url}/v1/memory/pins`, {
+          method: "POST",
+          headers: { origin: allowed, "content-type": "application/json", ...headers },
+          body: JSON.stringify({ chunk_id: chunks[0].id }),
+        });
+      expect((await pin({})).status).toBe(403);
+      expect((await pin(bearer)).status).toBe(201);
+      await fetch(`${open.url}/v1/memory/pins/${chunks[0].id}`, { method: "DELETE", headers: bearer });
+    } finally {
+      await open.stop();
+    }
+  });
+
   test("off loopback every route but /health needs the token", () => {
     const context: AuthContext = {
       token: TOKEN,

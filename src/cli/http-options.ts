@@ -75,6 +75,7 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
       token: token.token,
       rag,
       requireToken: values["require-token"] === true,
+      allowOrigin: typeof values["allow-origin"] === "string" ? values["allow-origin"] : undefined,
     });
   } catch (error) {
     throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);

@@ -127,6 +127,8 @@ export interface HttpServerOptions {
   rag: RagService;
   /** Ask for the token on every route but /health on loopback too. */
   requireToken?: boolean;
+  /** The one other origin whose pages may call the API (CORS); none by default. */
+  allowOrigin?: string;
 }
 
 export interface RunningServer {
@@ -536,10 +538,31 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
     });
   }
 
+  /**
+   * A CORS preflight: answered only for the configured origin (the token and the page rules still apply
+   * to the request that follows); any other origin gets none, so its page cannot call the API.
+   */
+  function preflight(req: Request, route: Route): Response {
+    const allow = Object.keys(route.methods).join(", ");
+    if (!options.allowOrigin || req.headers.get("origin") !== options.allowOrigin)
+      throw new HttpError(405, `OPTIONS is not allowed on ${new URL(req.url).pathname} (use ${allow})`, {
+        allow,
+      });
+    return new Response(null, {
+      status: 204,
+      headers: {
+        "access-control-allow-methods": allow,
+        "access-control-allow-headers": "authorization, content-type",
+        "access-control-max-age": "600",
+      },
+    });
+  }
+
   async function handle(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const route = routes.find((r) => r.pattern.test(url.pathname));
     if (!route) throw new HttpError(404, `no route ${url.pathname}`);
+    if (req.method === "OPTIONS") return preflight(req, route);
     const method = req.method === "HEAD" ? "GET" : req.method;
     const entry = route.methods[method];
     if (!entry) {
@@ -559,21 +582,31 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
     return entry.handle(req, params, url);
   }
 
+  async function answer(req: Request): Promise<Response> {
+    try {
+      return await handle(req);
+    } catch (error) {
+      if (error instanceof HttpError) return json({ error: error.message }, error.status, error.headers);
+      if (error instanceof RagRequestError) return json({ error: error.message }, 400);
+      if (error instanceof RemoteEmbeddingError) return json({ error: error.message }, 502);
+      logError("http", error);
+      return json({ error: "internal error; the details are in triforge's errors.log" }, 500);
+    }
+  }
+
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
     // Our own limit answers 413 as JSON; Bun's is only the backstop.
     maxRequestBodySize: MAX_BODY_BYTES * 4,
     async fetch(req) {
-      try {
-        return await handle(req);
-      } catch (error) {
-        if (error instanceof HttpError) return json({ error: error.message }, error.status, error.headers);
-        if (error instanceof RagRequestError) return json({ error: error.message }, 400);
-        if (error instanceof RemoteEmbeddingError) return json({ error: error.message }, 502);
-        logError("http", error);
-        return json({ error: "internal error; the details are in triforge's errors.log" }, 500);
+      const response = await answer(req);
+      // CORS for the configured origin only, on every answer (errors too, so its page can read them).
+      if (options.allowOrigin && req.headers.get("origin") === options.allowOrigin) {
+        response.headers.set("access-control-allow-origin", options.allowOrigin);
+        response.headers.set("vary", "Origin");
       }
+      return response;
     },
     error(error) {
       logError("http", error);

@@ -45,6 +45,12 @@ export default defineCommand({
       description:
         "--http: ask for the token on every route but /health on loopback too (a machine shared with other users)",
     },
+    "allow-origin": {
+      type: "string",
+      arg: "origin",
+      description:
+        "--http: one other origin whose pages may call the API (CORS), e.g. http://localhost:3000; none by default",
+    },
     db: {
       type: "string",
       arg: "path",
@@ -58,7 +64,7 @@ export default defineCommand({
       const { serveHttp } = await import("../http-options.ts");
       return serveHttp(values);
     }
-    const httpOnly = ["host", "port", "workspace", "token", "require-token", "db"].find(
+    const httpOnly = ["host", "port", "workspace", "token", "require-token", "allow-origin", "db"].find(
       (name) => values[name] !== undefined,
     );
     if (httpOnly) throw new UsageError(`--${httpOnly} is an option of 'serve --http'`);
