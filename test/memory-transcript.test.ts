@@ -664,7 +664,9 @@ describe("parseTranscript on hand-made records", () => {
         user("u1", "Stop hook feedback:\n- [~/.claude/hooks/check.sh]: tests failing\n"),
         user("u1b", "Stop hook feedback:\n[~/.claude/hooks/check.sh]: tests failing"),
         // 1.0.x flagged a UserPromptSubmit hook's output this way.
-        user("u1c", "<user-prompt-submit-hook>ctx</user-prompt-submit-hook> extra", { isVisibleInTranscriptOnly: true }),
+        user("u1c", "<user-prompt-submit-hook>ctx</user-prompt-submit-hook> extra", {
+          isVisibleInTranscriptOnly: true,
+        }),
         user("u3", [text("[Request interrupted by user]")]),
         user("u4", [text("[Request interrupted by user for tool use]")]),
         user(
