@@ -3,7 +3,7 @@
  * called with fetch (and node:http where a header fetch will not send must be forged).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { appendRecord } from "../src/home/ledger.ts";
 import { pinsPath, summaryPath as summaryPathOf } from "../src/home/paths.ts";
 import { request } from "node:http";
@@ -505,6 +505,9 @@ describe("pins", () => {
     expect(body.length).toBeLessThanOrEqual(502);
     expect(context).toContain("Decided: keep the retry budget at 3");
     writeFileSync(pinsPath(root), "{not json");
+    expect(await readPins(root)).toEqual([]);
+    rmSync(pinsPath(root));
+    mkdirSync(pinsPath(root));
     expect(await readPins(root)).toEqual([]);
   });
 });

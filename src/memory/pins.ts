@@ -44,9 +44,10 @@ function validPins(parsed: unknown): Pin[] {
  * so the prelude pays no node:fs for it.
  */
 export async function readPins(projectRoot: string): Promise<Pin[]> {
-  const file = Bun.file(pinsPath(projectRoot));
-  if (!(await file.exists())) return [];
+  // Whatever is in pins.json's place (nothing, garbage, a folder), the prelude still runs without pins.
   try {
+    const file = Bun.file(pinsPath(projectRoot));
+    if (!(await file.exists())) return [];
     return validPins(JSON.parse(await file.text()));
   } catch {
     return [];
