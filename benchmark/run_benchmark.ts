@@ -15,6 +15,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -270,7 +271,10 @@ async function runTask(
     TRIFORGE_LLM: "none",
   });
   if (scenario === "with-triforge") {
-    const install = await spawnCollect([triforge, "install", "--without", "insforge"], { env: env(), cwd: project });
+    const install = await spawnCollect([triforge, "install", "--without", "insforge"], {
+      env: env(),
+      cwd: project,
+    });
     const activate = await spawnCollect([triforge, "activate", "--no-import"], { env: env(), cwd: project });
     if (install.code !== 0 || activate.code !== 0)
       throw new Error(`setup failed: ${install.stderr}${activate.stderr}`);
@@ -329,6 +333,9 @@ async function runTask(
   if (task.followUp) sessions.push(await session(task.followUp.prompt, true));
   const last = sessions.at(-1)!;
   const lower = last.answer.toLowerCase();
+  const diskBytes =
+    duBytes(join(project, ".triforge")) + duBytes(join(home, ".claude", "triforge", projectKey(project)));
+  rmSync(root, { recursive: true, force: true });
   return {
     version,
     scenario,
