@@ -345,8 +345,7 @@ async function runTask(
     referencesCited: task.references
       ? task.references.filter((n) => last.answer.includes(n)).length
       : undefined,
-    diskBytes:
-      duBytes(join(project, ".triforge")) + duBytes(join(home, ".claude", "triforge", projectKey(project))),
+    diskBytes,
   };
 }
 
