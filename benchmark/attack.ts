@@ -606,8 +606,11 @@ function redos(): Trial[] {
   }));
 }
 
-/** Serves MCP with raw pipes; `lines` are written, then stdin is closed. */
-async function serveRaw(home: string, cwd: string, chunks: (string | Uint8Array)[]) {
+/**
+ * Serves MCP with raw pipes: writes `chunks`, waits (at most 10 s) until a reply with id "probe" is
+ * out when `awaitProbe`, as a client waits for its answer, then closes stdin.
+ */
+async function serveRaw(home: string, cwd: string, chunks: (string | Uint8Array)[], awaitProbe: boolean) {
   const proc = Bun.spawn([binary, "serve"], {
     cwd,
     env: { HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), PATH: process.env.PATH ?? "" },
@@ -615,7 +618,11 @@ async function serveRaw(home: string, cwd: string, chunks: (string | Uint8Array)
     stdout: "pipe",
     stderr: "ignore",
   });
-  const output = new Response(proc.stdout).text();
+  let stdout = "";
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) stdout += decoder.decode(chunk);
+  })();
   let stalled = false;
   for (const chunk of chunks) {
     proc.stdin.write(chunk);
@@ -628,11 +635,14 @@ async function serveRaw(home: string, cwd: string, chunks: (string | Uint8Array)
       break;
     }
   }
-  await Bun.sleep(300);
+  const deadline = performance.now() + 10_000;
+  while (awaitProbe && !stalled && !stdout.includes('"id":"probe"') && performance.now() < deadline)
+    await Bun.sleep(20);
+  await Bun.sleep(100);
   proc.stdin.end();
   const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(3_000).then(() => false)]);
   if (!exited) proc.kill(9);
-  const stdout = await Promise.race([output, Bun.sleep(1_000).then(() => "")]);
+  await Promise.race([reading, Bun.sleep(1_000)]);
   return { stalled, exited, stdout };
 }
 
@@ -699,7 +709,8 @@ function mcpAbuse(): Trial[] {
     name,
     run: async () => {
       const s = sandbox("mcp");
-      const { stalled, exited, stdout } = await serveRaw(s.home, s.project, chunks);
+      const awaitProbe = chunks.some((c) => c === probe) || name === "one byte at a time";
+      const { stalled, exited, stdout } = await serveRaw(s.home, s.project, chunks, awaitProbe);
       if (stalled) return "the server stopped reading its stdin";
       if (!exited) return "still running 3 s after its stdin closed";
       const messages: { id?: unknown; result?: unknown; error?: unknown }[] = [];
@@ -710,8 +721,8 @@ function mcpAbuse(): Trial[] {
           return `stdout carried a line that is not JSON: ${l.slice(0, 60)}`;
         }
       }
-      if (chunks.some((c) => c === probe) || name === "one byte at a time")
-        if (!messages.some((m) => m.id === "probe" && m.result)) return "the last request was never answered";
+      if (awaitProbe && !messages.some((m) => m.id === "probe" && m.result))
+        return "the last request was not answered within 10 s";
       return undefined;
     },
   }));

@@ -738,6 +738,25 @@ describe("triforge serve: hostile messages", () => {
     expect(messages.find((m) => m.id === 3).result.tools.length).toBe(4);
   });
 
+  test("2,000 requests written at once, then stdin closes: the server answers in order and still leaves within its grace", async () => {
+    const proc = await spawnRaw(folder("hostile-flood"));
+    const flood = Array.from({ length: 2000 }, (_, id) =>
+      line({ jsonrpc: "2.0", id: id + 2, method: "ping" }),
+    );
+    proc.stdin.write(line(INITIALIZE) + flood.join(""));
+    await proc.stdin.flush();
+    proc.stdin.end();
+    // The SDK's client sends SIGTERM 2 s after closing stdin; the grace for answers is 1.5 s.
+    expect(await exitWithin(proc, 1_900)).toBe(0);
+    const ids = (await new Response(proc.stdout as ReadableStream<Uint8Array>).text())
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).id)
+      .filter((id) => id !== 1);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids).toEqual(ids.toSorted((a: number, b: number) => a - b));
+  });
+
   test("stdin closing in the middle of an oversized line still ends the server", async () => {
     const proc = await spawnRaw(folder("hostile-eof"));
     proc.stdin.write(line(INITIALIZE));

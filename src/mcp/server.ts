@@ -59,7 +59,7 @@ export async function serve(options: { project?: string } = {}): Promise<never> 
     if (exiting) return;
     exiting = true;
     setTimeout(() => process.exit(0), graceMs);
-    setInterval(() => inFlight.size === 0 && process.exit(0), 10);
+    setInterval(() => inFlight.size === 0 && transport.queued === 0 && process.exit(0), 10);
   };
   // The client closes our stdin to end the session (the MCP stdio shutdown sequence).
   process.stdin.on("end", () => exit(SHUTDOWN_GRACE_MS));

@@ -28,12 +28,19 @@ export class BoundedStdioTransport implements Transport {
   /** Set while the rest of an oversized line is skipped: what it learns of the line's id. */
   private skipping: TopLevelId | undefined;
   private readonly decoder = new TextDecoder();
+  /** Messages read and not yet handed to the server (see deliver). */
+  private queue: JSONRPCMessage[] = [];
 
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
     private readonly output: NodeJS.WritableStream = process.stdout,
     private readonly limit = MAX_MESSAGE_BYTES,
   ) {}
+
+  /** Messages read and not yet handed to the server: a shutdown waits for them as for requests in flight. */
+  get queued(): number {
+    return this.queue.length;
+  }
 
   async start(): Promise<void> {
     this.input.on("data", this.receive);
@@ -46,6 +53,7 @@ export class BoundedStdioTransport implements Transport {
     this.input.off("error", this.fail);
     this.parts = [];
     this.size = 0;
+    this.queue = [];
     this.onclose?.();
   }
 
@@ -120,12 +128,26 @@ export class BoundedStdioTransport implements Transport {
       );
       return;
     }
+    this.queue.push(message.data);
+    if (this.queue.length === 1) setImmediate(this.deliver);
+  }
+
+  /**
+   * Hands the oldest message read to the server, one per turn of the event loop: a client that
+   * writes 2,000 requests at once still lets timers run between them, so the server can leave on
+   * time when stdin closes (it dispatched them all in one go before, and outlived its client by
+   * seconds under load).
+   */
+  private readonly deliver = () => {
+    const message = this.queue.shift();
+    if (this.queue.length) setImmediate(this.deliver);
+    if (!message) return;
     try {
-      this.onmessage?.(message.data);
+      this.onmessage?.(message);
     } catch (error) {
       this.fail(error instanceof Error ? error : new Error(String(error)));
     }
-  }
+  };
 
   private reject(id: RequestId, code: number, message: string): void {
     this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage).catch(this.fail);
