@@ -212,12 +212,29 @@ async function measure(name: string, records: ChatRecord[], questions: string[])
 const samples = await loadLocomo();
 const base = samples.flatMap(locomoRecords);
 const questions = samples.flatMap((s) => s.qa.map((q) => q.question));
+const emptyStart = median(Array.from({ length: 20 }, () => run([empty]).ms));
+if (!values.json)
+  console.log(
+    `memory at scale (${hostTarget()}, bun ${Bun.version}); empty Bun binary start p50 ${emptyStart.toFixed(1)} ms`,
+  );
 const rows: Row[] = [];
-for (const size of sizes) rows.push(await measure(`locomo-${size}x`, repeated(base, size), questions));
+/** Each row is printed as soon as it is measured: the big sizes take minutes. */
+function report(r: Row): void {
+  rows.push(r);
+  if (values.json) return;
+  const one = rows[0];
+  const grow = (a: number, b: number) => (b > 0 ? ` (${(a / b).toFixed(1)}× 1×)` : "");
+  console.log(
+    `${r.store.padEnd(18)} ${String(r.turns).padStart(7)} turns | index ${r.indexSeconds} s (cpu ${r.indexCpuSeconds} s)${grow(r.indexCpuSeconds, one.indexCpuSeconds)}, ${r.indexRssMB} MB RSS | one new session ${r.incrementalSeconds} s (cpu ${r.incrementalCpuSeconds} s) | fresh recall p50 ${r.freshRecallMs.p50} ms / p95 ${r.freshRecallMs.p95} ms = ${r.freshRatio}× empty binary (cpu ${r.freshRecallCpuMs} ms = ${r.freshCpuRatio}×), bm25 ${r.freshBm25Ms} ms, ${r.freshRecallRssMB} MB RSS | warm hybrid p50 ${r.warmHybridMs.p50} / p95 ${r.warmHybridMs.p95} ms, bm25 ${r.warmBm25Ms.p50} ms | store ${r.storeMB} MB + snapshot ${r.snapshotMB} MB`,
+  );
+  console.log(`${"".padEnd(26)} phases (ms) of the full index: ${JSON.stringify(r.indexPhasesMs)}`);
+  console.log(`${"".padEnd(26)} of the one new session: ${JSON.stringify(r.incrementalPhasesMs)}`);
+}
+for (const size of sizes) report(await measure(`locomo-${size}x`, repeated(base, size), questions));
 if (syntheticRecords > 0) {
   const words = [...new Set(base.flatMap((r) => r.text.toLowerCase().match(/[a-z]{4,}/g) ?? []))];
   const records = synthetic(syntheticRecords, words);
-  rows.push(
+  report(
     await measure(
       `synthetic-${syntheticRecords}`,
       records,
@@ -225,21 +242,9 @@ if (syntheticRecords > 0) {
     ),
   );
 }
-const emptyStart = median(Array.from({ length: 20 }, () => run([empty]).ms));
 
 if (values.json) console.log(JSON.stringify({ emptyBinaryMs: emptyStart, rows }, null, 2));
 else {
-  console.log(
-    `memory at scale (${hostTarget()}, bun ${Bun.version}); empty Bun binary start p50 ${emptyStart.toFixed(1)} ms`,
-  );
-  const one = rows[0];
-  for (const r of rows) {
-    const grow = (a: number, b: number) => (b > 0 ? ` (${(a / b).toFixed(1)}× 1×)` : "");
-    console.log(
-      `${r.store.padEnd(18)} ${String(r.turns).padStart(7)} turns | index ${r.indexSeconds} s (cpu ${r.indexCpuSeconds} s)${grow(r.indexCpuSeconds, one.indexCpuSeconds)}, ${r.indexRssMB} MB RSS | one new session ${r.incrementalSeconds} s (cpu ${r.incrementalCpuSeconds} s) | fresh recall p50 ${r.freshRecallMs.p50} ms / p95 ${r.freshRecallMs.p95} ms = ${r.freshRatio}× empty binary (cpu ${r.freshRecallCpuMs} ms = ${r.freshCpuRatio}×), bm25 ${r.freshBm25Ms} ms, ${r.freshRecallRssMB} MB RSS | warm hybrid p50 ${r.warmHybridMs.p50} / p95 ${r.warmHybridMs.p95} ms, bm25 ${r.warmBm25Ms.p50} ms | store ${r.storeMB} MB + snapshot ${r.snapshotMB} MB`,
-    );
-    console.log(`${"".padEnd(26)} one new session, phases (ms): ${JSON.stringify(r.incrementalPhasesMs)}`);
-  }
   const worst = (f: (r: Row) => number) => Math.max(...rows.map(f));
   console.log(
     `goals: fresh recall ≤ ${GOALS.freshRatio}× empty binary (worst ${worst((r) => r.freshRatio)}×), warm hybrid p50 ≤ ${GOALS.warmHybridMs} ms (worst ${worst((r) => r.warmHybridMs.p50)}), one new session ≤ ${GOALS.incrementalSeconds} s (worst ${worst((r) => r.incrementalSeconds)})`,
