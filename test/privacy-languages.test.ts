@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { extractiveSummary } from "../src/memory/summary.ts";
 import { redact } from "../src/privacy/index.ts";
+import { runBinary, tempDir } from "./support/helpers.ts";
 
 const GENERATED = "Kx91xLJjBict";
 const API_KEY = "sk9Fq2xLr7Wb3Kt8Zp1Vm4Hc";
@@ -143,6 +144,41 @@ describe("evasions", () => {
   test("code mode does not join lines or read spaced characters: a file's layout is not an evasion", () => {
     const text = `const parts = [\n  "${AWS.slice(0, 10)}",\n  "${AWS.slice(10)}",\n];\nconst s = "a b c d e f g h i j k l";\n`;
     expect(redact(text, { mode: "code" }).text).toBe(text);
+  });
+});
+
+describe("triforge redact (compiled binary)", () => {
+  test("the four sentences of the attack run and the four evasions come out redacted", async () => {
+    const home = tempDir();
+    const lines = [
+      "Мой пароль: Kx91xLJjBict",
+      "我的密码是 Mv7x57Y3c5wnR",
+      "パスワード：Pw4pQgwXJ43AN",
+      "ТОКЕН_ДОСТУПА=dJp62hDiZDQHJMu8W5CN7",
+      `api_key = ${AWS.slice(0, 4)}\u200b${AWS.slice(4)}`,
+      `aws key:\n${AWS.slice(0, 10)}\n${AWS.slice(10)}`,
+      `echo ${btoa(AWS)} | base64 -d`,
+      [...AWS].join(" "),
+    ];
+    const { code, stdout } = await runBinary(["redact", "--quiet"], {
+      home,
+      cwd: home,
+      stdin: `${lines.join("\n")}\n`,
+    });
+    expect(code).toBe(0);
+    expect(stdout).toBe(
+      [
+        "Мой пароль: [REDACTED:password]",
+        "我的密码是 [REDACTED:password]",
+        "パスワード：[REDACTED:password]",
+        "ТОКЕН_ДОСТУПА=[REDACTED:token]",
+        "api_key = [REDACTED:aws]",
+        "aws key:\n[REDACTED:aws]",
+        "echo [REDACTED:aws] | base64 -d",
+        "[REDACTED:aws]",
+        "",
+      ].join("\n"),
+    );
   });
 });
 
