@@ -7,6 +7,7 @@ import { rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
 import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
 import { selectTop } from "./rank/selection.ts";
+import { tuned } from "./rank/tuning.ts";
 import type { CodeIndex } from "./store.ts";
 import { queryTokens } from "./tokens.ts";
 
@@ -132,7 +133,7 @@ export function searchIndex(
     return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
 
   const symbolQuery = isSymbolQuery(text);
-  const alpha = symbolQuery ? ALPHA_SYMBOL : ALPHA_NATURAL;
+  const alpha = symbolQuery ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
   const scores = fuse(lexicalRanked, denseRanked, alpha);
   rerank(index, scores, text, symbolQuery, isAllowed);
   const paths = filePaths(index);

@@ -14,6 +14,7 @@ import {
   symbolName,
 } from "./definitions.ts";
 import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
+import { tuned } from "./tuning.ts";
 
 /** A chunk that defines the queried symbol gets this many times the best fused score on top. */
 const DEFINITION_BOOST = 3;
@@ -105,8 +106,8 @@ function maxOf(scores: Map<number, number>): number {
 
 /** The best chunk of each file gains a share of the best score, in proportion to the file's total. */
 function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void {
-  const max = maxOf(scores);
-  if (max === 0) return;
+  const share = maxOf(scores) * tuned("fileCoherenceShare", FILE_COHERENCE_SHARE);
+  if (share === 0) return;
   const fileTotal = new Map<number, number>();
   const fileBest = new Map<number, number>();
   for (const [chunk, score] of scores) {
@@ -118,10 +119,7 @@ function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void
   let maxTotal = 0;
   for (const total of fileTotal.values()) maxTotal = Math.max(maxTotal, total);
   for (const [file, chunk] of fileBest) {
-    scores.set(
-      chunk,
-      (scores.get(chunk) ?? 0) + (max * FILE_COHERENCE_SHARE * (fileTotal.get(file) ?? 0)) / maxTotal,
-    );
+    scores.set(chunk, (scores.get(chunk) ?? 0) + (share * (fileTotal.get(file) ?? 0)) / maxTotal);
   }
 }
 
@@ -139,7 +137,7 @@ function boostDefinitions(
   best = maxOf(scores),
   defines: (text: string, name: string) => boolean = definesSymbol,
 ): void {
-  const unit = best * DEFINITION_BOOST * factor;
+  const unit = best * tuned("definitionBoost", DEFINITION_BOOST) * factor;
   if (unit === 0) return;
   const { stems, bases } = fileNames(index);
   const tier = (chunk: number): number => {
@@ -170,7 +168,7 @@ function boostDefinitions(
 function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: string): void {
   const keywords = queryKeywords(query);
   if (!keywords.size) return;
-  const boost = maxOf(scores) * PATH_MATCH_BOOST;
+  const boost = maxOf(scores) * tuned("pathMatchBoost", PATH_MATCH_BOOST);
   const words = new Map<number, Set<string>>();
   const coveredFiles = new Map<number, boolean>();
   const forms = stemForms(index);

@@ -2,6 +2,7 @@
  * Path penalties: a multiplier for a file's chunks by what its path says it is — tests, examples,
  * vendored and generated code, re-export barrels, type stubs, a C header beside its `.c`.
  */
+import { tuned } from "./tuning.ts";
 
 /** Tests, examples, docs code, compatibility shims and vendored copies: rarely the answer. */
 export const STRONG_PATH_PENALTY = 0.3;
@@ -35,11 +36,12 @@ const TYPE_STUB = /\.d\.[cm]?ts$/;
  * is in the index (a C header's `.c` file).
  */
 export function pathPenalty(path: string, hasFile?: (path: string) => boolean): number {
+  const strong = tuned("strongPathPenalty", STRONG_PATH_PENALTY);
   let factor = 1;
-  if (TEST_FILE.test(path) || TEST_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
-  if (EXAMPLE_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
-  if (COMPAT_DIR.test(path)) factor *= STRONG_PATH_PENALTY;
-  if (VENDOR_DIR.test(path) || GENERATED_FILE.test(path)) factor *= STRONG_PATH_PENALTY;
+  if (TEST_FILE.test(path) || TEST_DIR.test(path)) factor *= strong;
+  if (EXAMPLE_DIR.test(path)) factor *= strong;
+  if (COMPAT_DIR.test(path)) factor *= strong;
+  if (VENDOR_DIR.test(path) || GENERATED_FILE.test(path)) factor *= strong;
   if (REEXPORT_FILE.test(path)) factor *= MODERATE_PATH_PENALTY;
   if (TYPE_STUB.test(path)) factor *= MILD_PATH_PENALTY;
   if (path.endsWith(".h") && hasFile?.(`${path.slice(0, -2)}.c`)) factor *= C_DECLARATION_PENALTY;
