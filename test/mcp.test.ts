@@ -464,6 +464,33 @@ describe("triforge serve: recall and code search through the real cores", () => 
     }
   });
 
+  test("code_search's default folder is the client's root or cwd, under the same project rule: the home folder is refused", async () => {
+    const project = folder("rooted-project");
+    mkdirSync(join(project, ".git"), { recursive: true });
+    writeFileSync(
+      join(project, "queue.ts"),
+      "export function drainQueue(items: string[]) {\n  return items.splice(0);\n}\n",
+    );
+    const rooted = await connect({ cwd: home, roots: [project] });
+    try {
+      const found = await call(rooted.client, "code_search", { query: "drainQueue" });
+      expect(found.isError).toBeFalsy();
+      expect(found.structuredContent?.repo).toBe(project);
+    } finally {
+      await rooted.client.close();
+    }
+    const inHome = await connect({ cwd: home });
+    try {
+      const refused = await call(inHome.client, "code_search", { query: "drainQueue" });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toContain(`${home} is the home folder`);
+      expect(textOf(refused)).toContain("allow_large: true");
+      expect(existsSync(inDataHome(() => indexFile(home)))).toBe(false);
+    } finally {
+      await inHome.client.close();
+    }
+  });
+
   test("code_search returns a snippet of a small repository, by default the client's working directory", async () => {
     const repo = folder("repo");
     mkdirSync(join(repo, ".git"));
