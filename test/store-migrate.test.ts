@@ -163,3 +163,23 @@ test("triforge migrate without a Postgres URL says what to set, in one line", as
     "triforge migrate: storage postgres needs a connection URL: set TRIFORGE_PG_URL (or postgres.url in .triforge/config.json)",
   );
 }, 60_000);
+
+test("migrate copies every table the SQLite store has, column for column (a new table or column fails here)", async () => {
+  const { TABLES } = await import("../src/store/migrate.ts");
+  const store = new SqliteMemoryStore(`${home.home}/fresh.db`);
+  store.close();
+  const { Database } = await import("bun:sqlite");
+  const db = new Database(`${home.home}/fresh.db`, { readonly: true });
+  const tables = (
+    db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+  ).map((t) => ({
+    name: t.name,
+    columns: (db.query(`PRAGMA table_info(${t.name})`).all() as { name: string }[]).map((c) => c.name),
+  }));
+  db.close();
+  expect(tables).toEqual(
+    TABLES.map((t) => ({ name: t.name, columns: t.columns.map(([c]) => c) })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    ),
+  );
+});
