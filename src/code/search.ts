@@ -4,7 +4,9 @@
 import { scoreBm25 } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
 import { rerank } from "./rank/boosts.ts";
+import { boostCentral } from "./rank/centrality.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
+import { expandLexical } from "./rank/expansion.ts";
 import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
 import { selectTop } from "./rank/selection.ts";
 import { tuned } from "./rank/tuning.ts";
@@ -114,11 +116,15 @@ export function searchIndex(
 
   const terms = queryTokens(text);
   const lexical = terms.length ? scoreBm25(index.bm25, terms) : undefined;
-  const lexicalRanked = lexical
+  let lexicalRanked = lexical
     ? topIds([...lexical.matched].filter(isAllowed), lexical.scores, candidateCount)
     : [];
   if (mode === "bm25")
     return lexicalRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: lexical!.scores[chunk] }));
+  const symbolQuery = isSymbolQuery(text);
+  const expanded =
+    lexical && lexicalRanked.length && !symbolQuery && expandLexical(index, terms, lexical, lexicalRanked);
+  if (expanded) lexicalRanked = topIds([...expanded].filter(isAllowed), lexical!.scores, candidateCount);
   // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
   // no chunk shares a word with: to our 64-dimension static model such a query is noise. On
   // the development repositories gibberish and other languages ("zzzqqq xyzzy", "lorem ipsum", a
@@ -132,10 +138,10 @@ export function searchIndex(
   if (mode === "dense")
     return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
 
-  const symbolQuery = isSymbolQuery(text);
   const alpha = symbolQuery ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
   const scores = fuse(lexicalRanked, denseRanked, alpha);
   rerank(index, scores, text, symbolQuery, isAllowed);
+  if (!symbolQuery) boostCentral(index, scores);
   const paths = filePaths(index);
   const hasFile = (path: string) => paths.has(path);
   return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK, hasFile).map(
