@@ -812,7 +812,9 @@ export class SqliteMemoryStore implements MemoryStore {
       ).map(([id, kind, a, b, weight]) => ({ id, kind, a, b, weight }));
       // An earlier edge changes weight only when a new chunk adds to it (a fact edge), recorded in edge_sources.
       const weights = this.sql(
-        "SELECT DISTINCT e.id AS id, e.weight AS weight FROM edge_sources s JOIN edges e ON e.id = s.edge_id WHERE s.chunk_id > ? AND e.id <= ?",
+        // By edge_sources' chunk index: planned from edges, SQLite walked every earlier edge (114 ms at
+        // 4× LoCoMo for a run with nothing new).
+        "SELECT e.id AS id, e.weight AS weight FROM (SELECT DISTINCT edge_id FROM edge_sources INDEXED BY edge_sources_chunk WHERE chunk_id > ?) s CROSS JOIN edges e ON e.id = s.edge_id WHERE s.edge_id <= ?",
       ).all(marks.chunk, marks.edge) as { id: number; weight: number }[];
       return {
         generation: this.generation(),

@@ -28,7 +28,9 @@ export function buildCsr(nodes: number, a: Int32Array, b: Int32Array, w: Float64
   const weight = new Float64Array(offsets[nodes]);
   const strength = new Float64Array(nodes);
   for (let e = 0; e < a.length; e++) {
-    const [x, y, v] = [a[e], b[e], w[e]];
+    const x = a[e];
+    const y = b[e];
+    const v = w[e];
     column[fill[x]] = y;
     weight[fill[x]++] = v;
     column[fill[y]] = x;

@@ -193,8 +193,8 @@ export function derive(
   s: Pick<SnapshotArrays, "chunkIds" | "entityIds" | "edges" | "previous" | "factSubjects" | "factObjects">,
 ): Pick<SnapshotArrays, "graph" | "edgeCount" | "phraseChunks" | "factSubject" | "factObject"> {
   const P = s.chunkIds.length;
-  const entityNode = (at: number) => (at < 0 ? -1 : P + at);
   const { kind, a, b, weight } = s.edges;
+  const context = EDGE_KIND.context;
   // Room for the stored edges and one sequence edge per passage.
   const ea = new Int32Array(kind.length + P);
   const eb = new Int32Array(kind.length + P);
@@ -202,11 +202,11 @@ export function derive(
   const phraseChunks = new Int32Array(s.entityIds.length);
   let m = 0;
   for (let e = 0; e < kind.length; e++) {
-    const context = kind[e] === EDGE_KIND.context;
-    const x = context ? a[e] : entityNode(a[e]);
-    const y = entityNode(b[e]);
+    const fromPassage = kind[e] === context;
+    const x = fromPassage ? a[e] : a[e] < 0 ? -1 : P + a[e];
+    const y = b[e] < 0 ? -1 : P + b[e];
     if (x < 0 || y < 0 || weight[e] <= 0) continue;
-    if (context) phraseChunks[y - P]++;
+    if (fromPassage) phraseChunks[b[e]]++;
     ea[m] = x;
     eb[m] = y;
     ew[m++] = weight[e];
@@ -225,9 +225,16 @@ export function derive(
     graph: buildCsr(P + s.entityIds.length, ea.subarray(0, m), eb.subarray(0, m), ew.subarray(0, m)),
     edgeCount: m,
     phraseChunks,
-    factSubject: Int32Array.from(s.factSubjects, entityNode),
-    factObject: Int32Array.from(s.factObjects, entityNode),
+    factSubject: entityNodes(s.factSubjects, P),
+    factObject: entityNodes(s.factObjects, P),
   };
+}
+
+/** Graph nodes of entity positions (phrases follow the P passages; -1 stays -1). */
+function entityNodes(positions: Int32Array, P: number): Int32Array {
+  const out = new Int32Array(positions.length);
+  for (let i = 0; i < positions.length; i++) out[i] = positions[i] < 0 ? -1 : P + positions[i];
+  return out;
 }
 
 /**
