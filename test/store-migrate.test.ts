@@ -183,3 +183,34 @@ test("migrate copies every table the SQLite store has, column for column (a new 
     ),
   );
 });
+
+test("openConfiguredStore opens the backend the config names: postgres with its project name, else the local file", async () => {
+  const { openConfiguredStore } = await import("../src/store/open.ts");
+  const local = await openConfiguredStore(home.project("opens-local"));
+  expect(local.backend).toBe("sqlite");
+  local.close();
+  const root = home.project("opens-pg", {
+    storage: "postgres",
+    llm: "none",
+    postgres: { project: "team-shop" },
+  });
+  const missing = await failure(() => openConfiguredStore(root, async () => pgliteClient()));
+  expect(missing.message).toContain("set TRIFORGE_PG_URL");
+  process.env.TRIFORGE_PG_URL = "postgres://triforge@db.example/memory";
+  try {
+    const client = await pgliteClient();
+    const store = (await openConfiguredStore(root, async (target) => {
+      expect(target).toEqual({
+        kind: "postgres",
+        url: "postgres://triforge@db.example/memory",
+        project: "team-shop",
+      });
+      return client;
+    })) as PgMemoryStore;
+    expect(store.backend).toBe("postgres");
+    expect(store.schema).toBe('"triforge_team_shop"');
+    await store.closeAsync();
+  } finally {
+    delete process.env.TRIFORGE_PG_URL;
+  }
+}, 60_000);

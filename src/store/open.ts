@@ -1,10 +1,13 @@
 /**
- * Opening a project's memory store. Only the local SQLite backend exists today; `storage` in
- * `.triforge/config.json` names the backend, and a Postgres one implements the same MemoryStore.
+ * Opening a project's memory store: the local SQLite file, or (openConfiguredStore) whichever backend
+ * `storage` in `.triforge/config.json` names; the Postgres one implements the same MemoryStore.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { projectDataDir, recallSnapshotPath, storePath } from "../home/paths.ts";
+import type { SqlClient } from "./pg-client.ts";
+import type { StorageTarget } from "./settings.ts";
 import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
+import type { MemoryStore } from "./types.ts";
 
 export type { MemoryStore } from "./types.ts";
 export { isStoreDamage, SqliteMemoryStore, StoreCorruptError };
@@ -35,4 +38,23 @@ export function discardStore(projectRoot: string): void {
     rmSync(`${path}.corrupt`, { force: true, recursive: true });
     renameSync(path, `${path}.corrupt`);
   }
+}
+
+/**
+ * Opens the store the project's config names: the local SQLite file (created), or the project's schema
+ * in Postgres (created or migrated; `connect` is for tests). Throws one line when the backend's settings
+ * are missing or its server cannot be reached.
+ */
+export async function openConfiguredStore(
+  projectRoot: string,
+  connect?: (target: Exclude<StorageTarget, { kind: "local" }>) => Promise<SqlClient>,
+): Promise<MemoryStore> {
+  const { readProjectConfig } = await import("../project/config.ts");
+  const { storageTarget, writerName } = await import("./settings.ts");
+  const config = readProjectConfig(projectRoot);
+  const target = storageTarget(config.storage, config, projectRoot);
+  if (target.kind === "local") return openStoreForWrite(projectRoot);
+  const { PgMemoryStore } = await import("./postgres.ts");
+  const client = await (connect ?? (await import("./remote.ts")).connectRemote)(target);
+  return PgMemoryStore.open(client, { project: target.project, writer: writerName(projectRoot) });
 }
