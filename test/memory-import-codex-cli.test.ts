@@ -8,40 +8,13 @@
  * nothing, `recall` finds the decision, and Codex reports both SessionStart hooks and Stop completed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectKey } from "../src/home/paths.ts";
 import { runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
+import { installNpmCli, warnSkipped } from "./support/npm-cli.ts";
 
 const VERSION = process.env.TRIFORGE_E2E_CODEX_VERSION ?? "0.171.0";
-const CACHE = process.env.TRIFORGE_E2E_DIR ?? join(tmpdir(), "triforge-e2e");
-/** npm failures that mean "no registry here", the only reason this test may skip. */
-const OFFLINE =
-  /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|network request .* failed|getaddrinfo/i;
-
-/** Installs Codex once per version into the cache (a scratch folder renamed into place: runs may race). */
-async function installCodex(): Promise<{ codex?: string; skip?: string }> {
-  const dir = join(CACHE, `codex-${VERSION}`);
-  const codex = join(dir, "node_modules", ".bin", "codex");
-  if (existsSync(codex)) return { codex };
-  if (!Bun.which("npm")) return { skip: "npm is not installed" };
-  mkdirSync(CACHE, { recursive: true });
-  const scratch = mkdtempSync(join(CACHE, ".install-"));
-  try {
-    const args = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", scratch];
-    const npm = await spawnCollect([...args, `@openai/codex@${VERSION}`], { env: process.env });
-    if (npm.code !== 0) {
-      if (OFFLINE.test(npm.stdout + npm.stderr)) return { skip: "the npm registry is unreachable" };
-      throw new Error(`npm install @openai/codex@${VERSION} failed (${npm.code}):\n${npm.stderr}`);
-    }
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(scratch, dir);
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-  return { codex };
-}
 
 /** Answers every Responses API request with one assistant message, the next of `replies`. */
 function startFakeResponses(replies: string[]) {
@@ -89,15 +62,12 @@ function startFakeResponses(replies: string[]) {
   });
 }
 
-const installed = await installCodex();
-if (installed.skip)
-  console.warn(
-    `\n${"!".repeat(78)}\n!! SKIPPING test/memory-import-codex-cli.test.ts: ${installed.skip}\n${"!".repeat(78)}\n`,
-  );
+const installed = await installNpmCli("@openai/codex", VERSION, "codex");
+if (installed.skip) warnSkipped("test/memory-import-codex-cli.test.ts", installed.skip);
 
 const DECISION = "Decision: we keep money as integer cents and round only for display.";
 
-describe.skipIf(!installed.codex)(`Codex CLI ${VERSION} with triforge's hooks`, () => {
+describe.skipIf(!installed.binary)(`Codex CLI ${VERSION} with triforge's hooks`, () => {
   const root = tempDir("triforge-codex-cli-");
   const home = join(root, "home");
   const project = join(root, "shop");
@@ -113,7 +83,7 @@ describe.skipIf(!installed.codex)(`Codex CLI ${VERSION} with triforge's hooks`, 
   const codex = (args: string[]) =>
     spawnCollect(
       [
-        installed.codex as string,
+        installed.binary as string,
         "exec",
         "--skip-git-repo-check",
         "--dangerously-bypass-hook-trust",
