@@ -186,6 +186,7 @@ const ADVERSARIAL: [string, string][] = [
   ["short token lines", fill("aB1cdefg\n")],
   ["spaced single letters", fill("a ")],
   ["zero-width every 3rd character", fill("ab\u200b")],
+  ["a name and an unclosed 「, repeated", fill("パスワード：「")],
 ];
 
 /**

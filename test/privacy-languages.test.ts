@@ -207,6 +207,8 @@ describe("1 MB inputs of the new rules' constructs (linear time; output pinned, 
     ["Russian names without values", fill("Мой пароль: надёжный, ключ ")],
     ["Chinese names without values", fill("我的密码是很长的密钥令牌")],
     ["continuation words without an operator", fill("clé de de de ")],
+    ["a name and an unclosed typographic quote, repeated", fill("パスワード：「")],
+    ["a name and an unclosed curly quote, repeated", fill("password: “")],
   ];
   for (const [name, text] of kept)
     test(`${name}: kept as it is`, () => {

@@ -128,12 +128,15 @@ const TYPOGRAPHIC_QUOTES: Record<string, string> = {
   "‘": "’",
 };
 
-/** A value in typographic quotes, up to its closing quote on the same line. */
-function readTypographic(text: string, start: number, closer: string): Value | undefined {
+/** A value in typographic quotes, up to its closing quote on the same line; an empty one when unclosed. */
+function readTypographic(text: string, start: number, closer: string): Value {
   const limit = Math.min(text.length, start + MAX_VALUE);
-  for (let j = start; j < limit && text.charCodeAt(j) !== 10; j++)
-    if (text[j] === closer) return { start, end: j, quoted: true };
-  return undefined;
+  const close = closer.charCodeAt(0);
+  let j = start;
+  for (; j < limit && text.charCodeAt(j) !== 10; j++)
+    if (text.charCodeAt(j) === close) return { start, end: j, quoted: true };
+  // Unclosed: no value, and the scan resumes past what was read (as for an unclosed ASCII quote).
+  return { start, end: start, quoted: true, scanned: j };
 }
 
 // `&`, `#`, `!`, `%`, `@` are common inside a password, so they do not end a value; `&` ends one only in a
@@ -252,7 +255,7 @@ function isNumberedName(value: string): boolean {
 }
 
 /** A printf directive is code: `"%.*s4-HMAC-SHA256"`. */
-const FORMAT_RE = /%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[sdifxXucp]/;
+const FORMAT_RE = /%[-+ #0]*(?:[1-9]\d*|\*)?(?:\.(?:\d+|\*))?[sdifxXucp]/;
 /** Percent-encoding is text a person wrote for a URL (`secure%20password`), not a generated value. */
 const PERCENT_ESCAPE_RE = /%[0-9A-Fa-f]{2}/;
 
