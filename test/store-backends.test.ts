@@ -75,7 +75,7 @@ for (const backend of backends) {
     afterAll(async () => {
       await client?.close();
     });
-    const open = (project = `p${++projects}-${Date.now()}`, writer = "w1") =>
+    const open = (project = `p${++projects}-${Date.now()}`, writer = "host:/a,b path") =>
       PgMemoryStore.open(shared(client), { project, writer });
 
     test("the same batches give the same snapshot, status, summaries and vectors as SQLite", async () => {
@@ -177,7 +177,7 @@ for (const backend of backends) {
 
     test("the LLM cache, usage and summary edits persist; the chats.jsonl offset is each writer's own", async () => {
       const project = `cache-${++projects}-${Date.now()}`;
-      const first = await open(project, "laptop");
+      const first = await open(project, "laptop:/home/me/shop, old");
       await fill(first, 6);
       first.set("openie:v1:hash-6-0", '{"triples":[]}');
       first.record({ provider: "openai", model: "m", inputTokens: 10, outputTokens: 3 });
@@ -195,7 +195,7 @@ for (const backend of backends) {
       );
       await first.closeAsync();
 
-      const again = await open(project, "laptop");
+      const again = await open(project, "laptop:/home/me/shop, old");
       expect(again.get("openie:v1:hash-6-0")).toBe('{"triples":[]}');
       expect(await again.usage()).toEqual([
         { provider: "openai", model: "m", calls: 2, inputTokens: 15, outputTokens: 4 },

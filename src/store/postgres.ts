@@ -147,11 +147,13 @@ export class PgMemoryStore implements MemoryStore {
 
   async state(): Promise<IndexState> {
     const rows = await this.client.query<{ key: string; value: string }>(
-      `SELECT key, value FROM ${this.schema}.meta WHERE key = ANY(string_to_array($1, ','))`,
+      `SELECT key, value FROM ${this.schema}.meta WHERE key IN (SELECT value FROM jsonb_array_elements_text($1::text::jsonb))`,
       [
-        ["offset", "offset_check", "last_indexed", "generation", "review_swept"]
-          .map((k) => this.metaKey(k))
-          .join(","),
+        json(
+          ["offset", "offset_check", "last_indexed", "generation", "review_swept"].map((k) =>
+            this.metaKey(k),
+          ),
+        ),
       ],
     );
     const value = (key: string) => rows.find((r) => r.key === this.metaKey(key))?.value;
