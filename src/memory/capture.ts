@@ -25,19 +25,21 @@
  * Files in `captureStateDir(root)`:
  *   `<session>.json`      where to resume: transcript, offset, fingerprint, log position (SessionState).
  *   `open/<session>.json` a live session not ended yet: SessionStart catches it up if SessionEnd never ran.
- *   `log-keys`            cache of every key in chats.jsonl, with the log position it covers.
+ *   `log-keys`, `.json`   cache of every key in chats.jsonl, and the log position it covers.
  */
 import {
   closeSync,
   constants,
   existsSync,
   fstatSync,
+  ftruncateSync,
   mkdirSync,
   readdirSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { captureStateDir, chatLogPath, openSessionsDir } from "../home/paths.ts";
@@ -266,35 +268,67 @@ function scanLogKeys(fd: number, from: number, size: number, keys: Set<string>):
 
 /**
  * Every key chats.jsonl holds, from the cache where it still matches the log (same bytes before the
- * position it covers) plus the lines after it; rebuilt from the whole log when it does not match.
+ * position it covers) plus the lines after it; rebuilt from the whole log when it does not match. The
+ * cache is `log-keys` (one key a line, appended to) and `log-keys.json` (the log position it covers, a
+ * hash of the bytes before it, and how many bytes of `log-keys` hold its keys), so bringing it up to
+ * date writes only the new keys.
  */
 function allLogKeys(stateDir: string, logFd: number | undefined): { keys: Set<string>; end: number } {
   const keys = new Set<string>();
   if (logFd === undefined) return { keys, end: 0 };
   const size = fstatSync(logFd).size;
-  const cacheFile = join(stateDir, LOG_KEYS_FILE);
+  const keysFile = join(stateDir, LOG_KEYS_FILE);
+  const headerFile = join(stateDir, `${LOG_KEYS_FILE}.json`);
   let from = 0;
-  const cached = readSmallFile(cacheFile)?.split("\n");
+  let keysBytes = 0;
   try {
-    const header =
-      cached && (JSON.parse(cached[0]) as { logEnd: number; logFingerprint: string; count: number });
-    const lines = cached?.slice(1).filter((key) => key) ?? [];
+    const header = JSON.parse(readSmallFile(headerFile) ?? "") as {
+      logEnd: number;
+      logFingerprint: string;
+      keysBytes: number;
+    };
+    const cached = readSmallFile(keysFile);
     if (
-      header &&
+      cached !== undefined &&
+      Buffer.byteLength(cached) >= header.keysBytes &&
       header.logEnd <= size &&
-      fingerprint(logFd, header.logEnd) === header.logFingerprint &&
-      lines.length === header.count
+      fingerprint(logFd, header.logEnd) === header.logFingerprint
     ) {
-      for (const key of lines) keys.add(key);
+      // Bytes past keysBytes were appended by a capture that died before its header: not trusted.
+      for (const key of Buffer.from(cached).toString("utf8", 0, header.keysBytes).split("\n"))
+        if (key) keys.add(key);
       from = header.logEnd;
+      keysBytes = header.keysBytes;
     }
   } catch {
-    // A damaged cache is rebuilt below.
+    // A missing or damaged cache is rebuilt below.
   }
-  const end = scanLogKeys(logFd, from, size, keys);
-  if (end !== from || from === 0) {
-    const header = { logEnd: end, logFingerprint: fingerprint(logFd, end), count: keys.size };
-    writeAtomically(cacheFile, `${JSON.stringify(header)}\n${[...keys].join("\n")}\n`);
+  const added = new Set<string>();
+  const end = scanLogKeys(logFd, from, size, added);
+  const fresh = [...added].filter((key) => !keys.has(key) && !key.includes("\n"));
+  for (const key of added) keys.add(key);
+  if (from === 0 || end !== from || fresh.length) {
+    // Rebuilt: every key, in a new file. Brought up to date: the new keys after the trusted bytes.
+    const lines = (list: string[]) => Buffer.from(list.map((key) => `${key}\n`).join(""));
+    let written: number;
+    if (from === 0) {
+      const all = lines([...keys].filter((key) => !key.includes("\n")));
+      writeAtomically(keysFile, all.toString("utf8"));
+      written = all.length;
+    } else {
+      const text = lines(fresh);
+      const fd = openRegularFile(keysFile, constants.O_WRONLY);
+      try {
+        ftruncateSync(fd, keysBytes);
+        for (let done = 0; done < text.length; )
+          done += writeSync(fd, text, done, text.length - done, keysBytes + done);
+      } finally {
+        closeSync(fd);
+      }
+      written = keysBytes + text.length;
+    }
+    const header = { logEnd: end, logFingerprint: fingerprint(logFd, end), keysBytes: written };
+    writeAtomically(headerFile, JSON.stringify(header));
   }
   return { keys, end };
 }
@@ -393,11 +427,11 @@ export function captureTranscript(
   // Opened before the lock, and only when it is a regular file: a FIFO must never block, least of
   // all while the lock is held.
   const fd = openIfRegular(transcriptPath);
-  // The first redact() compiles the rules (~3 ms): when there is likely something to redact (the
-  // transcript grew past the saved offset, read without the lock as a hint), that is done before the
-  // lock rather than while other captures wait for it.
+  // The first redact() of a non-empty text compiles the rules (~3 ms): when there is likely something
+  // to redact (the transcript grew past the saved offset, read without the lock as a hint), that is
+  // done before the lock rather than while other captures wait for it.
   if (fd !== undefined && fstatSync(fd).size > (readState(stateFile)?.offset ?? 0))
-    redact("", { projectRoot });
+    redact("warm", { projectRoot });
   try {
     return withChatLogLock(
       projectRoot,
