@@ -143,6 +143,12 @@ function readTypographic(text: string, start: number, closer: string): Value {
 // URL query (see `readUnquoted`), as `&&` or as an HTML-escaped quote or bracket.
 const UNQUOTED_STOP = new Set([" ", "\t", "\n", "\r", '"', "'", "`", ",", ";", "<", ">", "\\", "|"]);
 const CLOSERS: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
+const isCloser = (c: number) => c === 41 || c === 93 || c === 125;
+/** PERF: the stop characters by code (a `text[i]` builds a string for each non-ASCII character). */
+const UNQUOTED_STOP_CODES = Uint8Array.from({ length: 128 }, (_, c) =>
+  UNQUOTED_STOP.has(String.fromCharCode(c)) ? 1 : 0,
+);
+const isUnquotedStop = (c: number) => (c < 128 ? UNQUOTED_STOP_CODES[c] === 1 : c >= 0x3000);
 /**
  * `&&` (shell), the HTML entities that close a value the way a quote or `<` would, and `&name=` (the next
  * parameter of a form body or query: `pass=true&next=/home`).
@@ -157,7 +163,7 @@ function readUnquoted(text: string, p: number, inQuery = false): Value | undefin
   const limit = Math.min(text.length, p + MAX_VALUE);
   let end = p;
   // Chinese, Japanese and Korean text and full-width punctuation end a value: `…Pw4pQgwXJ43ANです`.
-  for (; end < limit && !UNQUOTED_STOP.has(text[end]) && text.charCodeAt(end) < 0x3000; end++) {
+  for (; end < limit && !isUnquotedStop(text.charCodeAt(end)); end++) {
     if (text.charCodeAt(end) !== 38) continue;
     if (inQuery || AMPERSAND_STOP_RE.test(text.slice(end, end + 44))) break;
     // `<password>Tr0ub4dor&amp;3</password>`: an escaped `&` is one character of the value.
@@ -166,7 +172,7 @@ function readUnquoted(text: string, p: number, inQuery = false): Value | undefin
   // `PASSWORD=… &`: a trailing `&` sends a shell command to the background.
   while (end > p && text.charCodeAt(end - 1) === 38) end--;
   // `f(secret=abc123)`: the `)` belongs to the code around the value, not to the value.
-  while (end > p && CLOSERS[text[end - 1]]) {
+  while (end > p && isCloser(text.charCodeAt(end - 1))) {
     const close = text[end - 1];
     let opens = 0;
     let closes = 0;
@@ -397,7 +403,9 @@ function readOperator(
   }
   if (q > p) {
     // `password is …`, `Passwort lautet: …`, `contraseña es …`, `пароль — …`.
-    const word = /^([^\s:=]{1,6})(\s*:)?\s/.exec(text.slice(q, q + 9));
+    const word = startsCopula(text.charCodeAt(q))
+      ? /^([^\s:=]{1,6})(\s*:)?\s/.exec(text.slice(q, q + 9))
+      : null;
     if (word && SPACED_COPULAS.has(word[1].toLowerCase()))
       return { op: word[2] ? "assign" : "prose", at: skipSpaces(text, q + word[0].length) };
     if (ctx.isFlag) return { op: "flag", at: q };
@@ -408,6 +416,15 @@ function readOperator(
     return { op: "spaced", at: q };
   }
   return undefined;
+}
+
+/** The first characters of the spaced copulas, in both cases. */
+let copulaStarts: Set<number> | undefined;
+function startsCopula(c: number): boolean {
+  copulaStarts ??= new Set(
+    [...SPACED_COPULAS].flatMap((w) => [w.charCodeAt(0), w.toUpperCase().charCodeAt(0)]),
+  );
+  return copulaStarts.has(c);
 }
 
 /** One word of up to 16 characters, up to an operator, a space or punctuation. */

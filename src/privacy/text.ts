@@ -191,11 +191,15 @@ export function isPlaceholderWord(value: string): boolean {
   if (value.length > LONGEST_PLACEHOLDER_WORD) return false;
   if (PLACEHOLDER_WORDS.has(value)) return true;
   // PERF: lower-case (a new string) only a value that has something to lower: this runs for every value.
+  // The words are ASCII, so a value with a character that does not lower-case to ASCII (only the Kelvin
+  // sign among non-ASCII ones does) is none of them: Cyrillic and CJK values skip the lower-casing.
+  let upper = false;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    if ((c >= 65 && c <= 90) || c >= 128) return PLACEHOLDER_WORDS.has(value.toLowerCase());
+    if (c >= 128 && c !== 0x212a) return false;
+    if ((c >= 65 && c <= 90) || c >= 128) upper = true;
   }
-  return false;
+  return upper && PLACEHOLDER_WORDS.has(value.toLowerCase());
 }
 
 /**
