@@ -10,7 +10,6 @@
  *   bun benchmark/store-backends.ts
  */
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
 import { projectDataDir, storePath } from "../src/home/paths.ts";
@@ -254,7 +253,6 @@ async function main(): Promise<void> {
     const migrations: Record<string, number | string>[] = [];
     for (const target of targets) {
       const client = await target.client();
-      console.log(`copy to ${target.name}: local store present: ${existsSync(storePath(root))}`);
       started = performance.now();
       const report = await migrateStore(
         root,
