@@ -336,11 +336,19 @@ class IndexRun {
     });
     await timer.time("recall-snapshot", async () => {
       const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
-      await refreshSnapshotFile(
-        recallSnapshotPath(this.root),
-        this.store,
-        async () => (await this.loadModel()).id,
-      );
+      const path = recallSnapshotPath(this.root);
+      try {
+        await refreshSnapshotFile(path, this.store, async () => (await this.loadModel()).id);
+      } catch (error) {
+        // The store is complete without it (recall then reads the store; the next run tries again): a full
+        // disk, or Windows refusing to replace a file a running server has mapped, must not fail the run.
+        if (isStoreDamage(error)) throw error;
+        logError(
+          "index: recall snapshot not refreshed, recall reads the store until the next run",
+          error,
+          this.root,
+        );
+      }
     });
     progress({ phase: "done", done: this.result.chunks, total: chunks.length });
   }
