@@ -9,8 +9,9 @@ import { commands } from "./cli/commands.ts";
 /** The top-level help, grouped. PERF: built only when printed, not on every start. */
 function usage(): string {
   const groups = new Map<string, string[]>();
+  const width = Math.max(...Object.keys(commands).map((name) => name.length)) + 2;
   for (const [name, c] of Object.entries(commands)) {
-    groups.set(c.group, [...(groups.get(c.group) ?? []), `  ${name.padEnd(14)}${c.summary}`]);
+    groups.set(c.group, [...(groups.get(c.group) ?? []), `  ${name.padEnd(width)}${c.summary}`]);
   }
   return `Usage: triforge <command> [options]\n${[...groups]
     .map(([group, lines]) => `\n${group}:\n${lines.join("\n")}`)
