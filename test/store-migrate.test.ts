@@ -214,3 +214,65 @@ test("openConfiguredStore opens the backend the config names: postgres with its 
     delete process.env.TRIFORGE_PG_URL;
   }
 }, 60_000);
+
+test("triforge migrate with the server down: one line without the password, the config unchanged", async () => {
+  const root = home.project("server-down");
+  appendRecords(root, syntheticConversation(1, 2, "down"));
+  await indexProject(root, { llm: null });
+  const result = await spawnCollect(
+    [process.execPath, "src/index.ts", "migrate", "--to=postgres", "--project", root],
+    {
+      env: { ...process.env, TRIFORGE_PG_URL: "postgres://triforge:Secret-Pw-9@127.0.0.1:1/memory" },
+      cwd: `${import.meta.dir}/..`,
+    },
+  );
+  expect(result.code).toBe(1);
+  expect(result.stderr).not.toContain("Secret-Pw-9");
+  expect(result.stderr.trim().split("\n")).toEqual([
+    expect.stringMatching(
+      /^triforge migrate: postgres at postgres:\/\/triforge@127\.0\.0\.1:1\/memory cannot be reached \(.*\)\. Nothing was switched; run it again to resume\.$/,
+    ),
+  ]);
+  expect(readProjectConfig(root).storage).toBe("local");
+}, 60_000);
+
+describe.skipIf(!serverUrl)("migrate to the server, connection dropped", () => {
+  test("a connection terminated in the middle of the copy: a clear error, nothing switched; the next run completes", async () => {
+    const root = home.project(`dropped-${process.pid}-${Date.now()}`);
+    appendRecords(root, syntheticConversation(3, 4, "drop"));
+    await indexProject(root, { llm: null });
+    const admin = await connectPostgres(serverUrl as string);
+    const to = storageTarget("postgres", readProjectConfig(root), root, { TRIFORGE_PG_URL: serverUrl });
+    const schema = `"triforge_${(to as { project: string }).project.replaceAll("-", "_")}"`;
+    const options = { connect: () => connectPostgres(serverUrl as string), writer: "w" };
+    // Create the schema first, then hold the edges table: the copy writes chunks, turns, phrases, facts, then waits.
+    const setup = await connectPostgres(serverUrl as string);
+    const { migrateSchema } = await import("../src/store/pg-schema.ts");
+    await migrateSchema(setup, schema);
+    await setup.close();
+    const dropped = admin.transaction(async (tx) => {
+      await tx.query(`LOCK TABLE ${schema}.edges IN EXCLUSIVE MODE`);
+      for (let i = 0; i < 400; i++) {
+        const waiting = await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%edges%' AND pid != pg_backend_pid()",
+        );
+        if (waiting.length) {
+          await admin.query("SELECT pg_terminate_backend($1)", [waiting[0].pid]);
+          return true;
+        }
+        await Bun.sleep(25);
+      }
+      return false;
+    });
+    const error = await failure(() => migrateStore(root, storePath(root), { kind: "local" }, to, options));
+    expect(await dropped).toBe(true);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(error.message).toContain("dropped the connection");
+    expect(readProjectConfig(root).storage).toBe("local");
+    const report = await migrateStore(root, storePath(root), { kind: "local" }, to, options);
+    expect(report.tables.find((t) => t.name === "edges")?.copied).toBeGreaterThan(0);
+    expect(report.tables.find((t) => t.name === "chunks")?.copied).toBe(0);
+    expect(readProjectConfig(root).storage).toBe("postgres");
+    await admin.close();
+  }, 120_000);
+});
