@@ -6,7 +6,7 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../embed/source.ts";
-import { loadProjectRules } from "../privacy/index.ts";
+import { CODE_REDACTION_VERSION, loadProjectRules } from "../privacy/index.ts";
 import { mergeBm25 } from "./bm25.ts";
 import { type Chunk, cutAtBreaks, fileBreakScores, splitLines, TARGET_CHUNK_CHARS } from "./chunk.ts";
 import { ChunkEncoder } from "./chunk-encoder.ts";
@@ -460,9 +460,10 @@ export async function refreshIndex(
   const deadline = started + limits.maxSeconds * 1000;
   const model = await loadModel();
   // The project's own rules (.triforge/exclude.txt, config `exclude`) apply to its code too; a bad
-  // config is an error rather than an index without them. Changed rules re-redact everything.
+  // config is an error rather than an index without them. Changed rules, or a new version of code
+  // mode's own rules, re-redact everything.
   const rules = projectRules(root);
-  const redactionRules = Bun.hash.xxHash64(JSON.stringify(rules)).toString(16);
+  const redactionRules = Bun.hash.xxHash64(JSON.stringify([CODE_REDACTION_VERSION, rules])).toString(16);
   const cached = options.force ? undefined : (options.previous ?? loadIndex(root, model.id));
   const previous = cached?.redactionRules === redactionRules ? cached : undefined;
   const walk = walkRepository(root, { maxFiles: limits.maxFiles, maxBytes: limits.maxBytes, deadline });

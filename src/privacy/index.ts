@@ -25,6 +25,12 @@ export type { MaskedCandidate } from "./review.ts";
 export type { Finding };
 export { loadProjectRules, maskCandidates };
 
+/**
+ * Bumped whenever what code mode redacts changes (a rule added, narrowed or widened), so a code index
+ * redacted by older rules is redacted again instead of serving their output.
+ */
+export const CODE_REDACTION_VERSION = 2;
+
 export interface RedactOptions {
   /** Adds the project's `.triforge/exclude.txt` and config `exclude` rules. */
   projectRoot?: string;
