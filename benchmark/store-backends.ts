@@ -205,7 +205,7 @@ async function main(): Promise<void> {
     const rows: Record<string, string | number>[] = [];
     let reference: string | undefined;
     for (const backend of backends) {
-      const { store } = await backend.open();
+      const { store, client } = await backend.open();
       started = performance.now();
       for (const batch of batches) await store.writeBatch(batch);
       const writeMs = performance.now() - started;
@@ -232,6 +232,33 @@ async function main(): Promise<void> {
         }
         row[`${mode} p50 (ms)`] = ms(percentiles(times).p50);
         row[`${mode} R@10 chunks`] = Number(((100 * recall) / questions.length).toFixed(1));
+      }
+      if (client && store instanceof PgMemoryStore) {
+        // Postgres's own full-text ranking over the same chunks, for the lexical choice: ts_rank_cd over an
+        // English tsvector (GIN-indexed), the question's lexemes OR-ed (an AND query matches almost nothing).
+        const s = store.schema;
+        await client.query(`ALTER TABLE ${s}.chunks ADD COLUMN IF NOT EXISTS tsv tsvector`);
+        await client.query(`UPDATE ${s}.chunks SET tsv = to_tsvector('english', text)`);
+        await client.query(`CREATE INDEX IF NOT EXISTS chunks_tsv ON ${s}.chunks USING gin(tsv)`);
+        const position = new Map(snapshot.chunks.map((c, i) => [c.id, i]));
+        const times: number[] = [];
+        let recall = 0;
+        for (const q of questions) {
+          const t = performance.now();
+          const hits = await client.query<{ id: number }>(
+            `WITH q AS (SELECT to_tsquery('english', coalesce(string_agg(quote_literal(l), ' | '), '')) AS q
+                        FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS l)
+             SELECT id FROM ${s}.chunks, q WHERE tsv @@ q.q ORDER BY ts_rank_cd(tsv, q.q) DESC, id LIMIT 10`,
+            [q.question],
+          );
+          times.push(performance.now() - t);
+          const turns = new Set(
+            hits.flatMap((h) => index.chunks[position.get(Number(h.id)) as number].turns.map((x) => x.uuid)),
+          );
+          recall += [...q.evidence].filter((e) => turns.has(e)).length / (q.evidence.size || 1);
+        }
+        row["postgres FTS p50 (ms)"] = ms(percentiles(times).p50);
+        row["postgres FTS R@10 chunks"] = Number(((100 * recall) / questions.length).toFixed(1));
       }
       const signature = Bun.hash(rankings.join("|")).toString(16);
       reference ??= signature;
