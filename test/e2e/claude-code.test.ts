@@ -17,11 +17,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { projectKey } from "../../src/home/paths.ts";
 import {
   answers,
+  claudeEnv,
   installClaudeCode,
   isConversation,
   resultText,
@@ -108,26 +108,10 @@ for (const claude of installed)
         if (s.code !== 0) console.error(`[${s.name}] exit ${s.code}\n${s.stdout}\n${s.stderr}`);
     });
 
-    /** Only what Claude Code needs: no key, setting or proxy of the machine running the test leaks in. */
-    const claudeEnv = () => ({
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      USERPROFILE: home,
-      TMPDIR: tmpdir(),
-      ANTHROPIC_BASE_URL: fake.url,
-      ANTHROPIC_API_KEY: "sk-ant-e2e-dummy-key",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      // The hooks inherit this: the indexer runs without an LLM, as for a user with no key.
-      TRIFORGE_LLM: "none",
-    });
-
     async function runClaude(name: string, args: string[]) {
       const { stdout, stderr, code } = await spawnCollect([claude.binary!, ...args], {
         cwd: project,
-        env: claudeEnv(),
+        env: claudeEnv({ home, apiUrl: fake.url }),
       });
       sessions.push({ name, stdout, stderr, code });
       return { stdout, stderr, code };

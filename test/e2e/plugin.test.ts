@@ -8,11 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { projectKey } from "../../src/home/paths.ts";
 import {
   answers,
+  claudeEnv,
   installClaudeCode,
   isConversation,
   resultText,
@@ -61,19 +61,8 @@ describe.skipIf(!claude.binary)(`the triforge plugin in Claude Code ${CLAUDE_COD
       if (r.code !== 0) console.error(`[${r.name}] exit ${r.code}\n${r.stdout}\n${r.stderr}`);
   });
 
-  const env = () => ({
-    PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: home,
-    USERPROFILE: home,
-    TMPDIR: tmpdir(),
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_API_KEY: "sk-ant-e2e-dummy-key",
-    DISABLE_TELEMETRY: "1",
-    DISABLE_AUTOUPDATER: "1",
-    DISABLE_ERROR_REPORTING: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    TRIFORGE_LLM: "none",
-  });
+  const env = () =>
+    claudeEnv({ home, apiUrl: fake.url, path: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` });
   async function run(name: string, args: string[]) {
     const result = await spawnCollect([claude.binary!, ...args], { cwd: project, env: env() });
     runs.push({ name, ...result });

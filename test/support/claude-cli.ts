@@ -120,3 +120,26 @@ export function resultText(block: Block | undefined): string {
   if (typeof block.content === "string") return block.content;
   return (block.content as Block[]).map((b) => b.text ?? "").join("\n");
 }
+
+// ---- running it ----------------------------------------------------------------------------------
+
+/**
+ * Only what Claude Code needs to run headless against the fake API: no key, setting or proxy of the
+ * machine running the test leaks in. The hooks inherit TRIFORGE_LLM=none: the indexer runs without an
+ * LLM, as for a user with no key.
+ */
+export function claudeEnv(options: { home: string; apiUrl: string; path?: string }): Record<string, string> {
+  return {
+    PATH: options.path ?? process.env.PATH ?? "/usr/bin:/bin",
+    HOME: options.home,
+    USERPROFILE: options.home,
+    TMPDIR: tmpdir(),
+    ANTHROPIC_BASE_URL: options.apiUrl,
+    ANTHROPIC_API_KEY: "sk-ant-e2e-dummy-key",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    TRIFORGE_LLM: "none",
+  };
+}
