@@ -4,7 +4,6 @@
 import { scoreBm25 } from "./bm25.ts";
 import type { ContentKind } from "./languages.ts";
 import { rerank } from "./rank/boosts.ts";
-import { boostCentral } from "./rank/centrality.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
 import { expandLexical } from "./rank/expansion.ts";
 import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
@@ -141,7 +140,6 @@ export function searchIndex(
   const alpha = symbolQuery ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
   const scores = fuse(lexicalRanked, denseRanked, alpha);
   rerank(index, scores, text, symbolQuery, isAllowed);
-  if (!symbolQuery) boostCentral(index, scores);
   const paths = filePaths(index);
   const hasFile = (path: string) => paths.has(path);
   return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK, hasFile).map(

@@ -1,23 +1,23 @@
 /**
  * Query expansion by pseudo-relevance feedback: the repository's own words for a sentence's topic.
  * The best lexical chunks of a sentence are read for the rare terms several of them share and the
- * query lacks (`routing` → `mux`, `endpoint`); those terms score the index again, and their BM25
+ * query lacks (`retry` → `backoff`, `attempt`); those terms score the index again, and their BM25
  * scores join the query's at a fraction of its weight. docs/code-search.md has the cross-validated
  * figures.
  */
 import { type Bm25Index, scoreBm25 } from "../bm25.ts";
 import type { CodeIndex } from "../store.ts";
-import { QUERY_STOPWORDS, tokenize } from "../tokens.ts";
+import { pathTokens, QUERY_STOPWORDS } from "../tokens.ts";
 import { tuned } from "./tuning.ts";
 
 /** The top lexical chunks read for feedback: few enough that they are mostly about the topic. */
-const FEEDBACK_CHUNKS = 5;
+const FEEDBACK_CHUNKS = 10;
 /** Terms added to the query, the most telling first. */
 const FEEDBACK_TERMS = 5;
 /** A term must appear in this many of the feedback chunks: one chunk's own names are not the topic's. */
-const MIN_FEEDBACK_SUPPORT = 2;
+const MIN_FEEDBACK_SUPPORT = 3;
 /** Share of the query's own BM25 weight the added terms carry (0: no expansion). */
-const FEEDBACK_WEIGHT = 0;
+const FEEDBACK_WEIGHT = 0.3;
 
 function inverseFrequency(bm25: Bm25Index, term: number): number {
   const n = bm25.lengths.length;
@@ -25,24 +25,79 @@ function inverseFrequency(bm25: Bm25Index, term: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
 
+/** Each chunk's distinct term ids (CSR: chunk c's are terms[offsets[c] .. offsets[c+1])). */
+interface ChunkTerms {
+  offsets: Int32Array;
+  terms: Int32Array;
+  /** Per term: how many feedback chunks hold it, during one query (zero between queries). */
+  support: Uint8Array;
+  /** Per file, on first use: the term ids of its path's words, which its postings hold but its text may not. */
+  pathTerms: (Int32Array | undefined)[];
+}
+
+/**
+ * The postings turned around, once per loaded index: reading the feedback chunks' terms from them
+ * costs a few microseconds, where tokenising the chunks' texts again cost most of a millisecond.
+ */
+const chunkTermsCache = new WeakMap<Bm25Index, ChunkTerms>();
+function chunkTerms(bm25: Bm25Index): ChunkTerms {
+  const known = chunkTermsCache.get(bm25);
+  if (known) return known;
+  const chunks = bm25.lengths.length;
+  const offsets = new Int32Array(chunks + 1);
+  for (let p = 0; p < bm25.docs.length; p++) offsets[bm25.docs[p] + 1]++;
+  for (let c = 0; c < chunks; c++) offsets[c + 1] += offsets[c];
+  const next = offsets.slice(0, chunks);
+  const terms = new Int32Array(bm25.docs.length);
+  for (let t = 0; t < bm25.terms.length; t++)
+    for (let p = bm25.offsets[t]; p < bm25.offsets[t + 1]; p++) terms[next[bm25.docs[p]]++] = t;
+  const built = {
+    offsets,
+    terms,
+    support: new Uint8Array(bm25.terms.length),
+    pathTerms: [],
+  };
+  chunkTermsCache.set(bm25, built);
+  return built;
+}
+
+function pathTermsOf(index: CodeIndex, forward: ChunkTerms, file: number): Int32Array {
+  let terms = forward.pathTerms[file];
+  if (!terms) {
+    const ids = pathTokens(index.files[file].path).map((token) => index.bm25.termIds.get(token) ?? -1);
+    forward.pathTerms[file] = terms = Int32Array.from(ids);
+  }
+  return terms;
+}
+
 /** The terms the top `ranked` chunks share that `queryTerms` lack, most telling first. */
 export function feedbackTerms(index: CodeIndex, queryTerms: string[], ranked: number[]): string[] {
+  const { bm25 } = index;
+  const forward = chunkTerms(bm25);
   const asked = new Set(queryTerms);
-  const support = new Map<string, number>();
-  for (const chunk of ranked.slice(0, FEEDBACK_CHUNKS)) {
-    for (const term of new Set(tokenize(index.texts[chunk]))) {
-      if (term.length < 3 || asked.has(term) || QUERY_STOPWORDS.has(term)) continue;
-      support.set(term, (support.get(term) ?? 0) + 1);
+  const { support } = forward;
+  const touched: number[] = [];
+  // The path's words are in every chunk of a file's postings, not in its text: they do not count.
+  for (const chunk of ranked.slice(0, tuned("feedbackChunks", FEEDBACK_CHUNKS))) {
+    const own = pathTermsOf(index, forward, index.chunkFile[chunk]);
+    for (let p = forward.offsets[chunk]; p < forward.offsets[chunk + 1]; p++) {
+      const term = forward.terms[p];
+      if (own.includes(term)) continue;
+      if (support[term]++ === 0) touched.push(term);
     }
   }
+  const minSupport = tuned("feedbackSupport", MIN_FEEDBACK_SUPPORT);
   const weighted: { term: string; weight: number }[] = [];
-  for (const [term, count] of support) {
-    if (count < MIN_FEEDBACK_SUPPORT) continue;
-    const id = index.bm25.termIds.get(term);
-    if (id !== undefined) weighted.push({ term, weight: count * inverseFrequency(index.bm25, id) });
+  for (const id of touched) {
+    const count = support[id];
+    support[id] = 0;
+    if (count < minSupport) continue;
+    const term = bm25.terms[id];
+    if (term.length < 3 || asked.has(term) || QUERY_STOPWORDS.has(term)) continue;
+    weighted.push({ term, weight: count * inverseFrequency(bm25, id) });
   }
   weighted.sort((a, b) => b.weight - a.weight || (a.term < b.term ? -1 : 1));
-  return weighted.slice(0, FEEDBACK_TERMS).map((w) => w.term);
+  return weighted.slice(0, tuned("feedbackTerms", FEEDBACK_TERMS)).map((w) => w.term);
 }
 
 /**

@@ -13,7 +13,9 @@ export type TunableWeight =
   | "fileCoherenceShare"
   | "strongPathPenalty"
   | "feedbackWeight"
-  | "centralityWeight";
+  | "feedbackChunks"
+  | "feedbackTerms"
+  | "feedbackSupport";
 
 const overrides = new Map<TunableWeight, number>();
 
