@@ -25,23 +25,56 @@ const K = 10;
 type Weight = import("../src/code/rank/tuning.ts").TunableWeight;
 type Config = Partial<Record<Weight, number>>;
 
-/** The grid of each weight; the first value listed is not special, the constant is (ties keep it). */
-const GRID: Record<Weight, { shipped: number; values: number[] }> = {
-  alphaNatural: { shipped: 0.4, values: [0.2, 0.3, 0.4, 0.5, 0.6] },
-  alphaSymbol: { shipped: 0.3, values: [0.1, 0.2, 0.3, 0.4, 0.5] },
-  definitionBoost: { shipped: 3, values: [1, 2, 3, 4, 6] },
-  pathMatchBoost: { shipped: 1, values: [0.5, 0.75, 1, 1.5, 2] },
-  fileCoherenceShare: { shipped: 0.2, values: [0, 0.1, 0.2, 0.3, 0.4] },
-  strongPathPenalty: { shipped: 0.3, values: [0.15, 0.2, 0.3, 0.45, 0.6] },
-  feedbackWeight: { shipped: 0, values: [0, 0.15, 0.3, 0.5] },
-  centralityWeight: { shipped: 0, values: [0, 0.1, 0.2, 0.4] },
+/** A grid of one weight: each value changes it alone. */
+const single = (weight: Weight, values: number[]): Config[] => values.map((value) => ({ [weight]: value }));
+/** Every combination of the values of several weights, after `off` (the mechanism unused). */
+function product(off: Config, grids: Partial<Record<Weight, number[]>>): Config[] {
+  let configs: Config[] = [{}];
+  for (const [weight, values] of Object.entries(grids))
+    configs = configs.flatMap((config) => values.map((value) => ({ ...config, [weight]: value })));
+  return [off, ...configs];
+}
+
+/**
+ * The groups of weights chosen together, each a list of settings besides the shipped constants
+ * (which every group also tries first, and which ties keep). Groups touch disjoint weights, so the
+ * settings chosen for each combine into one.
+ */
+const ALTERNATIVES: Record<string, Config[]> = {
+  alphaNatural: single("alphaNatural", [0.2, 0.3, 0.5, 0.6]),
+  alphaSymbol: single("alphaSymbol", [0.1, 0.2, 0.4, 0.5]),
+  definitionBoost: single("definitionBoost", [1, 2, 4, 6]),
+  pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
+  fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
+  strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
+  feedback: product(
+    { feedbackWeight: 0 },
+    {
+      feedbackWeight: [0.15, 0.3, 0.5],
+      feedbackChunks: [5, 10],
+      feedbackTerms: [3, 5, 10],
+      feedbackSupport: [2, 3],
+    },
+  ),
 };
+const GROUPS: Record<string, Config[]> = Object.fromEntries(
+  Object.entries(ALTERNATIVES).map(([group, configs]) => [group, [{}, ...configs]]),
+);
+const describe = (config: Config) =>
+  Object.entries(config)
+    .map(([weight, value]) => `${weight} ${value}`)
+    .join(" ") || "the constants";
 
 const { values: args } = parseArgs({
-  options: { repos: { type: "string" }, json: { type: "string" }, weights: { type: "string" } },
+  options: {
+    repos: { type: "string" },
+    json: { type: "string" },
+    groups: { type: "string" },
+    timing: { type: "boolean" },
+  },
 });
 const reposDir = benchReposDir();
-const { openIndex } = await import("../src/code/code-search.ts");
+const { openIndex, searchLoaded } = await import("../src/code/code-search.ts");
 const { searchIndex } = await import("../src/code/search.ts");
 const { setTuning } = await import("../src/code/rank/tuning.ts");
 const { loadModel } = await import("../src/embed/source.ts");
@@ -99,60 +132,55 @@ function scoreRepo(repo: Repo, config: Config, mode: "hybrid" | "bm25" = "hybrid
   }
 }
 
-const weights = (args.weights ? args.weights.split(",") : Object.keys(GRID)) as Weight[];
-const shipped: Config = {};
+const groups = args.groups ? args.groups.split(",") : Object.keys(GROUPS);
 const gridStart = performance.now();
-const shippedScores = repos.map((r) => scoreRepo(r, shipped));
-const bm25Scores = repos.map((r) => scoreRepo(r, shipped, "bm25"));
-/** table[weight][value index][repo] = mean NDCG@10 of that repository with that one value changed. */
-const table: Record<string, number[][]> = {};
-for (const weight of weights) {
-  const { shipped: constant, values } = GRID[weight];
-  table[weight] = values.map((value) =>
-    value === constant ? shippedScores.map(mean) : repos.map((r) => mean(scoreRepo(r, { [weight]: value }))),
+const shippedScores = repos.map((r) => scoreRepo(r, {}));
+const bm25Scores = repos.map((r) => scoreRepo(r, {}, "bm25"));
+/** table[group][setting][repo] = per-query NDCG@10 of that repository with that setting (the rest at constants). */
+const table: Record<string, number[][][]> = {};
+for (const group of groups)
+  table[group] = GROUPS[group].map((config, c) =>
+    c === 0 ? shippedScores : repos.map((r) => scoreRepo(r, config)),
   );
-}
+const settings = groups.reduce((n, g) => n + GROUPS[g].length - 1, 1);
 const gridSeconds = (performance.now() - gridStart) / 1000;
 
-/** The value of `weight` with the best mean over the repositories `among`; ties keep the constant. */
-function choose(weight: Weight, among: number[]): number {
-  const { shipped: constant, values } = GRID[weight];
-  let best = constant;
-  let bestScore = mean(among.map((r) => table[weight][values.indexOf(constant)][r]));
-  values.forEach((value, v) => {
-    const score = mean(among.map((r) => table[weight][v][r]));
+/** The index of the setting of `group` with the best mean over the repositories `among`; ties keep the constants. */
+function choose(group: string, among: number[]): number {
+  let best = 0;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  table[group].forEach((perRepo, c) => {
+    const score = mean(among.map((r) => mean(perRepo[r])));
     if (score > bestScore + 1e-9) {
-      best = value;
+      best = c;
       bestScore = score;
     }
   });
   return best;
 }
+const chosenConfig = (among: number[]): Config =>
+  Object.assign({}, ...groups.map((g) => GROUPS[g][choose(g, among)]));
 
 const all = repos.map((_, r) => r);
-const inSampleConfig = Object.fromEntries(weights.map((w) => [w, choose(w, all)])) as Config;
+const others = (held: number) => all.filter((r) => r !== held);
+const inSampleConfig = chosenConfig(all);
 const inSampleScores = repos.map((r) => scoreRepo(r, inSampleConfig));
-const looConfigs: Config[] = [];
-const looScores = repos.map((repo, held) => {
-  const others = all.filter((r) => r !== held);
-  const config = Object.fromEntries(weights.map((w) => [w, choose(w, others)])) as Config;
-  looConfigs.push(config);
-  return scoreRepo(repo, config);
-});
-/** Each weight tuned alone, the others at their constants: in-sample and leave-one-out, per repository. */
+const looConfigs = all.map((held) => chosenConfig(others(held)));
+const looScores = repos.map((repo, held) => scoreRepo(repo, looConfigs[held]));
+/**
+ * Each group tuned alone, the others at their constants: per-query scores with the setting chosen on
+ * all repositories (in-sample) and with the setting chosen on the others (leave-one-out).
+ */
 const alone = Object.fromEntries(
-  weights.map((w) => {
-    const values = GRID[w].values;
-    const inSample = table[w][values.indexOf(choose(w, all))];
-    const loo = all.map((held) => {
-      const chosen = choose(
-        w,
-        all.filter((r) => r !== held),
-      );
-      return table[w][values.indexOf(chosen)][held];
-    });
-    return [w, { inSample: mean(inSample), loo: mean(loo), chosen: choose(w, all) }];
-  }),
+  groups.map((g) => [
+    g,
+    {
+      chosen: GROUPS[g][choose(g, all)],
+      inSample: table[g][choose(g, all)],
+      loo: all.map((held) => table[g][choose(g, others(held))][held]),
+      looChoices: [...new Set(all.map((held) => describe(GROUPS[g][choose(g, others(held))])))],
+    },
+  ]),
 );
 
 // Aggregates: overall and per category are means of per-repository means (code-quality.ts's rule).
@@ -188,25 +216,60 @@ for (const language of languages) {
   const among = all.filter((r) => repos[r].language === language);
   console.log(row(`${language} (${among.map((r) => repos[r].name).join(", ")})`, () => true, among));
 }
-console.log("\neach weight tuned alone (the others at their constants)");
-console.log(
-  `${"".padEnd(30)}${"constant".padStart(9)}${"chosen".padStart(9)}${"in-sample".padStart(10)}${"LOO".padStart(9)}`,
-);
-const shippedOverall = mean(shippedScores.map(mean));
-console.log(
-  `${"(shipped)".padEnd(30)}${"".padStart(18)}${shippedOverall.toFixed(3).padStart(10)}${shippedOverall.toFixed(3).padStart(9)}`,
-);
-for (const w of weights) {
-  const a = alone[w];
+console.log("\neach group tuned alone (the others at their constants): in-sample / leave-one-out");
+const categoryFilters: [string, (q: Query) => boolean][] = [
+  ["overall", () => true],
+  ...categories.map((c): [string, (q: Query) => boolean] => [c, (q) => q.category === c]),
+];
+console.log(`${"".padEnd(20)}${categoryFilters.map(([c]) => c.padStart(16)).join("")}   chosen on all`);
+const figures = (inSample: number[][], loo: number[][]) =>
+  categoryFilters
+    .map(([, f]) =>
+      `${mean(repoMeans(inSample, f, all)).toFixed(3)} / ${mean(repoMeans(loo, f, all)).toFixed(3)}`.padStart(
+        16,
+      ),
+    )
+    .join("");
+console.log(`${"(shipped)".padEnd(20)}${figures(shippedScores, shippedScores)}`);
+for (const g of groups)
+  console.log(`${g.padEnd(20)}${figures(alone[g].inSample, alone[g].loo)}   ${describe(alone[g].chosen)}`);
+console.log("\nsettings chosen across the leave-one-out folds:");
+for (const g of groups) console.log(`  ${g}: ${alone[g].looChoices.join(" | ")}`);
+console.log(`grid: ${gridSeconds.toFixed(1)} s for ${settings} settings`);
+
+/** Mechanisms that cost query time, and what turns each off: `--timing` compares them with the constants. */
+const MECHANISMS_OFF: Record<string, Config> = {
+  feedback: { feedbackWeight: 0 },
+};
+if (args.timing) {
+  const ROUNDS = 5;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(
-    `${w.padEnd(30)}${String(GRID[w].shipped).padStart(9)}${String(a.chosen).padStart(9)}${a.inSample.toFixed(3).padStart(10)}${a.loo.toFixed(3).padStart(9)}`,
+    `\nwarm query p50 (searchLoaded, query embedding included; ${ROUNDS} interleaved rounds), median over repositories`,
   );
+  for (const [name, off] of Object.entries(MECHANISMS_OFF)) {
+    const p50 = { on: [] as number[], off: [] as number[] };
+    for (const repo of repos) {
+      const times = { on: [] as number[], off: [] as number[] };
+      for (let round = 0; round < ROUNDS; round++)
+        for (const query of repo.queries)
+          for (const side of ["on", "off"] as const) {
+            setTuning(side === "on" ? {} : off);
+            const started = performance.now();
+            await searchLoaded(repo.index, query.query, { topK: K });
+            times[side].push(performance.now() - started);
+          }
+      setTuning({});
+      p50.on.push(median(times.on));
+      p50.off.push(median(times.off));
+    }
+    const on = median(p50.on);
+    const without = median(p50.off);
+    console.log(
+      `  ${name}: ${on.toFixed(3)} ms with it, ${without.toFixed(3)} ms without (${(on / without).toFixed(2)}×); largest repository ${Math.max(...p50.on).toFixed(3)} vs ${Math.max(...p50.off).toFixed(3)} ms`,
+    );
+  }
 }
-const choices = weights.map((w) => `${w} ${[...new Set(looConfigs.map((c) => c[w]))].join("/")}`);
-console.log(`\nvalues chosen across the ${repos.length} leave-one-out folds: ${choices.join(", ")}`);
-console.log(
-  `grid: ${gridSeconds.toFixed(1)} s for ${weights.reduce((n, w) => n + GRID[w].values.length - 1, 1)} configurations`,
-);
 
 if (args.json)
   writeFileSync(
@@ -223,8 +286,19 @@ if (args.json)
           looConfig: looConfigs[i],
         })),
         inSampleConfig,
-        alone,
-        table,
+        alone: Object.fromEntries(
+          groups.map((g) => [
+            g,
+            {
+              chosen: alone[g].chosen,
+              inSample: mean(alone[g].inSample.map(mean)),
+              loo: mean(alone[g].loo.map(mean)),
+            },
+          ]),
+        ),
+        table: Object.fromEntries(
+          groups.map((g) => [g, GROUPS[g].map((config, c) => ({ config, perRepo: table[g][c].map(mean) }))]),
+        ),
       },
       null,
       2,
