@@ -801,15 +801,28 @@ export class SqliteMemoryStore implements MemoryStore {
       factRows.forEach((r, i) => {
         readVector(r.vector, factVectors, i, factDim);
       });
-      const edges = (
-        this.sql("SELECT id, kind, a, b, weight FROM edges WHERE id > ? ORDER BY id").values(marks.edge) as [
-          number,
-          number,
-          number,
-          number,
-          number,
-        ][]
-      ).map(([id, kind, a, b, weight]) => ({ id, kind, a, b, weight }));
+      // Streamed into typed arrays: a large-vocabulary store has millions of edges, and one object (or
+      // row array) per edge made the end of a full index its peak of memory.
+      const count = (
+        this.sql("SELECT count(*) AS n FROM edges WHERE id > ?").get(marks.edge) as { n: number }
+      ).n;
+      const edges = {
+        ids: new Int32Array(count),
+        kind: new Uint8Array(count),
+        a: new Int32Array(count),
+        b: new Int32Array(count),
+        weight: new Float64Array(count),
+      };
+      let e = 0;
+      for (const row of this.sql("SELECT id, kind, a, b, weight FROM edges WHERE id > ? ORDER BY id").iterate(
+        marks.edge,
+      ) as IterableIterator<{ id: number; kind: number; a: number; b: number; weight: number }>) {
+        edges.ids[e] = row.id;
+        edges.kind[e] = row.kind;
+        edges.a[e] = row.a;
+        edges.b[e] = row.b;
+        edges.weight[e++] = row.weight;
+      }
       // An earlier edge changes weight only when a new chunk adds to it (a fact edge), recorded in edge_sources.
       const weights = this.sql(
         // By edge_sources' chunk index: planned from edges, SQLite walked every earlier edge (114 ms at

@@ -155,8 +155,8 @@ export interface SnapshotDelta {
   entityIds: number[];
   facts: { id: number; subject: number; object: number; text: string }[];
   factVectors: Float32Array;
-  /** New edges, ascending ids. */
-  edges: { id: number; kind: number; a: number; b: number; weight: number }[];
+  /** New edges, ascending ids; `a` and `b` are row ids (chunk or phrase, by kind). Typed: millions of them. */
+  edges: { ids: Int32Array; kind: Uint8Array; a: Int32Array; b: Int32Array; weight: Float64Array };
   /** Edges the previous arrays hold whose weight changed (a new chunk added to a fact edge). */
   weights: { id: number; weight: number }[];
 }

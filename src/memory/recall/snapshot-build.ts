@@ -116,16 +116,8 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
   );
   const entityIds = concat(Int32Array, old?.entityIds ?? new Int32Array(0), delta.entityIds);
   const entityAt = (id: number) => positionOf(entityIds, id);
-  const edgeIds = concat(
-    Int32Array,
-    old?.edges.ids ?? new Int32Array(0),
-    delta.edges.map((e) => e.id),
-  );
-  const weight = concat(
-    Float64Array,
-    old?.edges.weight ?? new Float64Array(0),
-    delta.edges.map((e) => e.weight),
-  );
+  const edgeIds = concat(Int32Array, old?.edges.ids ?? new Int32Array(0), delta.edges.ids);
+  const weight = concat(Float64Array, old?.edges.weight ?? new Float64Array(0), delta.edges.weight);
   for (const w of delta.weights) {
     const at = positionOf(edgeIds, w.id);
     if (at >= 0) weight[at] = w.weight;
@@ -166,21 +158,9 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
     ),
     edges: {
       ids: edgeIds,
-      kind: concat(
-        Uint8Array,
-        old?.edges.kind ?? new Uint8Array(0),
-        delta.edges.map((e) => e.kind),
-      ),
-      a: concat(
-        Int32Array,
-        old?.edges.a ?? new Int32Array(0),
-        delta.edges.map((e) => (e.kind === EDGE_KIND.context ? positionOf(chunkIds, e.a) : entityAt(e.a))),
-      ),
-      b: concat(
-        Int32Array,
-        old?.edges.b ?? new Int32Array(0),
-        delta.edges.map((e) => entityAt(e.b)),
-      ),
+      kind: concat(Uint8Array, old?.edges.kind ?? new Uint8Array(0), delta.edges.kind),
+      a: concat(Int32Array, old?.edges.a ?? new Int32Array(0), edgeSources(delta.edges, chunkIds, entityIds)),
+      b: concat(Int32Array, old?.edges.b ?? new Int32Array(0), edgeTargets(delta.edges, entityIds)),
       weight,
     },
     vocatives,
@@ -230,6 +210,28 @@ export function derive(
   };
 }
 
+/** Positions of new edges' `a` ends: a passage index for a context edge, else a phrase position. */
+function edgeSources(edges: SnapshotDelta["edges"], chunkIds: Int32Array, entityIds: Int32Array): Int32Array {
+  const out = new Int32Array(edges.a.length);
+  for (let e = 0; e < out.length; e++)
+    out[e] = positionOf(edges.kind[e] === EDGE_KIND.context ? chunkIds : entityIds, edges.a[e]);
+  return out;
+}
+
+/** Phrase positions of new edges' `b` ends. */
+function edgeTargets(edges: SnapshotDelta["edges"], entityIds: Int32Array): Int32Array {
+  const out = new Int32Array(edges.b.length);
+  for (let e = 0; e < out.length; e++) out[e] = positionOf(entityIds, edges.b[e]);
+  return out;
+}
+
+/** 1, 2, … n: row ids for edges that carry none. */
+function ordinals(n: number): Int32Array {
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i + 1;
+  return out;
+}
+
 /** Graph nodes of entity positions (phrases follow the P passages; -1 stays -1). */
 function entityNodes(positions: Int32Array, P: number): Int32Array {
   const out = new Int32Array(positions.length);
@@ -264,7 +266,7 @@ export function deltaOfSnapshot(
       text: `${labels.get(f.subject) ?? ""} ${f.predicate} ${labels.get(f.object) ?? ""}`,
     })),
     factVectors,
-    edges: Array.from(kind, (k, i) => ({ id: i + 1, kind: k, a: a[i], b: b[i], weight: weight[i] })),
+    edges: { ids: ordinals(kind.length), kind, a, b, weight },
     weights: [],
   };
 }
