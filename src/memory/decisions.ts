@@ -286,12 +286,12 @@ export function findDecisions(turns: DecisionTurn[]): Decision[] {
   return decisions;
 }
 
-/** The assistant telling what it does next ("Let me check the config", "Now add the route:"). */
 /** Weighing options, hedging or a question: not something that was said as settled. */
 export function isTentative(sentence: string): boolean {
   return QUESTION_MARK.test(sentence) || DELIBERATION.test(sentence.replace(ACKNOWLEDGEMENT, ""));
 }
 
+/** The assistant telling what it does next ("Let me check the config", "Now add the route:"). */
 export function isNarration(sentence: string): boolean {
   const rest = sentence.replace(ACKNOWLEDGEMENT, "");
   const verb = firstVerb(rest);

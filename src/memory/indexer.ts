@@ -274,11 +274,11 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
 class IndexRun {
   private model!: StaticModel;
   private llm: Llm | null = null;
-  /** Phrases the store holds, with vectors, for synonym edges of new phrases. */
   /** Computes big synonym jobs on another core; started on the first one (see synonymsOf). */
   private synonymWorker: SynonymWorker | undefined;
   /** Token ids of phrase labels and predicates (see tokenIds). */
   private readonly tokens = new Map<string, number[]>();
+  /** Phrases the store holds, with vectors, for synonym edges of new phrases. */
   private known: { phrases: string[]; vectors: Float32Array; set: Set<string> } = {
     phrases: [],
     vectors: new Float32Array(0),
