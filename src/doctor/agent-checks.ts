@@ -14,6 +14,7 @@ import { projectDataDir } from "../home/paths.ts";
 import { shellQuote, triforgeCommand } from "../home/shell.ts";
 import { LLM_SETTINGS } from "../llm/resolve.ts";
 import { configPath, configProblems, readProjectConfig } from "../project/config.ts";
+import { quickCheckProblems } from "../store/sqlite.ts";
 import type { Check } from "./checks.ts";
 
 function executable(path: string): boolean {
@@ -181,12 +182,12 @@ export function storeChecks(dir: string, root: string): Check[] {
       // Not `readonly`: a read-only handle cannot remove the -wal and -shm files it makes on a WAL store.
       const db = new Database(file, { readwrite: true, create: false });
       try {
-        const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
-        const ok = rows.length === 1 && rows[0].quick_check === "ok";
+        const problems = quickCheckProblems(db);
+        const ok = problems.length === 0;
         return {
           name: "memory store",
           ok,
-          detail: ok ? `${displayPath(file)} passes quick_check` : rows.map((r) => r.quick_check).join("; "),
+          detail: ok ? `${displayPath(file)} passes quick_check` : problems.join("; "),
           fix: ok ? undefined : fix,
         };
       } finally {

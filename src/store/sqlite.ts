@@ -78,6 +78,12 @@ export function isCorruption(error: unknown): boolean {
   );
 }
 
+/** What SQLite's `PRAGMA quick_check` finds wrong with a database; none when it answers `ok`. */
+export function quickCheckProblems(db: Database): string[] {
+  const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
+  return rows.length === 1 && rows[0].quick_check === "ok" ? [] : rows.map((r) => r.quick_check);
+}
+
 function toBlob(vector: Float32Array): Uint8Array {
   return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
 }
@@ -183,8 +189,7 @@ export class SqliteMemoryStore implements MemoryStore {
    */
   integrityOk(): boolean {
     try {
-      const rows = this.db.query("PRAGMA quick_check").all() as Record<string, string>[];
-      const ok = rows.length === 1 && Object.values(rows[0])[0] === "ok";
+      const ok = quickCheckProblems(this.db).length === 0;
       if (ok) this.setMeta("checked_at", new Date().toISOString());
       return ok;
     } catch (error) {
