@@ -36,6 +36,39 @@ function longExchange(session: string, replies: number): ChatRecord[] {
   return records;
 }
 
+describe("chunk grouping", () => {
+  test("a reply written before its prompt (Stop ran before the transcript held the turn) joins its prompt", () => {
+    const record = (uuid: string, role: "user" | "assistant", ts: string, session = "s1"): ChatRecord => ({
+      ts,
+      session_id: session,
+      role,
+      text: `${role} text of ${uuid}`,
+      uuid,
+    });
+    const records = [
+      record("reply1", "assistant", "2025-04-01T09:00:05.000Z"),
+      record("other", "user", "2025-04-01T09:00:01.000Z", "s2"),
+      record("prompt1", "user", "2025-04-01T09:00:00.000Z"),
+      record("prompt2", "user", "2025-04-01T09:01:00.000Z"),
+      record("reply2", "assistant", "2025-04-01T09:01:04.000Z"),
+    ];
+    const chunks = chunkRecords(records);
+    expect(chunks.map((c) => c.turns.map((t) => t.uuid))).toEqual([
+      ["prompt1", "reply1"],
+      ["other"],
+      ["prompt2", "reply2"],
+    ]);
+    // File order when the times are equal: the old behaviour for records that carry one time.
+    const sameTime = records.map((r) => ({ ...r, ts: "2025-04-01T09:00:00.000Z" }));
+    expect(chunkRecords(sameTime).map((c) => c.turns.map((t) => t.uuid))).toEqual([
+      ["reply1"],
+      ["other"],
+      ["prompt1"],
+      ["prompt2", "reply2"],
+    ]);
+  });
+});
+
 describe("chunk size cap", () => {
   test("an over-long exchange is cut at turn boundaries into chunks within MAX_CHUNK_CHARS", () => {
     const records = longExchange("long", 85);

@@ -39,15 +39,15 @@ export function parseRecord(line: string): ChatRecord | undefined {
 }
 
 /**
- * Groups records into chunks, per session, in file order: each user turn opens a chunk and the assistant
- * turns after it (in the same session) join it. Assistant turns with no user turn before them in this
+ * Groups records into chunks, per session, in time order (file order for equal times): each user turn
+ * opens a chunk and the assistant turns after it (in the same session) join it. Assistant turns with no user turn before them in this
  * batch form a chunk of their own. Deterministic in the records, so re-chunking the same records (after
  * a crash) yields the same hashes. A group longer than MAX_CHUNK_CHARS is cut at turn boundaries.
  */
 export function chunkRecords(records: ChatRecord[]): Chunk[] {
   const open = new Map<string, ChatRecord[]>();
   const groups: ChatRecord[][] = [];
-  for (const record of records) {
+  for (const record of inTimeOrder(records)) {
     if (!record.text.trim()) continue;
     const current = open.get(record.session_id);
     if (record.role === "user" || !current) {
@@ -57,6 +57,32 @@ export function chunkRecords(records: ChatRecord[]): Chunk[] {
     } else current.push(record);
   }
   return groups.flatMap((group) => splitLongGroup(group).map(makeChunk));
+}
+
+/**
+ * The records with each session's own records in time order, in the slots that session held (so
+ * sessions stay interleaved as in the file). A reply taken from a Stop payload can be written before
+ * its prompt: Claude Code 2.1.197 runs the Stop hook before the transcript holds the turn, and the
+ * prompt arrives with the SessionEnd catch-up. File order breaks ties.
+ */
+function inTimeOrder(records: ChatRecord[]): ChatRecord[] {
+  const slots = new Map<string, number[]>();
+  records.forEach((record, i) => {
+    const list = slots.get(record.session_id);
+    if (list) list.push(i);
+    else slots.set(record.session_id, [i]);
+  });
+  const ordered = records.slice();
+  for (const indices of slots.values()) {
+    const sorted = indices.slice().sort((a, b) => {
+      const [x, y] = [records[a].ts, records[b].ts];
+      return x < y ? -1 : x > y ? 1 : a - b;
+    });
+    indices.forEach((slot, k) => {
+      ordered[slot] = records[sorted[k]];
+    });
+  }
+  return ordered;
 }
 
 /**
