@@ -31,7 +31,10 @@ async function naturalDump(client: SqlClient, schema: string) {
        JOIN ${schema}.entities s ON s.id = f.subject JOIN ${schema}.entities o ON o.id = f.object ORDER BY 1`,
     ),
     edges: await rows(
-      `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash ELSE x.phrase END || '|' || y.phrase || '|' || round(e.weight::numeric, 6) AS k
+      // Entity–entity edges are undirected and stored lower id first; ids depend on which writer came
+      // first, so the endpoints are compared by name.
+      `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
+         ELSE least(x.phrase, y.phrase) || '|' || greatest(x.phrase, y.phrase) END || '|' || round(e.weight::numeric, 6) AS k
        FROM ${schema}.edges e LEFT JOIN ${schema}.chunks c ON e.kind = 1 AND c.id = e.a
        LEFT JOIN ${schema}.entities x ON e.kind != 1 AND x.id = e.a JOIN ${schema}.entities y ON y.id = e.b ORDER BY 1`,
     ),
