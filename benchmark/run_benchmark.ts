@@ -120,6 +120,8 @@ interface TaskResult {
   /** Memory tasks: the new chat's answer holds the decision. Code tasks: share of references cited. */
   recall?: boolean;
   referencesCited?: number;
+  /** The LLM judge's 1–5 score of the last answer (real model only). */
+  quality?: number;
   diskBytes: number;
 }
 
@@ -368,8 +370,8 @@ const sum = (sessions: SessionMetrics[], key: keyof SessionMetrics) =>
 
 function table(results: TaskResult[]): string {
   const rows = [
-    "| CLI | task | scenario | input tokens | output tokens | requests | first token | total | memory recall / references | disk |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| CLI | task | scenario | input tokens | output tokens | requests | first token | total | memory recall / references | quality (1–5) | disk |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of results) {
     const outcome =
@@ -380,7 +382,7 @@ function table(results: TaskResult[]): string {
         : `${r.referencesCited}/${r.task.references!.length} cited`;
     const failed = r.sessions.some((s) => !s.ok) ? " (a session failed)" : "";
     rows.push(
-      `| ${r.version} | ${r.task.id}. ${r.task.title} | ${r.scenario} | ${sum(r.sessions, "inputTokens").toLocaleString("en")} | ${sum(r.sessions, "outputTokens")} | ${sum(r.sessions, "requests")} | ${r.sessions[0].ttftMs} ms | ${(sum(r.sessions, "totalMs") / 1000).toFixed(1)} s | ${outcome}${failed} | ${(r.diskBytes / 1024).toFixed(0)} KB |`,
+      `| ${r.version} | ${r.task.id}. ${r.task.title} | ${r.scenario} | ${sum(r.sessions, "inputTokens").toLocaleString("en")} | ${sum(r.sessions, "outputTokens")} | ${sum(r.sessions, "requests")} | ${r.sessions[0].ttftMs} ms | ${(sum(r.sessions, "totalMs") / 1000).toFixed(1)} s | ${outcome}${failed} | ${r.quality ?? "—"} | ${(r.diskBytes / 1024).toFixed(0)} KB |`,
     );
   }
   return rows.join("\n");
@@ -420,6 +422,14 @@ function verdict(results: TaskResult[]): Verdict {
   return { memoryGain, tokenGain, lines };
 }
 
+/** What a good last answer of the task holds, for the judge. */
+const expectedOf = (task: Task) =>
+  task.followUp
+    ? `the earlier decision: ${task.followUp.phrases.join("; ")}`
+    : `names ${task.references?.join(", ")}`;
+// The quality rubric needs a judgement: only with the real model (benchmark/judge.ts).
+const judge = REAL_MODEL ? new (await import("@anthropic-ai/sdk")).default() : undefined;
+
 const triforge = await compiledBinary();
 const results: TaskResult[] = [];
 for (const version of VERSIONS) {
@@ -428,6 +438,11 @@ for (const version of VERSIONS) {
   for (const task of TASKS)
     for (const scenario of SCENARIOS) {
       const result = await runTask(claude.binary, version, scenario, task, triforge);
+      if (judge) {
+        const { judgeAnswer } = await import("./judge.ts");
+        const question = task.followUp?.prompt ?? task.prompt;
+        result.quality = await judgeAnswer(judge, question, expectedOf(task), result.sessions.at(-1)!.answer);
+      }
       results.push(result);
       console.error(
         `${version} task ${task.id} ${scenario}: ${sum(result.sessions, "inputTokens")} input tokens`,
@@ -439,7 +454,7 @@ const { memoryGain, tokenGain, lines } = verdict(results);
 const date = new Date().toISOString().slice(0, 10);
 const mode = REAL_MODEL
   ? "the real model (ANTHROPIC_API_KEY): tokens from the API's reported usage"
-  : "a scripted model on 127.0.0.1 (no ANTHROPIC_API_KEY): both scenarios played the same way, input tokens = request size / 4";
+  : "a scripted model on 127.0.0.1 (no ANTHROPIC_API_KEY): both scenarios played the same way, input tokens = request size / 4; no quality rubric (it needs the real model and an LLM judge)";
 const report = [
   `# Comparative benchmark, ${date}`,
   "",
