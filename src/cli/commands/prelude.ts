@@ -6,6 +6,7 @@ import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } f
 import { projectPresent } from "../../memory/present.ts";
 import { configPath, findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
+import { readHookStdin } from "../hook-stdin.ts";
 
 // PERF: a SessionStart hook on every session; imports only small local modules (no SDK, no zod, no
 // model, and no node:fs: ~1.2 ms, so files are read through Bun.file), so it costs about what an
@@ -143,13 +144,10 @@ async function catchUpOpenSessions(root: string): Promise<void> {
  * garbage input is not an error: the prelude then uses its own working directory.
  */
 function hookInputCwd(): string | undefined {
-  const { fstatSync, readFileSync } = require("node:fs") as typeof import("node:fs");
+  const raw = readHookStdin();
+  if (raw === undefined) return undefined;
   try {
-    // A terminal (or /dev/null) is a character device: nothing to wait for. PERF: fstat rather than
-    // node:tty, which alone costs ~3 ms of start-up.
-    if (fstatSync(0).isCharacterDevice()) return undefined;
-    const input: unknown = JSON.parse(readFileSync(0, "utf8"));
-    const cwd = (input as { cwd?: unknown } | null)?.cwd;
+    const cwd = (JSON.parse(raw) as { cwd?: unknown } | null)?.cwd;
     return typeof cwd === "string" && cwd ? cwd : undefined;
   } catch {
     return undefined;
