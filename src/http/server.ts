@@ -270,12 +270,13 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
           access: "read",
           handle: async (_req, _p, url) => {
             const project = projectOf(url.searchParams.get("project"));
+            const active = isActive(project);
             const file = summaryPath(project);
-            const summary = isActive(project) && existsSync(file) ? readFileSync(file, "utf8") : "";
-            const pinned = isActive(project) ? pinnedSection(await readPins(project)) : "";
+            const summary = active && existsSync(file) ? readFileSync(file, "utf8") : "";
+            const pinned = active ? pinnedSection(await readPins(project)) : "";
             return json({
               project,
-              active: isActive(project),
+              active,
               // As the hook builds it: the pins first, then entries ranked by the project's present,
               // files marked changed or gone (the default budget; the hook reads prelude.tokens).
               context: summary
