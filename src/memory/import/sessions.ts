@@ -6,6 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { normalizeProjectPath } from "../../home/paths.ts";
 import { findProjectRoot } from "../../project/config.ts";
+import { readAt } from "../chatlog.ts";
 
 export const SOURCE_AGENTS = ["claude", "codex", "cursor", "opencode"] as const;
 export type SourceAgent = (typeof SOURCE_AGENTS)[number];
@@ -103,17 +104,6 @@ export interface FileResume {
 
 /** Bytes before a resume offset that must be unchanged for the file to count as the same file, grown. */
 const FINGERPRINT_BYTES = 4096;
-
-function readAt(fd: number, from: number, length: number): Buffer {
-  const buffer = Buffer.allocUnsafe(length);
-  let done = 0;
-  while (done < length) {
-    const n = readSync(fd, buffer, done, length - done, from + done);
-    if (n === 0) break;
-    done += n;
-  }
-  return buffer.subarray(0, done);
-}
 
 function fingerprint(fd: number, end: number): string {
   const start = Math.max(0, end - FINGERPRINT_BYTES);

@@ -12,7 +12,6 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
-  readSync,
   renameSync,
   statSync,
   writeFileSync,
@@ -20,7 +19,7 @@ import {
 import { join } from "node:path";
 import { agentCaptureStateDir, chatLogPath } from "../../home/paths.ts";
 import { redact } from "../../privacy/index.ts";
-import { appendChatRecords, type ChatRecord, withChatLogLock } from "../chatlog.ts";
+import { appendChatRecords, type ChatRecord, readAt, withChatLogLock } from "../chatlog.ts";
 import type { Role } from "../transcript.ts";
 
 /** One turn of a session in another agent's format, already reduced to prose. */
@@ -57,16 +56,9 @@ interface KnownKeys {
 const knownByLog = new Map<string, KnownKeys>();
 
 function readFrom(path: string, from: number, to: number): Buffer {
-  const buffer = Buffer.allocUnsafe(to - from);
   const fd = openSync(path, "r");
   try {
-    let done = 0;
-    while (done < buffer.length) {
-      const n = readSync(fd, buffer, done, buffer.length - done, from + done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buffer.subarray(0, done);
+    return readAt(fd, from, to - from);
   } finally {
     closeSync(fd);
   }
