@@ -9,21 +9,12 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
+import { compiledBinary, projectDataIn, runBinary, tempDir } from "./support/helpers.ts";
 
 const home = tempDir("triforge-checks-");
 const dataHome = join(home, ".claude", "triforge");
 
-async function dataDir(root: string): Promise<string> {
-  const previous = process.env.TRIFORGE_HOME;
-  process.env.TRIFORGE_HOME = dataHome;
-  try {
-    return (await import("../src/home/paths.ts")).projectDataDir(root);
-  } finally {
-    if (previous === undefined) delete process.env.TRIFORGE_HOME;
-    else process.env.TRIFORGE_HOME = previous;
-  }
-}
+const dataDir = (root: string) => projectDataIn(dataHome, root);
 
 /** A project whose memory has an old decision (Redis) replaced by a later one (signed cookies). */
 async function rememberedProject(): Promise<string> {
@@ -51,7 +42,7 @@ async function rememberedProject(): Promise<string> {
   const lines = turns.map(([day, session, role, text], i) =>
     JSON.stringify({ ts: `${day}T10:0${i}:00.000Z`, session_id: session, role, text, uuid: `c${i}` }),
   );
-  const data = await dataDir(root);
+  const data = dataDir(root);
   mkdirSync(data, { recursive: true });
   writeFileSync(join(data, "chats.jsonl"), `${lines.join("\n")}\n`);
   const indexed = await runBinary(["index", `--project=${root}`], { home });
@@ -62,7 +53,7 @@ async function rememberedProject(): Promise<string> {
 describe("memory checked against the project (compiled binary)", () => {
   test("summary.md keeps both decisions; the prelude shows only the new one and marks the deleted file gone", async () => {
     const root = await rememberedProject();
-    const summary = readFileSync(join(await dataDir(root), "summary.md"), "utf8");
+    const summary = readFileSync(join(dataDir(root), "summary.md"), "utf8");
     expect(summary).toContain("store sessions in Redis");
     expect(summary).toContain("signed cookies (HMAC-SHA256)");
     const { code, stdout } = await runBinary(["prelude", `--project=${root}`], { home });

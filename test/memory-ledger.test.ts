@@ -16,7 +16,7 @@ import {
   ledgerTotals,
   sessionLines,
 } from "../src/home/ledger.ts";
-import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
+import { compiledBinary, projectDataIn, runBinary, tempDir } from "./support/helpers.ts";
 
 const at = (minute: number) => `2026-02-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
 
@@ -69,22 +69,13 @@ describe("the ledger of a real project (compiled binary)", () => {
   const home = tempDir("triforge-ledger-");
   const dataHome = join(home, ".claude", "triforge");
 
-  async function dataDir(root: string): Promise<string> {
-    const previous = process.env.TRIFORGE_HOME;
-    process.env.TRIFORGE_HOME = dataHome;
-    try {
-      return (await import("../src/home/paths.ts")).projectDataDir(root);
-    } finally {
-      if (previous === undefined) delete process.env.TRIFORGE_HOME;
-      else process.env.TRIFORGE_HOME = previous;
-    }
-  }
+  const dataDir = (root: string) => projectDataIn(dataHome, root);
 
   test("prelude, capture and index each leave a record; status shows the session and the ledger; doctor a killed run", async () => {
     const root = join(home, "project");
     mkdirSync(join(root, ".triforge"), { recursive: true });
     writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify({ llm: "none" }));
-    const data = await dataDir(root);
+    const data = dataDir(root);
     mkdirSync(data, { recursive: true });
     writeFileSync(
       join(data, "summary.md"),
@@ -177,7 +168,7 @@ describe("the ledger of a real project (compiled binary)", () => {
       join(root, "src", "retry.ts"),
       `export function scheduleRetry(delay: number) { return delay * 2; }\n${body.join("\n")}\n`,
     );
-    const data = await dataDir(root);
+    const data = dataDir(root);
     mkdirSync(data, { recursive: true });
     const client = new Client({ name: "triforge-test", version: "0" }, { capabilities: {} });
     await client.connect(

@@ -2,11 +2,17 @@ import { afterAll } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { projectKey } from "../../src/home/paths.ts";
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const SHARED = resolve(ROOT, "../shared");
 
 /** A fresh temporary folder, removed after the test file finishes. */
+/** A project's data folder under `dataHome` (a test's TRIFORGE_HOME), as the binary run there finds it. */
+export function projectDataIn(dataHome: string, projectRoot: string): string {
+  return join(dataHome, projectKey(projectRoot));
+}
+
 export function tempDir(prefix = "triforge-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
