@@ -9,7 +9,7 @@
 import type { LlmUsage } from "../llm/usage.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { lockKey, migrateSchema, projectSchema } from "./pg-schema.ts";
-import { factKey } from "./sqlite.ts";
+import { EDGE_EPSILON, factKey, ordered, readVectors } from "./sqlite.ts";
 import {
   type ChunkGraph,
   EDGE_KIND,
@@ -24,24 +24,12 @@ import {
   type Turn,
 } from "./types.ts";
 
-const EDGE_EPSILON = 1e-9;
-
 function toBase64(vector: Float32Array): string {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
 }
 
 function pgvectorText(vector: Float32Array): string {
   return `[${Array.from(vector).join(",")}]`;
-}
-
-function readVector(blob: Uint8Array, target: Float32Array, row: number, dim: number): void {
-  const floats = Math.min(dim, blob.byteLength >> 2);
-  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
-  for (let d = 0; d < floats; d++) target[row * dim + d] = view.getFloat32(d * 4, true);
-}
-
-function ordered(a: number, b: number): [number, number] {
-  return a < b ? [a, b] : [b, a];
 }
 
 const json = (rows: unknown) => JSON.stringify(rows);
@@ -211,11 +199,7 @@ export class PgMemoryStore implements MemoryStore {
     const rows = await this.client.query<{ phrase: string; model: string; vector: Uint8Array }>(
       `SELECT phrase, model, vector FROM ${this.schema}.entities ORDER BY id`,
     );
-    const dim = rows.length ? rows[0].vector.byteLength >> 2 : 0;
-    const vectors = new Float32Array(rows.length * dim);
-    rows.forEach((r, i) => {
-      readVector(r.vector, vectors, i, dim);
-    });
+    const { vectors } = readVectors(rows);
     return { phrases: rows.map((r) => r.phrase), vectors, models: rows.map((r) => r.model) };
   }
 
@@ -677,8 +661,7 @@ export class PgMemoryStore implements MemoryStore {
         model: string;
         vector: Uint8Array;
       }>(`SELECT id, session_id, ts, text, graph_source, model, vector FROM ${s}.chunks ORDER BY id`);
-      const dim = chunkRows.length ? chunkRows[0].vector.byteLength >> 2 : 0;
-      const chunkVectors = new Float32Array(chunkRows.length * dim);
+      const { dim, vectors: chunkVectors } = readVectors(chunkRows);
       const turnsOf = new Map<number, Turn[]>();
       for (const t of await tx.query<Turn & { chunk_id: number }>(
         `SELECT uuid, chunk_id, role, ts, start, "end" FROM ${s}.turns ORDER BY chunk_id, ord`,
@@ -688,8 +671,7 @@ export class PgMemoryStore implements MemoryStore {
         if (!list) turnsOf.set(chunkId, (list = []));
         list.push({ uuid: t.uuid, role: t.role, ts: t.ts, start: t.start, end: t.end });
       }
-      const chunks = chunkRows.map((r, i) => {
-        readVector(r.vector, chunkVectors, i, dim);
+      const chunks = chunkRows.map((r) => {
         const id = Number(r.id);
         return {
           id,
@@ -713,11 +695,7 @@ export class PgMemoryStore implements MemoryStore {
         model: string;
         vector: Uint8Array;
       }>(`SELECT id, subject, predicate, object, model, vector FROM ${s}.facts ORDER BY id`);
-      const factDim = factRows.length ? factRows[0].vector.byteLength >> 2 : dim;
-      const factVectors = new Float32Array(factRows.length * factDim);
-      factRows.forEach((r, i) => {
-        readVector(r.vector, factVectors, i, factDim);
-      });
+      const { dim: factDim, vectors: factVectors } = readVectors(factRows, dim);
       const edgeRows = await tx.query<{ kind: number; a: number; b: number; weight: number }>(
         `SELECT kind, a, b, weight FROM ${s}.edges ORDER BY id`,
       );

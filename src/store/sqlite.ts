@@ -21,7 +21,7 @@ import {
 export const SCHEMA_VERSION = 1;
 
 /** An edge whose weight falls to this or below after `forget` no longer exists. */
-const EDGE_EPSILON = 1e-9;
+export const EDGE_EPSILON = 1e-9;
 
 /** The same counts per calendar month (UTC, `YYYY-MM`), for status's month's spend. Added to older stores on open. */
 const LLM_USAGE_MONTHS = `CREATE TABLE IF NOT EXISTS llm_usage_months(
@@ -95,6 +95,19 @@ function readVector(blob: Uint8Array, target: Float32Array, row: number, dim: nu
   for (let d = 0; d < floats; d++) target[row * dim + d] = view.getFloat32(d * 4, true);
 }
 
+/** Rows' vector BLOBs in one array, each as wide as the first row's (`dim` when there are no rows). */
+export function readVectors(
+  rows: readonly { vector: Uint8Array }[],
+  dim = 0,
+): { dim: number; vectors: Float32Array } {
+  const width = rows.length ? rows[0].vector.byteLength >> 2 : dim;
+  const vectors = new Float32Array(rows.length * width);
+  rows.forEach((r, i) => {
+    readVector(r.vector, vectors, i, width);
+  });
+  return { dim: width, vectors };
+}
+
 /** Edge weight changes of one batch, summed per edge, with each chunk's share (for forget). */
 type EdgeDeltas = Map<
   string,
@@ -102,7 +115,7 @@ type EdgeDeltas = Map<
 >;
 
 /** Undirected edges are stored once, smaller id first, so the same pair never appears twice. */
-function ordered(a: number, b: number): [number, number] {
+export function ordered(a: number, b: number): [number, number] {
   return a < b ? [a, b] : [b, a];
 }
 
@@ -273,11 +286,7 @@ export class SqliteMemoryStore implements MemoryStore {
       model: string;
       vector: Uint8Array;
     }[];
-    const dim = rows.length ? rows[0].vector.byteLength >> 2 : 0;
-    const vectors = new Float32Array(rows.length * dim);
-    rows.forEach((r, i) => {
-      readVector(r.vector, vectors, i, dim);
-    });
+    const { vectors } = readVectors(rows);
     return { phrases: rows.map((r) => r.phrase), vectors, models: rows.map((r) => r.model) };
   }
 
@@ -656,8 +665,7 @@ export class SqliteMemoryStore implements MemoryStore {
         model: string;
         vector: Uint8Array;
       }[];
-      const dim = chunkRows.length ? chunkRows[0].vector.byteLength >> 2 : 0;
-      const chunkVectors = new Float32Array(chunkRows.length * dim);
+      const { dim, vectors: chunkVectors } = readVectors(chunkRows);
       const turnsOf = new Map<number, Turn[]>();
       for (const t of this.sql(
         "SELECT uuid, chunk_id, role, ts, start, end FROM turns ORDER BY chunk_id, ord",
@@ -666,17 +674,14 @@ export class SqliteMemoryStore implements MemoryStore {
         if (!list) turnsOf.set(t.chunk_id, (list = []));
         list.push({ uuid: t.uuid, role: t.role, ts: t.ts, start: t.start, end: t.end });
       }
-      const chunks = chunkRows.map((r, i) => {
-        readVector(r.vector, chunkVectors, i, dim);
-        return {
-          id: r.id,
-          sessionId: r.session_id,
-          ts: r.ts,
-          text: r.text,
-          graphSource: r.graph_source,
-          turns: turnsOf.get(r.id) ?? [],
-        };
-      });
+      const chunks = chunkRows.map((r) => ({
+        id: r.id,
+        sessionId: r.session_id,
+        ts: r.ts,
+        text: r.text,
+        graphSource: r.graph_source,
+        turns: turnsOf.get(r.id) ?? [],
+      }));
       const entities = this.sql(
         "SELECT id, phrase, label FROM entities ORDER BY id",
       ).all() as StoreSnapshot["entities"];
@@ -690,11 +695,7 @@ export class SqliteMemoryStore implements MemoryStore {
         model: string;
         vector: Uint8Array;
       }[];
-      const factDim = factRows.length ? factRows[0].vector.byteLength >> 2 : dim;
-      const factVectors = new Float32Array(factRows.length * factDim);
-      factRows.forEach((r, i) => {
-        readVector(r.vector, factVectors, i, factDim);
-      });
+      const { dim: factDim, vectors: factVectors } = readVectors(factRows, dim);
       const edgeRows = this.sql("SELECT kind, a, b, weight FROM edges").values() as [
         number,
         number,
@@ -772,7 +773,7 @@ export class SqliteMemoryStore implements MemoryStore {
         graph_source: string;
         vector: Uint8Array;
       }[];
-      const dim = chunkRows.length ? chunkRows[0].vector.byteLength >> 2 : 0;
+      const { dim, vectors: chunkVectors } = readVectors(chunkRows);
       const turnsOf = new Map<number, { role: "user" | "assistant"; start: number; end: number }[]>();
       for (const t of this.sql(
         "SELECT chunk_id, role, start, end FROM turns WHERE chunk_id > ? ORDER BY chunk_id, ord",
@@ -781,10 +782,6 @@ export class SqliteMemoryStore implements MemoryStore {
         if (!list) turnsOf.set(t.chunk_id, (list = []));
         list.push({ role: t.role, start: t.start, end: t.end });
       }
-      const chunkVectors = new Float32Array(chunkRows.length * dim);
-      chunkRows.forEach((r, i) => {
-        readVector(r.vector, chunkVectors, i, dim);
-      });
       const sessionTails = new Map<string, number>();
       const tail = this.sql("SELECT max(id) AS id FROM chunks WHERE session_id = ? AND id <= ?");
       for (const session of new Set(chunkRows.map((r) => r.session_id))) {
@@ -801,11 +798,7 @@ export class SqliteMemoryStore implements MemoryStore {
         text: string;
         vector: Uint8Array;
       }[];
-      const factDim = factRows.length ? factRows[0].vector.byteLength >> 2 : dim;
-      const factVectors = new Float32Array(factRows.length * factDim);
-      factRows.forEach((r, i) => {
-        readVector(r.vector, factVectors, i, factDim);
-      });
+      const { dim: factDim, vectors: factVectors } = readVectors(factRows, dim);
       // Streamed into typed arrays: a large-vocabulary store has millions of edges, and one object (or
       // row array) per edge made the end of a full index its peak of memory.
       const count = (
