@@ -168,6 +168,13 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
   const memoryCore = () => import("../memory/browse.ts");
   const recallCore = () => import("../memory/recall/recall.ts");
   const isActive = (root: string) => existsSync(configPath(root));
+  /** The project a curation request names, 404 unless its memory is active. */
+  const activeProjectOf = (path: string | null | undefined): string => {
+    const project = projectOf(path);
+    if (!isActive(project)) throw new HttpError(404, `memory is not active for ${project}`);
+    return project;
+  };
+  const busy = () => new HttpError(409, "an indexer is running for this project; try again in a moment");
   const chunkId = (raw: string) => {
     const id = Number(raw);
     if (!Number.isSafeInteger(id) || id < 0) throw new HttpError(404, `no chunk ${raw}`);
@@ -343,14 +350,12 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
         DELETE: {
           access: "curate",
           handle: async (_req, [session], url) => {
-            const project = projectOf(url.searchParams.get("project"));
-            if (!isActive(project)) throw new HttpError(404, `memory is not active for ${project}`);
+            const project = activeProjectOf(url.searchParams.get("project"));
             const { forgetSession } = await import("../memory/forget.ts");
             const report = await forgetSession(project, session);
             if (report.status === "unknown")
               throw new HttpError(404, `no session ${session} in the memory of ${project}`);
-            if (report.status === "busy")
-              throw new HttpError(409, "an indexer is running for this project; try again in a moment");
+            if (report.status === "busy") throw busy();
             return json({ project, session_id: session, ...report });
           },
         },
@@ -367,8 +372,9 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const text = optionalString(body, "text");
             if (line === undefined || text === undefined)
               throw new HttpError(422, "send 'line' (the line as it is) and 'text' (what it should say)");
-            const project = projectOf(optionalString(body, "project") ?? url.searchParams.get("project"));
-            if (!isActive(project)) throw new HttpError(404, `memory is not active for ${project}`);
+            const project = activeProjectOf(
+              optionalString(body, "project") ?? url.searchParams.get("project"),
+            );
             const { editSummaryLine, SummaryEditError } = await memoryCore();
             let edit: Awaited<ReturnType<typeof editSummaryLine>>;
             try {
@@ -379,8 +385,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             }
             if (edit.status === "unknown")
               throw new HttpError(404, `session ${session} has no summary line '${line}'`);
-            if (edit.status === "busy")
-              throw new HttpError(409, "an indexer is running for this project; try again in a moment");
+            if (edit.status === "busy") throw busy();
             return json({ project, session_id: session, line: edit.text });
           },
         },
@@ -418,8 +423,9 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const body = await readJsonObject(req);
             if (typeof body.chunk_id !== "number" || !Number.isSafeInteger(body.chunk_id))
               throw new HttpError(422, "'chunk_id' must be an integer");
-            const project = projectOf(optionalString(body, "project") ?? url.searchParams.get("project"));
-            if (!isActive(project)) throw new HttpError(404, `memory is not active for ${project}`);
+            const project = activeProjectOf(
+              optionalString(body, "project") ?? url.searchParams.get("project"),
+            );
             let pin: Pin | undefined;
             try {
               pin = await (await memoryCore()).pinChunk(project, body.chunk_id);
