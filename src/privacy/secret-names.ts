@@ -421,39 +421,6 @@ const FOREIGN: [Family, string[]][] = [
 ];
 for (const [family, words] of FOREIGN) for (const word of words) EXACT[word] ??= family;
 
-/**
- * Words between a name and its operator that belong to the name: `clé API :`, `jeton d'accès :`,
- * `парольная фраза:`, `учётные данные:`, `비밀 키:`, `PIN码`. A qualifier among them makes a key a secret.
- */
-export const NAME_CONTINUATIONS = new Set([
-  "api",
-  "de",
-  "d'api",
-  "d'accès",
-  "d'acces",
-  "accès",
-  "acceso",
-  "acesso",
-  "secrète",
-  "secrete",
-  "privée",
-  "secreta",
-  "secreto",
-  "privada",
-  "privado",
-  "geheim",
-  "фраза",
-  "фразы",
-  "данные",
-  "доступа",
-  "api-ключ",
-  "код",
-  "码",
-  "碼",
-  "키",
-  "번호",
-  "정보",
-]);
 /** Continuation words that make a key a secret (`clé API`, `ключ доступа`, `chave secreta`). */
 const SECRET_CONTINUATIONS = new Set([
   "api",
@@ -472,6 +439,24 @@ const SECRET_CONTINUATIONS = new Set([
   "privado",
   "geheim",
   "доступа",
+]);
+/**
+ * Words between a name and its operator that belong to the name: `clé API :`, `jeton d'accès :`,
+ * `парольная фраза:`, `учётные данные:`, `비밀 키:`, `PIN码`. A qualifier among them makes a key a secret.
+ */
+export const NAME_CONTINUATIONS = new Set([
+  ...SECRET_CONTINUATIONS,
+  "de",
+  "фраза",
+  "фразы",
+  "данные",
+  "api-ключ",
+  "код",
+  "码",
+  "碼",
+  "키",
+  "번호",
+  "정보",
 ]);
 
 /** A key word with a qualifier after it names a secret: the family after the name's continuation words. */
