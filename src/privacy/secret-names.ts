@@ -421,6 +421,14 @@ const FOREIGN: [Family, string[]][] = [
 ];
 for (const [family, words] of FOREIGN) for (const word of words) EXACT[word] ??= family;
 
+/**
+ * The names above written in Chinese, Japanese or Korean, the words that start with neither a Latin nor
+ * a Cyrillic letter: no space sets them apart, so each is a trigger word of its own (`triggers.ts`).
+ */
+export const cjkNames = (): string[] => [
+  ...new Set(FOREIGN.flatMap(([, words]) => words).filter((w) => !/^[a-z\u0400-\u04ff]/.test(w))),
+];
+
 /** Continuation words that make a key a secret (`clé API`, `ключ доступа`, `chave secreta`). */
 const SECRET_CONTINUATIONS = new Set([
   "api",

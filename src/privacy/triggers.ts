@@ -4,6 +4,7 @@
  * (`providers.ts`) reads the text once for its keywords and these words both; `findTriggers` is the same
  * search on its own.
  */
+import { cjkNames } from "./secret-names.ts";
 
 /**
  * Words starting with an ASCII letter, in groups that share their first two characters (at most three to
@@ -88,49 +89,7 @@ export function pushTrigger(lower: string, i: number, w: number, out: number[]):
  * Names written in scripts other than Latin (`secret-names.ts` holds their families), lower-cased: a
  * Russian stem starts every form of its word, a Chinese, Japanese or Korean word is the name itself.
  */
-const FOREIGN_TRIGGERS = [
-  "парол",
-  "токен",
-  "ключ",
-  "секрет",
-  "пин",
-  "учётн",
-  "учетн",
-  "密码",
-  "密碼",
-  "口令",
-  "令牌",
-  "權杖",
-  "密钥",
-  "密鑰",
-  "秘钥",
-  "金鑰",
-  "私钥",
-  "私鑰",
-  "凭证",
-  "凭据",
-  "憑證",
-  "憑據",
-  "秘密鍵",
-  "パスワード",
-  "パスフレーズ",
-  "合言葉",
-  "トークン",
-  "シークレット",
-  "認証情報",
-  "キー",
-  "鍵",
-  "暗証番号",
-  "비밀번호",
-  "비밀키",
-  "비밀",
-  "암호",
-  "패스워드",
-  "토큰",
-  "인증정보",
-  "키",
-  "핀",
-];
+const RUSSIAN_STEMS = ["парол", "токен", "ключ", "секрет", "пин", "учётн", "учетн"];
 let foreignByFirst: Map<number, string[]> | undefined;
 let foreignFirst: Uint8Array | undefined;
 
@@ -139,7 +98,7 @@ export function mayStartForeign(c0: number): boolean {
   if (!foreignFirst) {
     foreignFirst = new Uint8Array(0x10000);
     foreignByFirst = new Map();
-    for (const word of FOREIGN_TRIGGERS) {
+    for (const word of [...RUSSIAN_STEMS, ...cjkNames()]) {
       const c = word.charCodeAt(0);
       foreignFirst[c] = 1;
       // Longest first: `비밀번호` before `비밀`.
