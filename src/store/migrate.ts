@@ -388,8 +388,9 @@ export async function migrateStore(
       const rows = sourceRows.get(table.name) ?? [];
       const want = digest(rows);
       let copied = 0;
-      if (digest(await target.read(table)).sha256 !== want.sha256) {
-        const have = new Set((await target.read(table)).map((r) => JSON.stringify(r)));
+      const held = await target.read(table);
+      if (digest(held).sha256 !== want.sha256) {
+        const have = new Set(held.map((r) => JSON.stringify(r)));
         const missing = rows.filter((r) => !have.has(JSON.stringify(r)));
         for (let i = 0; i < missing.length; i += STEP_ROWS)
           await target.write(table, missing.slice(i, i + STEP_ROWS));
