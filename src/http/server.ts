@@ -67,6 +67,12 @@ function json(body: unknown, status = 200, headers: Record<string, string> = {})
   });
 }
 
+/** An unexpected failure: logged in full, answered without details. */
+function internalError(error: unknown): Response {
+  logError("http", error);
+  return json({ error: "internal error; the details are in triforge's errors.log" }, 500);
+}
+
 /** The body as a JSON object: 415 unless JSON, 413 past MAX_BODY_BYTES, 400 unparsable, 422 not an object. */
 export async function readJsonObject(req: Request): Promise<Record<string, unknown>> {
   const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
@@ -594,8 +600,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
       if (error instanceof HttpError) return json({ error: error.message }, error.status, error.headers);
       if (error instanceof RagRequestError) return json({ error: error.message }, 400);
       if (error instanceof RemoteEmbeddingError) return json({ error: error.message }, 502);
-      logError("http", error);
-      return json({ error: "internal error; the details are in triforge's errors.log" }, 500);
+      return internalError(error);
     }
   }
 
@@ -613,10 +618,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
       }
       return response;
     },
-    error(error) {
-      logError("http", error);
-      return json({ error: "internal error; the details are in triforge's errors.log" }, 500);
-    },
+    error: internalError,
   });
   const port = server.port ?? options.port;
   auth = {
