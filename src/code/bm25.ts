@@ -182,6 +182,13 @@ function grow<T extends Int32Array | Uint16Array>(array: T, atLeast = 0): T {
   return bigger;
 }
 
+/** The BM25 inverse document frequency of term id `term`: rarer terms weigh more. */
+export function inverseFrequency(index: Bm25Index, term: number): number {
+  const n = index.lengths.length;
+  const df = index.offsets[term + 1] - index.offsets[term];
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
 /**
  * BM25 scores of every document for the query terms (unknown terms score nothing), plus the list of
  * documents that matched at least one term.
@@ -201,8 +208,7 @@ export function scoreBm25(
     if (t === undefined) continue;
     const start = index.offsets[t];
     const end = index.offsets[t + 1];
-    const df = end - start;
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const idf = inverseFrequency(index, t);
     for (let p = start; p < end; p++) {
       const doc = index.docs[p];
       const tf = index.freqs[p];

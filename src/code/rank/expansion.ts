@@ -5,7 +5,7 @@
  * scores join the query's at a fraction of its weight. docs/code-search.md has the cross-validated
  * figures.
  */
-import { type Bm25Index, scoreBm25 } from "../bm25.ts";
+import { type Bm25Index, inverseFrequency, scoreBm25 } from "../bm25.ts";
 import type { CodeIndex } from "../store.ts";
 import { pathTokens, QUERY_STOPWORDS } from "../tokens.ts";
 import { tuned } from "./tuning.ts";
@@ -18,12 +18,6 @@ const FEEDBACK_TERMS = 5;
 const MIN_FEEDBACK_SUPPORT = 3;
 /** Share of the query's own BM25 weight the added terms carry (0: no expansion). */
 const FEEDBACK_WEIGHT = 0.3;
-
-function inverseFrequency(bm25: Bm25Index, term: number): number {
-  const n = bm25.lengths.length;
-  const df = bm25.offsets[term + 1] - bm25.offsets[term];
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-}
 
 /** Each chunk's distinct term ids (CSR: chunk c's are terms[offsets[c] .. offsets[c+1])). */
 interface ChunkTerms {
