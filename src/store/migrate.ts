@@ -12,6 +12,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import { configPath } from "../project/config.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { migrateSchema, projectSchema } from "./pg-schema.ts";
+import { WRITER_KEYS, writerMetaKey } from "./postgres.ts";
 import { SqliteMemoryStore } from "./sqlite.ts";
 import type { StorageTarget } from "./settings.ts";
 
@@ -195,7 +196,6 @@ const q = (name: string) => `"${name}"`;
  * Meta keys the copy carries, and how: the chats.jsonl offset is this writer's in Postgres (`offset@w`)
  * and plain in SQLite; the file's identity, schema version and check time stay with each store.
  */
-const WRITER_KEYS = ["offset", "offset_check", "review_swept"];
 const SHARED_KEYS = ["last_indexed", "generation", "deletions"];
 
 function metaRows(rows: Row[], from: "sqlite" | "postgres", writer: string): Row[] {
@@ -203,7 +203,7 @@ function metaRows(rows: Row[], from: "sqlite" | "postgres", writer: string): Row
   const out: Row[] = [];
   for (const key of SHARED_KEYS) if (value.has(key)) out.push([key, value.get(key) ?? null]);
   for (const key of WRITER_KEYS) {
-    const stored = value.get(from === "sqlite" ? key : `${key}@${writer}`);
+    const stored = value.get(from === "sqlite" ? key : writerMetaKey(key, writer));
     if (stored !== undefined) out.push([key, stored]);
   }
   return out;
@@ -281,8 +281,7 @@ function postgresSide(client: SqlClient, schema: string, writer: string): Side {
           const object: Record<string, unknown> = {};
           row.forEach((v, c) => {
             const name = names[c];
-            object[name] =
-              table.name === "meta" && c === 0 && WRITER_KEYS.includes(String(v)) ? `${v}@${writer}` : v;
+            object[name] = table.name === "meta" && c === 0 ? writerMetaKey(String(v), writer) : v;
           });
           return object;
         });

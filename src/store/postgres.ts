@@ -35,7 +35,12 @@ function pgvectorText(vector: Float32Array): string {
 const json = (rows: unknown) => JSON.stringify(rows);
 
 /** Per-writer meta keys: each machine reads its own chats.jsonl, so its offset is its own. */
-const WRITER_KEYS = new Set(["offset", "offset_check", "review_swept"]);
+export const WRITER_KEYS = new Set(["offset", "offset_check", "review_swept"]);
+
+/** The meta row a key is stored under in Postgres: `offset@<writer>` for a per-writer key. */
+export function writerMetaKey(key: string, writer: string): string {
+  return WRITER_KEYS.has(key) ? `${key}@${writer}` : key;
+}
 
 export interface PgStoreOptions {
   /** The project's name in the database (one Postgres schema each). */
@@ -80,7 +85,7 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   private metaKey(key: string): string {
-    return WRITER_KEYS.has(key) ? `${key}@${this.options.writer}` : key;
+    return writerMetaKey(key, this.options.writer);
   }
 
   private async meta(key: string, tx: SqlClient = this.client): Promise<string | undefined> {
