@@ -1,4 +1,5 @@
 import { logError } from "../../home/log.ts";
+import type { HookInput } from "../../memory/capture.ts";
 import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
 
@@ -33,18 +34,19 @@ export default defineCommand({
       const raw = (require("node:fs") as typeof import("node:fs")).readFileSync(0, "utf8");
       // PERF: the parser, the redactor and the chat log load only for an active project (~4 ms).
       const { captureTranscript, parseHookInput } = await import("../../memory/capture.ts");
-      if (projectRoot === undefined) {
-        let cwd = process.cwd();
-        try {
-          cwd = parseHookInput(raw).cwd ?? cwd;
-        } catch {
-          // Reported below, once the project (and so its errors.log) is known.
-        }
-        if (!(projectRoot = findProjectRoot(cwd))) return 0;
+      let input: HookInput | undefined;
+      let invalid: unknown;
+      try {
+        input = parseHookInput(raw);
+      } catch (error) {
+        // Reported below, once the project (and so its errors.log) is known.
+        invalid = error;
       }
+      if (projectRoot === undefined && !(projectRoot = findProjectRoot(input?.cwd ?? process.cwd())))
+        return 0;
+      if (!input) throw invalid;
       // The payload's reply is stored when the transcript does not hold it yet (the CLI may write it
       // after this hook returns); a transcript not written yet is read by the next capture.
-      const input = parseHookInput(raw);
       // The ledger: a `started` record first, so a run killed at its timeout shows in status and doctor.
       const { appendRecord } = await import("../../home/ledger.ts");
       run = {
