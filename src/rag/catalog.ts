@@ -101,6 +101,14 @@ export class Catalog {
     return out;
   }
 
+  /** The chunk keys a workspace has a stored remote vector for (the vectors themselves are not read). */
+  vectorKeys(workspace: string): Set<string> {
+    const rows = this.db.query("SELECT hash FROM vectors WHERE workspace = ?").all(workspace) as {
+      hash: string;
+    }[];
+    return new Set(rows.map((row) => row.hash));
+  }
+
   /** Stores new vectors of a workspace and drops those of texts it no longer has, in one transaction. */
   replaceVectors(workspace: string, added: Map<string, Float32Array>, keep: Set<string>): void {
     this.db.transaction(() => {
@@ -110,10 +118,7 @@ export class Catalog {
       for (const [hash, vector] of added)
         insert.run(workspace, hash, new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength));
       const drop = this.db.query("DELETE FROM vectors WHERE workspace = ? AND hash = ?");
-      for (const { hash } of this.db.query("SELECT hash FROM vectors WHERE workspace = ?").all(workspace) as {
-        hash: string;
-      }[])
-        if (!keep.has(hash)) drop.run(workspace, hash);
+      for (const hash of this.vectorKeys(workspace)) if (!keep.has(hash)) drop.run(workspace, hash);
     })();
   }
 

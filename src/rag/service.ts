@@ -325,7 +325,7 @@ async function embedRemote(
   onProgress?: (progress: IngestProgress) => void,
 ): Promise<number> {
   const space = catalog.vectorSpace();
-  const stored = space?.model === remote.model ? catalog.vectors(root) : new Map<string, Float32Array>();
+  const stored = space?.model === remote.model ? catalog.vectorKeys(root) : new Set<string>();
   const keys = index.texts.map(chunkKey);
   const missing = new Map<string, string>();
   keys.forEach((key, i) => {
