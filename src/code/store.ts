@@ -282,24 +282,23 @@ export function loadIndex(root: string, modelId: string): CodeIndex | undefined 
     const base = bytes.byteOffset;
     const section = <T>(
       i: number,
-      make: new (buffer: ArrayBuffer, offset: number, length: number) => T,
-      width: number,
+      make: { new (buffer: ArrayBuffer, offset: number, length: number): T; BYTES_PER_ELEMENT: number },
     ): T =>
       new make(
         bytes.buffer as ArrayBuffer,
         base + sections[i].start,
-        (sections[i].end - sections[i].start) / width,
+        (sections[i].end - sections[i].start) / make.BYTES_PER_ELEMENT,
       );
-    const chunkFile = section(0, Int32Array, 4);
-    const chunkStart = section(1, Int32Array, 4);
-    const chunkEnd = section(2, Int32Array, 4);
-    const textOffsets = section(3, Uint32Array, 4);
-    const lengths = section(4, Float32Array, 4);
-    const vectors = section(5, Float32Array, 4);
-    const offsets = section(6, Int32Array, 4);
-    const docs = section(7, Int32Array, 4);
-    const freqs = section(8, Uint16Array, 2);
-    const allText = new TextDecoder().decode(section(9, Uint8Array, 1));
+    const chunkFile = section(0, Int32Array);
+    const chunkStart = section(1, Int32Array);
+    const chunkEnd = section(2, Int32Array);
+    const textOffsets = section(3, Uint32Array);
+    const lengths = section(4, Float32Array);
+    const vectors = section(5, Float32Array);
+    const offsets = section(6, Int32Array);
+    const docs = section(7, Int32Array);
+    const freqs = section(8, Uint16Array);
+    const allText = new TextDecoder().decode(section(9, Uint8Array));
     const texts = new Array<string>(n);
     for (let i = 0; i < n; i++) texts[i] = allText.slice(textOffsets[i], textOffsets[i + 1]);
     return {
