@@ -326,7 +326,7 @@ export function loadIndex(root: string, modelId: string): CodeIndex | undefined 
   } catch (error) {
     logError(
       "code index",
-      `${file} is damaged (${error instanceof DamagedIndex ? error.message : (error as Error).message}); rebuilding it from the files`,
+      `${file} is damaged (${(error as Error).message}); rebuilding it from the files`,
       findProjectRoot(root),
     );
     // Whatever is there is ours and derived (a directory too): the index is rebuilt in its place.
