@@ -9,7 +9,7 @@
 import type { LlmUsage } from "../llm/usage.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { lockKey, migrateSchema, projectSchema } from "./pg-schema.ts";
-import { EDGE_EPSILON, factKey, ordered, readVectors } from "./sqlite.ts";
+import { addEdge, EDGE_EPSILON, type EdgeDeltas, factKey, ordered, readVectors } from "./sqlite.ts";
 import {
   type ChunkGraph,
   EDGE_KIND,
@@ -332,15 +332,7 @@ export class PgMemoryStore implements MemoryStore {
     for (const phrase of labels.keys())
       if (!ids.has(phrase)) throw new Error(`no vector for new phrase '${phrase}'`);
 
-    type Delta = { kind: number; a: number; b: number; amount: number; sources: Map<number, number> };
-    const deltas = new Map<string, Delta>();
-    const addEdge = (kind: number, a: number, b: number, chunkId: number) => {
-      const key = `${kind}:${a}:${b}`;
-      let delta = deltas.get(key);
-      if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
-      delta.amount += 1;
-      if (kind !== EDGE_KIND.context) delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + 1);
-    };
+    const deltas: EdgeDeltas = new Map();
     // Facts by (subject id, predicate, object id), in the order chunks state them.
     const facts = new Map<string, { s: number; p: string; o: number; vector?: Float32Array }>();
     const stated = new Map<string, { chunkId: number; key: string }>();
@@ -350,7 +342,7 @@ export class PgMemoryStore implements MemoryStore {
         if (local.has(e.phrase)) continue;
         const id = ids.get(e.phrase) as number;
         local.set(e.phrase, id);
-        addEdge(EDGE_KIND.context, chunkId, id, chunkId);
+        addEdge(deltas, EDGE_KIND.context, chunkId, id, 1, chunkId);
       }
       for (const f of graph.facts) {
         const sId = local.get(f.subject);
@@ -367,7 +359,7 @@ export class PgMemoryStore implements MemoryStore {
         // A chunk stating the same fact twice counts once; each distinct fact adds 1 to its phrase pair's edge.
         if (stated.has(`${chunkId}:${key}`)) continue;
         stated.set(`${chunkId}:${key}`, { chunkId, key });
-        addEdge(EDGE_KIND.fact, ...ordered(sId, oId), chunkId);
+        addEdge(deltas, EDGE_KIND.fact, ...ordered(sId, oId), 1, chunkId);
       }
     }
     const factIds = new Map<string, number>();

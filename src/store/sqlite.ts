@@ -108,11 +108,28 @@ export function readVectors(
   return { dim: width, vectors };
 }
 
-/** Edge weight changes of one batch, summed per edge, with each chunk's share (for forget). */
-type EdgeDeltas = Map<
+/** Edge weight changes of one batch, summed per edge (keyed `kind:a:b`), with each chunk's share (for forget). */
+export type EdgeDeltas = Map<
   string,
   { kind: number; a: number; b: number; amount: number; sources: Map<number, number> }
 >;
+
+/** Records that `chunkId` adds `amount` to an edge; the store writes the sums. */
+export function addEdge(
+  deltas: EdgeDeltas,
+  kind: number,
+  a: number,
+  b: number,
+  amount: number,
+  chunkId: number,
+): void {
+  const key = `${kind}:${a}:${b}`;
+  let delta = deltas.get(key);
+  if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
+  delta.amount += amount;
+  // A context edge has one source, its own passage (`a`): forget finds it by that, no source row needed.
+  if (kind !== EDGE_KIND.context) delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + amount);
+}
 
 /** Undirected edges are stored once, smaller id first, so the same pair never appears twice. */
 export function ordered(a: number, b: number): [number, number] {
@@ -375,23 +392,6 @@ export class SqliteMemoryStore implements MemoryStore {
     return id;
   }
 
-  /** Records that `chunkId` adds `amount` to an edge; flushEdges writes the sums. */
-  private addEdge(
-    deltas: EdgeDeltas,
-    kind: number,
-    a: number,
-    b: number,
-    amount: number,
-    chunkId: number,
-  ): void {
-    const key = `${kind}:${a}:${b}`;
-    let delta = deltas.get(key);
-    if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
-    delta.amount += amount;
-    // A context edge has one source, its own passage (`a`): forget finds it by that, no source row needed.
-    if (kind !== EDGE_KIND.context) delta.sources.set(chunkId, (delta.sources.get(chunkId) ?? 0) + amount);
-  }
-
   /** Adds each edge's summed amount (creating it) and its per-chunk contributions. */
   private flushEdges(deltas: EdgeDeltas): void {
     const upsert = this.sql(
@@ -418,7 +418,7 @@ export class SqliteMemoryStore implements MemoryStore {
       const id = this.entityId(e.phrase, e.label, vectors.model, vectors.entityVectors);
       ids.set(e.phrase, id);
       // Passage↔phrase context edge, weight 1 as in HippoRAG 2.
-      this.addEdge(edges, EDGE_KIND.context, chunkId, id, 1, chunkId);
+      addEdge(edges, EDGE_KIND.context, chunkId, id, 1, chunkId);
     }
     const facts = this.idCache().fact;
     const insertFact = this.sql(
@@ -441,7 +441,7 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       // A chunk stating the same fact twice counts once; each distinct fact adds 1 to its phrase pair's edge.
       if (insertSource.run(factId, chunkId).changes > 0)
-        this.addEdge(edges, EDGE_KIND.fact, ...ordered(s, o), 1, chunkId);
+        addEdge(edges, EDGE_KIND.fact, ...ordered(s, o), 1, chunkId);
     }
   }
 
