@@ -61,15 +61,29 @@ export function decisionCore(text: string): string {
     .trim();
 }
 
-function sameSubject(a: DatedDecision, b: DatedDecision): boolean {
-  const [sa, sb] = [subjects(decisionCore(a.text)), subjects(decisionCore(b.text))];
-  const [wa, wb] = [words(decisionCore(a.text)), words(decisionCore(b.text))];
+/** What a decision is about, worked out once per decision rather than once per pair compared. */
+interface Subject {
+  subjects: Set<string>;
+  words: Set<string>;
+  /** The words of its subjects, which do not count as the one more word in common. */
+  subjectWords: Set<string>;
+}
+
+function subjectOf(decision: DatedDecision): Subject {
+  const core = decisionCore(decision.text);
+  const found = subjects(core);
+  return {
+    subjects: found,
+    words: words(core),
+    subjectWords: new Set([...found].flatMap((s) => [...words(s)])),
+  };
+}
+
+function sameSubject(a: Subject, b: Subject): boolean {
+  const [wa, wb] = [a.words, b.words];
+  if ([...a.subjects].some((s) => b.subjects.has(s)))
+    return [...wa].some((w) => wb.has(w) && !a.subjectWords.has(w));
   const sharedWords = [...wa].filter((w) => wb.has(w)).length;
-  if ([...sa].some((s) => sb.has(s))) {
-    // The subject's own words do not count as the one more word in common.
-    const subjectWords = new Set([...sa].flatMap((s) => [...words(s)]));
-    return [...wa].some((w) => wb.has(w) && !subjectWords.has(w));
-  }
   return sharedWords >= 2 && sharedWords >= 0.5 * Math.min(wa.size, wb.size);
 }
 
@@ -79,11 +93,12 @@ function sameSubject(a: DatedDecision, b: DatedDecision): boolean {
  */
 export function supersededDecisions(decisions: DatedDecision[]): Map<DatedDecision, Replacement> {
   const replaced = new Map<DatedDecision, Replacement>();
+  const about = decisions.map(subjectOf);
   for (let i = 0; i < decisions.length; i++) {
     for (let j = decisions.length - 1; j > i; j--) {
       const [older, newer] = [decisions[i], decisions[j]];
       if (newer.entry === older.entry || newer.date < older.date) continue;
-      if (sameSubject(older, newer)) {
+      if (sameSubject(about[i], about[j])) {
         replaced.set(older, { by: newer });
         break;
       }
