@@ -76,7 +76,7 @@ export function sentencesOf(text: string): Sentence[] {
 // ---- what a sentence is not -------------------------------------------------------------------------
 
 /** A question mark ending a clause (not `?` inside a URL such as `/login?next=/`). */
-const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
+export const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
 // "do" and "have" also open instructions ("Have the CI use Node 20", "Do the migration first"): only
 // with a pronoun after them do they open a question ("Do we keep it?", "Have you tried …").
 const QUESTION_OPENING =

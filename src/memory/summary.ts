@@ -13,6 +13,7 @@ import {
   isNarration,
   isTentative,
   pickDecisions,
+  QUESTION_MARK,
   sentencesOf,
 } from "./decisions.ts";
 import { extractGraph, FILE_EXTENSIONS } from "./extract.ts";
@@ -126,7 +127,6 @@ const GREETING =
 /** A reply that reacts to the other side rather than telling something ("Glad you're enjoying it"). */
 const REACTION =
   /^(?:(?:hey|hi|wow|oh|aw+|haha|yeah|yes|thanks?|by the way|btw)\b[\s,!.]*)*(?:glad|sounds|that(?:'s| is| sounds| looks)|they look|you(?:'re| are| must| should| look)|it(?:'s| is) (?:so |really )?(?:great|cool|awesome|amazing|nice|good)|so (?:cool|great|glad)|take a look|i'm (?:so )?(?:glad|happy|proud)|what a)\b/i;
-const QUESTION_MARK = /\?(?=[\s"')\]]|$)/;
 
 function noteWords(sentence: string): string[] {
   return (sentence.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'._-]*/gu) ?? [])
