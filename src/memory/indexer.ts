@@ -25,7 +25,7 @@ import type {
   SummaryEntry,
   SynonymEdge,
 } from "../store/types.ts";
-import type { ChatRecord } from "./chatlog.ts";
+import { type ChatRecord, readAt } from "./chatlog.ts";
 import { chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
 import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
@@ -113,19 +113,12 @@ export function offsetFingerprint(file: string, offset: number): string {
 }
 
 function readFrom(file: string, offset: number, end: number): Buffer {
-  const buffer = Buffer.alloc(end - offset);
   const fd = openSync(file, "r");
   try {
-    let read = 0;
-    while (read < buffer.length) {
-      const n = readSync(fd, buffer, read, buffer.length - read, offset + read);
-      if (n === 0) break;
-      read += n;
-    }
+    return readAt(fd, offset, end - offset);
   } finally {
     closeSync(fd);
   }
-  return buffer;
 }
 
 /**
