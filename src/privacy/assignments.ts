@@ -418,12 +418,14 @@ function readOperator(
   return undefined;
 }
 
+/** The first characters of `words`, lower-cased, and their upper-case forms. */
+const firstCodes = (words: Set<string>) =>
+  new Set([...words].flatMap((w) => [w.charCodeAt(0), w.toUpperCase().charCodeAt(0)]));
+
 /** The first characters of the spaced copulas, in both cases. */
 let copulaStarts: Set<number> | undefined;
 function startsCopula(c: number): boolean {
-  copulaStarts ??= new Set(
-    [...SPACED_COPULAS].flatMap((w) => [w.charCodeAt(0), w.toUpperCase().charCodeAt(0)]),
-  );
+  copulaStarts ??= firstCodes(SPACED_COPULAS);
   return copulaStarts.has(c);
 }
 
@@ -433,9 +435,7 @@ const CONTINUATION_RE = /^[^\s:=：＝,;"()—–]{1,16}(?=[\s:=：＝,;"()—�
 /** The first characters of the continuation words, lower-cased, and their upper-case forms. */
 let continuationStarts: Set<number> | undefined;
 function startsContinuation(c: number): boolean {
-  continuationStarts ??= new Set(
-    [...NAME_CONTINUATIONS].flatMap((w) => [w.charCodeAt(0), w.toUpperCase().charCodeAt(0)]),
-  );
+  continuationStarts ??= firstCodes(NAME_CONTINUATIONS);
   return continuationStarts.has(c);
 }
 
