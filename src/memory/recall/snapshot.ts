@@ -62,6 +62,7 @@ export interface ChunkSource {
 export class MemoryIndex {
   readonly generation: number;
   readonly dim: number;
+  /** Passages are graph nodes 0..chunkCount-1 (in chunk order); phrases follow. */
   readonly chunkCount: number;
   private readonly vectors: Float32Array;
   private readonly bm25: Bm25Index;
@@ -71,8 +72,6 @@ export class MemoryIndex {
   private readonly factSubject: Int32Array;
   private readonly factObject: Int32Array;
   readonly graph: CsrGraph;
-  /** Passages are nodes 0..P-1 (in chunk order); phrases follow. */
-  private readonly passageCount: number;
   /** Number of passages holding each phrase node (its context-edge degree). */
   private readonly phraseChunks: Int32Array;
   readonly entityCount: number;
@@ -93,7 +92,6 @@ export class MemoryIndex {
     this.generation = arrays.generation;
     this.dim = arrays.dim;
     this.chunkCount = arrays.chunkIds.length;
-    this.passageCount = this.chunkCount;
     this.vectors = arrays.vectors;
     this.factVectors = arrays.factVectors;
     this.bm25 = new Bm25Index(arrays.chunkPostings);
@@ -206,7 +204,7 @@ export class MemoryIndex {
     dense = this.denseScores(vector),
     bm25 = this.bm25Scores(query),
   ): Float64Array {
-    const P = this.passageCount;
+    const P = this.chunkCount;
     const settings = GRAPH_SETTINGS;
     const passagePrior = mix(dense, bm25, settings.passageDenseMix);
     if (this.factCount === 0) return passagePrior;
