@@ -4,7 +4,9 @@
  * detached process with a new process group on Windows (Bun's `detached` maps to libuv's
  * UV_PROCESS_DETACHED: DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP).
  */
+import { indexLockPath } from "../home/paths.ts";
 import { isCompiled } from "../home/runtime.ts";
+import { isLocked } from "./lock.ts";
 
 /** The command that runs this same program: the compiled binary alone, or bun with the entry script. */
 export function selfCommand(): string[] {
@@ -21,4 +23,14 @@ export function spawnDetachedIndexer(projectRoot: string): number {
   });
   child.unref();
   return child.pid;
+}
+
+/**
+ * Starts the detached indexer unless one is running for the project already (it reads everything new
+ * when it starts, so a second one would only wait on the lock). Whether it started one.
+ */
+export function startIndexerUnlessRunning(projectRoot: string): boolean {
+  if (isLocked(indexLockPath(projectRoot))) return false;
+  spawnDetachedIndexer(projectRoot);
+  return true;
 }

@@ -1,7 +1,7 @@
-import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
-import { defineCommand } from "../command.ts";
 import { logError } from "../../home/log.ts";
 import type { HookAgent } from "../../memory/import/history.ts";
+import { findProjectRoot, findProjectRootAsync } from "../../project/config.ts";
+import { defineCommand } from "../command.ts";
 
 const AGENTS: readonly HookAgent[] = ["codex", "cursor", "opencode"];
 
@@ -69,12 +69,7 @@ export default defineCommand({
           : (await captureHook(agent, root, input, agentHome())).appended > 0 &&
             indexDue(root, input.hook_event_name === "sessionEnd");
       if (due) {
-        const [{ isLocked }, { indexLockPath }, { spawnDetachedIndexer }] = await Promise.all([
-          import("../../memory/lock.ts"),
-          import("../../home/paths.ts"),
-          import("../../memory/background.ts"),
-        ]);
-        if (!isLocked(indexLockPath(root))) spawnDetachedIndexer(root);
+        (await import("../../memory/background.ts")).startIndexerUnlessRunning(root);
       }
     } catch (error) {
       logError("capture-agent", error, root);

@@ -48,12 +48,7 @@ export default defineCommand({
           }
         }
         // PERF: only the lock check and the spawn run here; the hook returns in milliseconds.
-        const [{ indexLockPath }, { isLocked }, { spawnDetachedIndexer }] = await Promise.all([
-          import("../../home/paths.ts"),
-          import("../../memory/lock.ts"),
-          import("../../memory/background.ts"),
-        ]);
-        if (!isLocked(indexLockPath(root))) spawnDetachedIndexer(root);
+        (await import("../../memory/background.ts")).startIndexerUnlessRunning(root);
       } catch (error) {
         logError("index --background", error, root);
       }

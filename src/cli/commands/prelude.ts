@@ -1,6 +1,6 @@
 import { estimateTokens, runName, writePendingRecord } from "../../home/ledger.ts";
 import { logError } from "../../home/log.ts";
-import { indexLockPath, openSessionsDir, summaryPath } from "../../home/paths.ts";
+import { openSessionsDir, summaryPath } from "../../home/paths.ts";
 import { pinnedSection, readPins } from "../../memory/pins.ts";
 import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
 import { projectPresent } from "../../memory/present.ts";
@@ -129,11 +129,7 @@ async function catchUpOpenSessions(root: string): Promise<void> {
   try {
     const { catchUpOpenSessions } = await import("../../memory/capture.ts");
     if (catchUpOpenSessions(root) === 0) return;
-    const [{ isLocked }, { spawnDetachedIndexer }] = await Promise.all([
-      import("../../memory/lock.ts"),
-      import("../../memory/background.ts"),
-    ]);
-    if (!isLocked(indexLockPath(root))) spawnDetachedIndexer(root);
+    (await import("../../memory/background.ts")).startIndexerUnlessRunning(root);
   } catch (error) {
     logError("capture (SessionStart)", error, root);
   }
