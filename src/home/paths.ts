@@ -70,6 +70,26 @@ export function recallSnapshotPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "recall.bin");
 }
 
+/**
+ * With a shared store (`storage: postgres`): the local mirror of it that recall reads (a SQLite store
+ * holding the shared store's rows and row ids), its recall arrays, and what this machine pushed.
+ */
+export function mirrorStorePath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "shared.db");
+}
+
+export function mirrorSnapshotPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "shared-recall.bin");
+}
+
+export function mirrorLockPath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "shared.lock");
+}
+
+export function pushStatePath(projectRoot: string): string {
+  return join(projectDataDir(projectRoot), "push.json");
+}
+
 /** Session summaries, newest last: what the SessionStart prelude injects. */
 export function summaryPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "summary.md");
