@@ -9,9 +9,9 @@ import { RemoteEmbeddingError } from "../embed/remote.ts";
 import { ledgerProblems, ledgerTotals, readLedger, sessionTokens } from "../home/ledger.ts";
 import { logError } from "../home/log.ts";
 import { summaryPath } from "../home/paths.ts";
-import { type Pin, PinLimitError, pinnedSection, readPins, removePin } from "../memory/pins.ts";
+import { type Pin, PinLimitError, readPins, removePin } from "../memory/pins.ts";
 import { preludeContext } from "../memory/prelude.ts";
-import { projectPresent } from "../memory/present.ts";
+import { projectPreludeOptions } from "../memory/prelude-project.ts";
 import { RECALLED_NOTICE } from "../memory/recall/format.ts";
 import { MODES, type Mode } from "../memory/recall/modes.ts";
 import { configPath, findProjectRoot } from "../project/config.ts";
@@ -286,16 +286,14 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const active = isActive(project);
             const file = summaryPath(project);
             const summary = active && existsSync(file) ? readFileSync(file, "utf8") : "";
-            const pinned = active ? pinnedSection(await readPins(project)) : "";
+            const options = active ? await projectPreludeOptions(project) : undefined;
             return json({
               project,
               active,
-              // As the hook builds it: the pins first, then entries ranked by the project's present,
-              // files marked changed or gone (the default budget; the hook reads prelude.tokens).
-              context: summary
-                ? (preludeContext(summary, { present: await projectPresent(project), pinned }) ?? null)
-                : null,
-              pinned,
+              // The hook's own options: prelude.tokens, the pins first, entries ranked by the project's
+              // present, files marked changed or gone.
+              context: summary && options ? (preludeContext(summary, options) ?? null) : null,
+              pinned: options?.pinned ?? "",
             });
           },
         },

@@ -1,10 +1,9 @@
 import { estimateTokens, runName, writePendingRecord } from "../../home/ledger.ts";
 import { logError } from "../../home/log.ts";
 import { openSessionsDir, summaryPath } from "../../home/paths.ts";
-import { pinnedSection, readPins } from "../../memory/pins.ts";
-import { CHARS_PER_TOKEN, PRELUDE_TOKENS, preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
-import { projectPresent } from "../../memory/present.ts";
-import { configPath, findProjectRootAsync } from "../../project/config.ts";
+import { preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
+import { projectPreludeOptions } from "../../memory/prelude-project.ts";
+import { findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
 import { readHookStdin } from "../hook-stdin.ts";
 
@@ -52,11 +51,7 @@ export default defineCommand({
         await endRecord(ledger, "ok", 0);
         return 0;
       }
-      const options = {
-        budget: (await preludeTokens(root)) * CHARS_PER_TOKEN,
-        present: await projectPresent(root),
-        pinned: pinnedSection(await readPins(root)),
-      };
+      const options = await projectPreludeOptions(root);
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
       const context =
         preludeContext(tail.text, options) ??
@@ -93,20 +88,6 @@ async function endRecord(
     tokens,
     ...(error ? { error } : {}),
   });
-}
-
-/**
- * `"prelude": {"tokens": N}` of the project's config, else PRELUDE_TOKENS. A bad value is not fatal here:
- * `status` and `doctor` name it (configProblems).
- */
-async function preludeTokens(root: string): Promise<number> {
-  try {
-    const tokens = ((await Bun.file(configPath(root)).json()) as { prelude?: { tokens?: unknown } })?.prelude
-      ?.tokens;
-    return typeof tokens === "number" && Number.isInteger(tokens) && tokens > 0 ? tokens : PRELUDE_TOKENS;
-  } catch {
-    return PRELUDE_TOKENS;
-  }
 }
 
 /** Whether a session of the project was left open. PERF: a glob, no node:fs; usually none. */
