@@ -9,6 +9,13 @@
 import type { LlmUsage } from "../llm/usage.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { lockKey, migrateSchema, projectSchema } from "./pg-schema.ts";
+import {
+  MIRROR_TABLES,
+  type MirrorMarks,
+  type RemoteChanges,
+  type RemoteMarks,
+  type RemoteStore,
+} from "./remote.ts";
 import { addEdge, EDGE_EPSILON, type EdgeDeltas, factKey, ordered, readVectors } from "./sqlite.ts";
 import {
   type ChunkGraph,
@@ -48,10 +55,15 @@ export interface PgStoreOptions {
   /** Who writes (this machine and checkout): the chats.jsonl offset is kept per writer. */
   writer: string;
   backend?: string;
+  /** Where the database is, without its password (status, doctor). */
+  location?: string;
+  /** Only reads (recall, status): the schema is not created or migrated and the LLM cache not loaded. */
+  reader?: boolean;
 }
 
-export class PgMemoryStore implements MemoryStore {
+export class PgMemoryStore implements RemoteStore {
   readonly backend: string;
+  readonly location: string;
   readonly schema: string;
   private readonly cache = new Map<string, string>();
   /** Cache and usage writes not yet confirmed: awaited before the next write, and by flush(). */
@@ -65,11 +77,13 @@ export class PgMemoryStore implements MemoryStore {
     readonly pgvector: boolean,
   ) {
     this.backend = options.backend ?? "postgres";
+    this.location = options.location ?? options.backend ?? "postgres";
     this.schema = projectSchema(options.project);
   }
 
   /** Creates or migrates the project's schema and loads the LLM cache (get/set are synchronous). */
   static async open(client: SqlClient, options: PgStoreOptions): Promise<PgMemoryStore> {
+    if (options.reader) return new PgMemoryStore(client, options, false);
     const { pgvector } = await migrateSchema(client, projectSchema(options.project));
     const store = new PgMemoryStore(client, options, pgvector);
     const s = store.schema;
@@ -724,6 +738,132 @@ export class PgMemoryStore implements MemoryStore {
         factVectors,
         factModels: factRows.map((r) => r.model),
         edges,
+      };
+    });
+  }
+
+  /** Whether the project's tables exist yet (a reader opens without creating them). */
+  private async exists(tx: SqlClient = this.client): Promise<boolean> {
+    const [row] = await tx.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
+      `${this.schema}.meta`,
+    ]);
+    return Boolean(row?.ok);
+  }
+
+  async marks(tx: SqlClient = this.client): Promise<RemoteMarks> {
+    if (!(await this.exists(tx))) return { store: "", generation: 0, deletions: 0 };
+    const rows = await tx.query<{ key: string; value: string }>(
+      `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`,
+    );
+    const value = (key: string) => rows.find((r) => r.key === key)?.value;
+    return {
+      store: value("store_id") ?? "",
+      generation: Number(value("generation") ?? 0),
+      deletions: Number(value("deletions") ?? 0),
+    };
+  }
+
+  async schemaVersion(): Promise<number> {
+    if (!(await this.exists())) return 0;
+    const [row] = await this.client.query<{ v: number | null }>(
+      `SELECT max(version) AS v FROM ${this.schema}.schema_version`,
+    );
+    return Number(row?.v ?? 0);
+  }
+
+  /**
+   * The rows a mirror pulled at `since` lacks, read in one consistent view. Row ids grow in commit
+   * order (every write holds the project's advisory lock), so "above the mark" misses nothing; a
+   * deletion anywhere (forget, a replaced LLM graph) makes the next pull whole.
+   */
+  async changesSince(since: MirrorMarks | undefined): Promise<RemoteChanges> {
+    const s = this.schema;
+    return this.client.transaction(async (tx) => {
+      await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      const marks = await this.marks(tx);
+      const whole = !since || since.store !== marks.store || since.deletions !== marks.deletions;
+      const base = whole ? { chunk: 0, entity: 0, fact: 0, edge: 0 } : since;
+      const empty = { marks: { ...marks, ...base }, whole, weights: [] };
+      if (!marks.store)
+        return {
+          ...empty,
+          rows: Object.fromEntries(MIRROR_TABLES.map((t) => [t, []])) as unknown as RemoteChanges["rows"],
+        };
+      const read = (sql: string, params: unknown[] = []) => tx.query<Record<string, unknown>>(sql, params);
+      const numeric = (rows: Record<string, unknown>[], columns: string[]) => {
+        for (const r of rows) for (const c of columns) r[c] = Number(r[c]);
+        return rows;
+      };
+      const rows: RemoteChanges["rows"] = {
+        chunks: numeric(
+          await read(
+            `SELECT id, hash, session_id, ts, text, graph_source, model, vector FROM ${s}.chunks WHERE id > $1 ORDER BY id`,
+            [base.chunk],
+          ),
+          ["id"],
+        ),
+        turns: numeric(
+          await read(
+            `SELECT uuid, chunk_id, ord, role, ts, start, "end" FROM ${s}.turns WHERE chunk_id > $1 ORDER BY chunk_id, ord`,
+            [base.chunk],
+          ),
+          ["chunk_id", "ord", "start", "end"],
+        ),
+        entities: numeric(
+          await read(`SELECT id, phrase, label, model, vector FROM ${s}.entities WHERE id > $1 ORDER BY id`, [
+            base.entity,
+          ]),
+          ["id"],
+        ),
+        facts: numeric(
+          await read(
+            `SELECT id, subject, predicate, object, model, vector FROM ${s}.facts WHERE id > $1 ORDER BY id`,
+            [base.fact],
+          ),
+          ["id", "subject", "object"],
+        ),
+        fact_sources: numeric(
+          await read(`SELECT fact_id, chunk_id FROM ${s}.fact_sources WHERE chunk_id > $1`, [base.chunk]),
+          ["fact_id", "chunk_id"],
+        ),
+        edges: numeric(
+          await read(`SELECT id, kind, a, b, weight FROM ${s}.edges WHERE id > $1 ORDER BY id`, [base.edge]),
+          ["id", "kind", "a", "b", "weight"],
+        ),
+        edge_sources: numeric(
+          await read(`SELECT edge_id, chunk_id, amount FROM ${s}.edge_sources WHERE chunk_id > $1`, [
+            base.chunk,
+          ]),
+          ["edge_id", "chunk_id", "amount"],
+        ),
+        summaries: numeric(
+          await read(`SELECT id, session_id, date, ts, text, source FROM ${s}.summaries ORDER BY id`),
+          ["id"],
+        ),
+        forgotten: await read(`SELECT session_id, at FROM ${s}.forgotten`),
+      };
+      const weights = whole
+        ? []
+        : (
+            await read(
+              `SELECT e.id, e.weight FROM ${s}.edges e WHERE e.id <= $1
+               AND e.id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)`,
+              [base.edge, base.chunk],
+            )
+          ).map((r) => ({ id: Number(r.id), weight: Number(r.weight) }));
+      const top = (list: Record<string, unknown>[], mark: number) =>
+        list.reduce((max, r) => Math.max(max, r.id as number), mark);
+      return {
+        marks: {
+          ...marks,
+          chunk: top(rows.chunks, base.chunk),
+          entity: top(rows.entities, base.entity),
+          fact: top(rows.facts, base.fact),
+          edge: top(rows.edges, base.edge),
+        },
+        whole,
+        rows,
+        weights,
       };
     });
   }
