@@ -19,6 +19,8 @@ export interface ProjectConfig {
   models?: Partial<Record<"anthropic" | "openai" | "ollama", string>>;
   /** The SessionStart prelude's budget in tokens (default 800, src/memory/prelude.ts). */
   prelude?: { tokens?: number };
+  /** An OpenAI-compatible embeddings endpoint for `ingest` and `serve --http` (src/embed/remote.ts). */
+  embedding?: { baseUrl?: string; model?: string; apiKeyEnv?: string; apiKey?: string };
 }
 
 export const DEFAULT_CONFIG: ProjectConfig = { storage: "local", llm: "auto", exclude: [] };
@@ -44,6 +46,36 @@ export function configProblems(config: ProjectConfig, llmSettings: readonly stri
   const tokens: unknown = config.prelude?.tokens;
   if (tokens !== undefined && !(typeof tokens === "number" && Number.isInteger(tokens) && tokens > 0))
     problems.push(`prelude.tokens is ${shown(tokens)}, expected a positive whole number`);
+  if (config.embedding !== undefined) problems.push(...embeddingProblems(config.embedding));
+  return problems;
+}
+
+const EMBEDDING_KEYS = ["baseUrl", "model", "apiKeyEnv", "apiKey"];
+
+/** What is wrong with a config's `embedding` (src/embed/remote.ts reads it), one problem a key. */
+export function embeddingProblems(embedding: unknown): string[] {
+  const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
+  if (typeof embedding !== "object" || embedding === null || Array.isArray(embedding))
+    return [
+      `embedding is ${shown(embedding)}, expected an object such as {"baseUrl": …, "model": …, "apiKeyEnv": …}`,
+    ];
+  const problems: string[] = [];
+  const { baseUrl, model, apiKeyEnv, apiKey } = embedding as Record<string, unknown>;
+  for (const key of Object.keys(embedding))
+    if (!EMBEDDING_KEYS.includes(key))
+      problems.push(`embedding.${key} is not a setting, expected one of ${EMBEDDING_KEYS.join(", ")}`);
+  if (baseUrl !== undefined && !(typeof baseUrl === "string" && /^https?:\/\/[^/\s]+/.test(baseUrl)))
+    problems.push(`embedding.baseUrl is ${shown(baseUrl)}, expected an http:// or https:// address`);
+  if (model !== undefined && !(typeof model === "string" && model.trim() !== ""))
+    problems.push(`embedding.model is ${shown(model)}, expected a model name`);
+  if (
+    apiKeyEnv !== undefined &&
+    !(typeof apiKeyEnv === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv))
+  )
+    problems.push(`embedding.apiKeyEnv is ${shown(apiKeyEnv)}, expected the name of an environment variable`);
+  // The key's value is never repeated in a message: status and doctor print these.
+  if (apiKey !== undefined && !(typeof apiKey === "string" && apiKey !== ""))
+    problems.push("embedding.apiKey is not a non-empty string");
   return problems;
 }
 
