@@ -4,70 +4,16 @@
  * "embedding", index, embedding}], model, usage}).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { remoteOf } from "../src/cli/http-options.ts";
 import { embedTexts, remoteEmbeddingConfig, RemoteEmbeddingError } from "../src/embed/remote.ts";
 import { startHttpServer } from "../src/http/server.ts";
+import { configProblems, type ProjectConfig } from "../src/project/config.ts";
 import { Catalog } from "../src/rag/catalog.ts";
 import { ingestWorkspace, RagRequestError, RagService } from "../src/rag/service.ts";
+import { fakeEmbeddings } from "./support/fake-embeddings.ts";
 import { memoryHome } from "./support/memory-helpers.ts";
-
-interface Seen {
-  model: string;
-  inputs: number;
-  authorization: string | null;
-}
-
-/** The fake: vectors of hashed words, `dims[model]` long; `failures` answers to send before a good one. */
-function fakeEmbeddings() {
-  const seen: Seen[] = [];
-  const state = {
-    failures: [] as number[],
-    delayMs: 0,
-    dims: { "fake-small": 32, "fake-other": 24 } as Record<string, number>,
-  };
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      if (req.method !== "POST" || url.pathname !== "/v1/embeddings")
-        return new Response("not found", { status: 404 });
-      const body = (await req.json()) as { model: string; input: string[] };
-      seen.push({
-        model: body.model,
-        inputs: body.input.length,
-        authorization: req.headers.get("authorization"),
-      });
-      if (state.delayMs) await Bun.sleep(state.delayMs);
-      const failure = state.failures.shift();
-      if (failure)
-        return Response.json(
-          { error: { message: "try later", type: "rate_limit" } },
-          { status: failure, headers: { "retry-after": "0" } },
-        );
-      const dim = state.dims[body.model];
-      if (!dim)
-        return Response.json({ error: { message: `model ${body.model} not found` } }, { status: 404 });
-      const data = body.input.map((text, index) => {
-        const embedding = new Array<number>(dim).fill(0);
-        for (const word of text.toLowerCase().match(/[a-z]+/g) ?? [])
-          embedding[Number(Bun.hash(word) % BigInt(dim))] += 1;
-        embedding[0] += 0.01;
-        return { object: "embedding", index, embedding };
-      });
-      // The API does not promise order; `index` says which input each vector is.
-      data.reverse();
-      return Response.json({
-        object: "list",
-        data,
-        model: body.model,
-        usage: { prompt_tokens: 1, total_tokens: 1 },
-      });
-    },
-  });
-  return { server, seen, state, base: `http://127.0.0.1:${server.port}/v1` };
-}
 
 const fake = fakeEmbeddings();
 afterAll(() => fake.server.stop(true));
@@ -184,5 +130,95 @@ describe("the RAG service with remote vectors", () => {
       fake.state.dims["fake-small"] = 32;
       await server.stop();
     }
+  });
+});
+
+describe("embedding settings in .triforge/config.json", () => {
+  const settings = { baseUrl: fake.base, model: "fake-small", apiKeyEnv: "TEST_EMBED_KEY" };
+  /** A workspace that is its own project, with `config` as its .triforge/config.json. */
+  const project = (name: string, config: object) => {
+    const root = join(home, name);
+    mkdirSync(join(root, ".triforge"), { recursive: true });
+    mkdirSync(join(root, "src"), { recursive: true });
+    writeFileSync(join(root, ".triforge", "config.json"), JSON.stringify(config));
+    writeFileSync(
+      join(root, "src", "wrapEnvelope.ts"),
+      "export function wrapEnvelope(x: string) {\n  return x;\n}\n",
+    );
+    return root;
+  };
+
+  test("the config names the endpoint and the key's variable; the CLAW_RAG_* variables win field by field", () => {
+    expect(remoteEmbeddingConfig({ TEST_EMBED_KEY: "sk-env" }, settings)).toEqual({
+      baseUrl: fake.base,
+      model: "fake-small",
+      apiKey: "sk-env",
+    });
+    expect(
+      remoteEmbeddingConfig({ CLAW_RAG_EMBEDDING_MODEL: "m", CLAW_RAG_OPENAI_API_KEY: "sk-claw" }, settings),
+    ).toEqual({ baseUrl: fake.base, model: "m", apiKey: "sk-claw" });
+    // The key written into the file is used only when no variable is named for it.
+    expect(remoteEmbeddingConfig({}, { model: "m", apiKey: "sk-file" })?.apiKey).toBe("sk-file");
+    expect(remoteEmbeddingConfig({ OPENAI_API_KEY: "sk-llm" }, {})).toBeUndefined();
+    const unset = (() => {
+      try {
+        return remoteEmbeddingConfig({}, settings);
+      } catch (error) {
+        return error as Error;
+      }
+    })();
+    expect(unset).toBeInstanceOf(RemoteEmbeddingError);
+    expect((unset as Error).message).toContain("TEST_EMBED_KEY, which is not set");
+  });
+
+  test("a wrong setting is a problem status and doctor name, without repeating a key", () => {
+    const problems = (embedding: unknown) =>
+      configProblems({ storage: "local", llm: "none", exclude: [], embedding } as ProjectConfig, ["none"]);
+    expect(problems(settings)).toEqual([]);
+    expect(problems({ ...settings, apiKey: "sk-secret-in-file" })).toEqual([]);
+    expect(problems("http://x")).toEqual([
+      expect.stringContaining('embedding is "http://x", expected an object'),
+    ]);
+    const wrong = problems({
+      baseUrl: "ftp://x",
+      model: "",
+      apiKeyEnv: "MY-KEY",
+      apiKey: 7,
+      api_key: "sk-secret",
+    });
+    expect(wrong).toHaveLength(5);
+    expect(wrong.join("\n")).toContain("embedding.api_key is not a setting");
+    expect(wrong.join("\n")).toContain('embedding.baseUrl is "ftp://x"');
+    expect(wrong.join("\n")).toContain('embedding.apiKeyEnv is "MY-KEY"');
+    expect(wrong.join("\n")).not.toContain("sk-secret");
+  });
+
+  test("ingest embeds through the configured endpoint with the key from the named variable", async () => {
+    const root = project("configured", { llm: "none", embedding: settings });
+    const remote = await remoteOf([root], { TEST_EMBED_KEY: "sk-from-env" });
+    expect(remote).toEqual({ baseUrl: fake.base, model: "fake-small", apiKey: "sk-from-env" });
+    fake.seen.length = 0;
+    const report = await ingestWorkspace(root, { catalogPath: join(home, "configured.db"), remote });
+    expect(report.embedded).toBe(report.chunks);
+    expect(fake.seen.length).toBeGreaterThan(0);
+    expect(fake.seen.every((s) => s.authorization === "Bearer sk-from-env" && s.model === "fake-small")).toBe(
+      true,
+    );
+    expect(readFileSync(join(root, ".triforge", "config.json"), "utf8")).not.toContain("sk-from-env");
+  });
+
+  test("a wrong setting, an unset key variable or two projects naming different endpoints are clear errors", async () => {
+    const bad = project("bad-setting", { llm: "none", embedding: { baseUrl: "localhost:1234" } });
+    expect(await remoteOf([bad], {}).catch((e) => e.message)).toContain(
+      `${join(bad, ".triforge", "config.json")}: embedding.baseUrl is "localhost:1234"`,
+    );
+    const good = project("good-setting", { llm: "none", embedding: settings });
+    expect(await remoteOf([good], {}).catch((e) => e.message)).toContain("TEST_EMBED_KEY, which is not set");
+    const other = project("other-setting", { llm: "none", embedding: { ...settings, model: "fake-other" } });
+    expect(await remoteOf([good, other], { TEST_EMBED_KEY: "k" }).catch((e) => e.message)).toContain(
+      "name different embedding settings",
+    );
+    // No setting anywhere: the embedded model.
+    expect(await remoteOf([workspace], {})).toBeUndefined();
   });
 });

@@ -2,7 +2,9 @@
  * `serve --http` and `ingest`: their options and environment (triforge's, and claw-rag-service's names
  * for compatibility) turned into the RAG service and the HTTP server.
  */
+import type { RemoteEmbeddingConfig } from "../embed/remote.ts";
 import { ragCatalogPath } from "../home/paths.ts";
+import { configPath, embeddingProblems, findProjectRoot, readProjectConfig } from "../project/config.ts";
 import type { OptionValues } from "./command.ts";
 import { UserError } from "./command.ts";
 
@@ -19,6 +21,45 @@ export function workspacesOf(values: OptionValues): string[] {
   return (Array.isArray(given) ? given : given === undefined ? [] : [given]).filter(
     (w): w is string => typeof w === "string" && w !== "",
   );
+}
+
+/**
+ * The remote embeddings endpoint for these workspaces: the CLAW_RAG_* variables, else the `embedding`
+ * setting of their projects' .triforge/config.json (the nearest one at or above each workspace), else
+ * none (the embedded model). The workspaces share one catalog and so one vector space: projects naming
+ * different settings, or a setting that is wrong, are a clear error rather than a guess.
+ */
+export async function remoteOf(
+  workspaces: string[],
+  env: Record<string, string | undefined> = process.env,
+): Promise<RemoteEmbeddingConfig | undefined> {
+  const { remoteEmbeddingConfig, RemoteEmbeddingError } = await import("../embed/remote.ts");
+  const named = new Map<string, { file: string; settings: object }>();
+  for (const workspace of workspaces) {
+    const root = findProjectRoot(workspace);
+    if (!root) continue;
+    const file = configPath(root);
+    let embedding: unknown;
+    try {
+      embedding = readProjectConfig(root).embedding;
+    } catch (error) {
+      throw new UserError((error as Error).message);
+    }
+    if (embedding === undefined) continue;
+    const problems = embeddingProblems(embedding);
+    if (problems.length) throw new UserError(`${file}: ${problems.join("; ")}`);
+    named.set(JSON.stringify(embedding), { file, settings: embedding as object });
+  }
+  if (named.size > 1)
+    throw new UserError(
+      `the workspaces' projects name different embedding settings (${[...named.values()].map((n) => n.file).join(", ")}): their vectors share one catalog, so give them the same, or ingest them into separate catalogs (--db)`,
+    );
+  try {
+    return remoteEmbeddingConfig(env, [...named.values()][0]?.settings);
+  } catch (error) {
+    if (error instanceof RemoteEmbeddingError) throw new UserError(error.message);
+    throw error;
+  }
 }
 
 function portOf(values: OptionValues, env: Record<string, string | undefined>): number {
@@ -39,19 +80,13 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     DEFAULT_HTTP_HOST;
   const port = portOf(values, env);
   const catalogPath = catalogPathOf(values, env);
-  const [
-    { RagService, RagRequestError },
-    { Catalog },
-    { remoteEmbeddingConfig },
-    { resolveToken, isLoopback },
-    { startHttpServer },
-  ] = await Promise.all([
-    import("../rag/service.ts"),
-    import("../rag/catalog.ts"),
-    import("../embed/remote.ts"),
-    import("../http/auth.ts"),
-    import("../http/server.ts"),
-  ]);
+  const [{ RagService, RagRequestError }, { Catalog }, { resolveToken, isLoopback }, { startHttpServer }] =
+    await Promise.all([
+      import("../rag/service.ts"),
+      import("../rag/catalog.ts"),
+      import("../http/auth.ts"),
+      import("../http/server.ts"),
+    ]);
   let workspaces = workspacesOf(values);
   if (workspaces.length === 0) {
     const catalog = Catalog.open(catalogPath);
@@ -59,9 +94,10 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     catalog.close();
   }
   if (workspaces.length === 0) workspaces = [process.cwd()];
+  const remote = await remoteOf(workspaces, env);
   let rag: InstanceType<typeof RagService>;
   try {
-    rag = new RagService(workspaces, { catalogPath, remote: remoteEmbeddingConfig(env) });
+    rag = new RagService(workspaces, { catalogPath, remote });
   } catch (error) {
     if (error instanceof RagRequestError) throw new UserError(`--workspace: ${error.message}`);
     throw error;

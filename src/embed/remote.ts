@@ -23,17 +23,40 @@ const BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 8_000;
 
 /**
+ * `"embedding"` of a project's .triforge/config.json (validated by project/config.ts): the endpoint and
+ * model, and the key by the name of the environment variable that holds it (`apiKeyEnv`), so the file,
+ * which may be committed, need not hold it; `apiKey` is the key itself, for a user who insists.
+ */
+export interface EmbeddingSettings {
+  baseUrl?: string;
+  model?: string;
+  apiKeyEnv?: string;
+  apiKey?: string;
+}
+
+/**
  * The remote endpoint claw-rag-service's variables name (CLAW_RAG_EMBEDDING_BASE_URL,
- * CLAW_RAG_EMBEDDING_MODEL; the key CLAW_RAG_OPENAI_API_KEY, else OPENAI_API_KEY), or undefined for the
- * embedded model.
+ * CLAW_RAG_EMBEDDING_MODEL), each else the project config's `embedding` setting, or undefined for the
+ * embedded model when neither names a base URL or a model. The key: CLAW_RAG_OPENAI_API_KEY, else the
+ * variable `apiKeyEnv` names (an error when it is not set: the request would go out without it), else
+ * `apiKey`, else OPENAI_API_KEY.
  */
 export function remoteEmbeddingConfig(
   env: Record<string, string | undefined> = process.env,
+  settings: EmbeddingSettings = {},
 ): RemoteEmbeddingConfig | undefined {
-  const base = env.CLAW_RAG_EMBEDDING_BASE_URL;
-  const model = env.CLAW_RAG_EMBEDDING_MODEL;
+  const base = env.CLAW_RAG_EMBEDDING_BASE_URL || settings.baseUrl;
+  const model = env.CLAW_RAG_EMBEDDING_MODEL || settings.model;
   if (!base && !model) return undefined;
-  const apiKey = env.CLAW_RAG_OPENAI_API_KEY || env.OPENAI_API_KEY;
+  let apiKey = env.CLAW_RAG_OPENAI_API_KEY;
+  if (!apiKey && settings.apiKeyEnv) {
+    apiKey = env[settings.apiKeyEnv];
+    if (!apiKey)
+      throw new RemoteEmbeddingError(
+        `embedding.apiKeyEnv in .triforge/config.json names ${settings.apiKeyEnv}, which is not set: set it to the endpoint's key`,
+      );
+  }
+  apiKey ||= settings.apiKey || env.OPENAI_API_KEY;
   return {
     baseUrl: (base || DEFAULT_REMOTE_BASE_URL).replace(/\/+$/, ""),
     model: model || DEFAULT_REMOTE_MODEL,

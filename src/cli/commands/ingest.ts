@@ -1,4 +1,4 @@
-import { catalogPathOf, workspacesOf } from "../http-options.ts";
+import { catalogPathOf, remoteOf, workspacesOf } from "../http-options.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
 import { terminalProgress } from "../progress.ts";
 
@@ -7,7 +7,8 @@ export default defineCommand({
   description:
     "Indexes workspaces for the HTTP RAG service (triforge serve --http), as claw-rag-service's ingest does: only new and " +
     "changed files are read, and ingesting one workspace never removes another's chunks. With CLAW_RAG_EMBEDDING_BASE_URL " +
-    "or CLAW_RAG_EMBEDDING_MODEL set, chunks are also embedded by that OpenAI-compatible endpoint (docs/http.md).",
+    "or CLAW_RAG_EMBEDDING_MODEL set, or `embedding` in the project's .triforge/config.json, chunks are also embedded by " +
+    "that OpenAI-compatible endpoint (docs/http.md).",
   options: {
     workspace: {
       type: "string",
@@ -27,17 +28,14 @@ export default defineCommand({
     const workspaces = workspacesOf(values);
     if (workspaces.length === 0) throw new UsageError("give at least one -w DIR");
     // PERF: the indexer, model and SQLite load only when this command runs.
-    const [
-      { ingestWorkspace, RagRequestError },
-      { remoteEmbeddingConfig, RemoteEmbeddingError },
-      { RepositoryError },
-    ] = await Promise.all([
-      import("../../rag/service.ts"),
-      import("../../embed/remote.ts"),
-      import("../../code/code-search.ts"),
-    ]);
+    const [{ ingestWorkspace, RagRequestError }, { RemoteEmbeddingError }, { RepositoryError }] =
+      await Promise.all([
+        import("../../rag/service.ts"),
+        import("../../embed/remote.ts"),
+        import("../../code/code-search.ts"),
+      ]);
     const catalogPath = catalogPathOf(values);
-    const remote = remoteEmbeddingConfig();
+    const remote = await remoteOf(workspaces);
     for (const folder of workspaces) {
       const bar = terminalProgress("files");
       try {
