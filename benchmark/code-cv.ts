@@ -47,6 +47,9 @@ const ALTERNATIVES: Record<string, Config[]> = {
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
+  centrality: single("centralityWeight", [0.05, 0.1, 0.2, 0.4]),
+  neighbour: single("neighbourWeight", [0.05, 0.1, 0.2, 0.3]),
+  docsMap: single("docsMapWeight", [0.05, 0.1, 0.2, 0.4]),
   feedback: product(
     { feedbackWeight: 0 },
     {

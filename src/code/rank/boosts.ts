@@ -13,6 +13,8 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
+import { boostByDocs } from "./docs-map.ts";
+import { boostByImports } from "./imports.ts";
 import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -48,6 +50,10 @@ export function rerank(
   symbolQuery: boolean,
   isAllowed: (chunk: number) => boolean,
 ): void {
+  if (!symbolQuery) {
+    boostByImports(index, scores);
+    boostByDocs(index, scores, text);
+  }
   boostFileCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {

@@ -15,7 +15,10 @@ export type TunableWeight =
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
-  | "feedbackSupport";
+  | "feedbackSupport"
+  | "centralityWeight"
+  | "neighbourWeight"
+  | "docsMapWeight";
 
 const overrides = new Map<TunableWeight, number>();
 
