@@ -27,7 +27,8 @@ export function lockKey(schema: string): number {
   return h;
 }
 
-function steps(s: string, pgvector: boolean): string[] {
+/** The schema's steps in order (step n is `[n - 1]`); InsForge's store applies the same ones (insforge.ts). */
+export function schemaSteps(s: string, pgvector: boolean): string[] {
   return [
     // 1: the same tables as the SQLite store, so a copy between them is row for row.
     `CREATE TABLE ${s}.meta(key text PRIMARY KEY, value text NOT NULL);
@@ -98,7 +99,7 @@ export async function migrateSchema(client: SqlClient, schema: string): Promise<
       throw new StoreUnavailableError(
         `the memory in ${schema} is at schema version ${current}, newer than this triforge knows (${PG_SCHEMA_VERSION}): upgrade triforge`,
       );
-    const all = steps(schema, pgvector);
+    const all = schemaSteps(schema, pgvector);
     for (let version = current + 1; version <= PG_SCHEMA_VERSION; version++) {
       for (const statement of all[version - 1].split(";").map((t) => t.trim()))
         if (statement) await tx.query(statement);
