@@ -1,0 +1,1154 @@
+/**
+ * The shared memory store in an InsForge project's database, over its REST API (insforge-client.ts): the
+ * same tables as the Postgres store (pg-schema.ts, one Postgres schema per project), so `migrate`, the
+ * mirror and recall read the same rows. InsForge runs no transaction across calls, so every write is ONE
+ * call: a script that Postgres runs as one implicit transaction. Row ids cannot come back from inside it,
+ * so each statement finds the rows it needs by natural key (chunk hash, phrase, fact triple), and the
+ * process plans the script from one consistent read made just before. The script starts by taking the
+ * project's advisory lock and checking that the write generation is still the one that read saw; if
+ * another writer came in between, it fails as a whole and is planned again. A script cut off anywhere
+ * (a dropped connection, a killed server) leaves nothing, and one that ran but whose answer was lost is
+ * found out by the same check when it is sent again.
+ */
+import type { LlmUsage } from "../llm/usage.ts";
+import { type InsforgeClient, InsforgeSqlError } from "./insforge-client.ts";
+import { StoreUnavailableError } from "./pg-client.ts";
+import { lockKey, PG_SCHEMA_VERSION, projectSchema, schemaSteps } from "./pg-schema.ts";
+import { writerMetaKey } from "./postgres.ts";
+import {
+  MIRROR_TABLES,
+  type MirrorMarks,
+  type RemoteChanges,
+  type RemoteMarks,
+  type RemoteStore,
+} from "./remote.ts";
+import { EDGE_EPSILON, factKey, readVectors } from "./sqlite.ts";
+import {
+  type ChunkGraph,
+  EDGE_KIND,
+  type ForgetResult,
+  type GraphSource,
+  type IndexBatch,
+  type IndexState,
+  type NewChunk,
+  type StoreSnapshot,
+  type StoreStatus,
+  type SummaryEntry,
+  type Turn,
+} from "./types.ts";
+
+/** A SQL string literal (standard_conforming_strings: only the quote is doubled). */
+function lit(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+/**
+ * A JSON value inlined in a script: base64, so no text of the memory can end the literal, and none of
+ * it trips InsForge's raw-text checks (it refuses any query mentioning `set_config`).
+ */
+function data(value: unknown): string {
+  return `convert_from(decode('${Buffer.from(JSON.stringify(value)).toString("base64")}', 'base64'), 'UTF8')::jsonb`;
+}
+
+const base64 = (vector: Float32Array) =>
+  Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
+
+const CONFLICT = "triforge-conflict";
+
+/** A statement that fails the whole script unless `expression` (one text value) equals `expected`. */
+function guard(expression: string, expected: string): string {
+  return `SELECT (CASE WHEN coalesce((${expression}), '') = ${lit(expected)} THEN '0' ELSE '${CONFLICT}' END)::int`;
+}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof InsforgeSqlError && error.message.includes(CONFLICT);
+}
+
+/** How often a write is planned again when other writers keep coming in between. */
+const MAX_PLANS = 20;
+
+/**
+ * Creates or migrates the project's tables: the Postgres store's steps, each batch of them one script
+ * that checks the version it starts from (two machines opening the project at once apply a step once).
+ * pgvector is left out: the rows carry the exact float32 bytes, and recall ranks in the process.
+ */
+export async function ensureInsforgeSchema(client: InsforgeClient, schema: string): Promise<void> {
+  const lock = `SELECT pg_advisory_xact_lock(${lockKey(schema)})`;
+  await client.script([
+    lock,
+    `CREATE SCHEMA IF NOT EXISTS ${schema}`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.schema_version(version integer PRIMARY KEY, applied_at text NOT NULL)`,
+  ]);
+  for (let plan = 0; plan < MAX_PLANS; plan++) {
+    const [row] = await client.sql<{ v: number | null }>(
+      `SELECT max(version) AS v FROM ${schema}.schema_version`,
+    );
+    const current = Number(row?.v ?? 0);
+    if (current > PG_SCHEMA_VERSION)
+      throw new StoreUnavailableError(
+        `the memory in ${schema} is at schema version ${current}, newer than this triforge knows (${PG_SCHEMA_VERSION}): upgrade triforge`,
+      );
+    if (current === PG_SCHEMA_VERSION) return;
+    const steps = schemaSteps(schema, false);
+    const statements = [
+      lock,
+      guard(`SELECT max(version)::text FROM ${schema}.schema_version`, current ? String(current) : ""),
+    ];
+    const now = new Date().toISOString();
+    for (let version = current + 1; version <= PG_SCHEMA_VERSION; version++) {
+      statements.push(
+        ...steps[version - 1]
+          .split(";")
+          .map((t) => t.trim())
+          .filter(Boolean),
+      );
+      statements.push(
+        `INSERT INTO ${schema}.schema_version(version, applied_at) VALUES (${version}, ${lit(now)})`,
+      );
+    }
+    try {
+      await client.script(statements);
+      return;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+    }
+  }
+  throw new StoreUnavailableError(`the tables in ${schema} kept changing while this triforge created them`);
+}
+
+interface EdgeDelta {
+  kind: number;
+  /** A context edge: its chunk's hash; a fact or synonym edge: one of its two phrases. */
+  a: string;
+  b: string;
+  amount: number;
+  /** Each chunk's share, by hash (fact edges only: a context edge belongs to its passage). */
+  sources: Map<string, number>;
+}
+
+/** What a graph addition needs to know of the store, read just before it is planned. */
+interface Known {
+  phrases: Set<string>;
+  /** factKey(subject phrase, predicate, object phrase) of facts already stored. */
+  facts: Set<string>;
+}
+
+/** What `chunkIds` contributed, as read in one statement before a removal is planned. */
+interface RemovalRead {
+  sources: [edge: number, chunk: number, amount: number, weight: number][];
+  context: [edge: number, entity: number][];
+  /** Facts the chunks state, with how many other chunks state them too. */
+  facts: [fact: number, others: number][];
+  /** Phrases the chunks mention, with how many other passages mention them. */
+  entities: [entity: number, others: number, phrase: string][];
+  /** Fact and synonym edges at those phrases; facts about them. */
+  entityEdges: [edge: number, a: number, b: number][];
+  entityFacts: [fact: number, subject: number, object: number, key: string][];
+}
+
+export interface InsforgeStoreOptions {
+  project: string;
+  writer: string;
+  /** Only reads (recall, status): the tables are not created and the LLM cache not loaded. */
+  reader?: boolean;
+}
+
+export class InsforgeMemoryStore implements RemoteStore {
+  readonly backend = "insforge";
+  readonly location: string;
+  readonly schema: string;
+  private readonly cache = new Map<string, string>();
+  private pending: Promise<unknown>[] = [];
+  private failure: unknown;
+
+  private constructor(
+    private readonly client: InsforgeClient,
+    private readonly options: InsforgeStoreOptions,
+  ) {
+    this.location = client.location;
+    this.schema = projectSchema(options.project);
+  }
+
+  static async open(client: InsforgeClient, options: InsforgeStoreOptions): Promise<InsforgeMemoryStore> {
+    const store = new InsforgeMemoryStore(client, options);
+    if (options.reader) return store;
+    const s = store.schema;
+    await ensureInsforgeSchema(client, s);
+    await client.sql(`INSERT INTO ${s}.meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [
+      "store_id",
+      crypto.randomUUID(),
+    ]);
+    for (const r of await client.sql<{ key: string; value: string }>(`SELECT key, value FROM ${s}.llm_cache`))
+      store.cache.set(r.key, r.value);
+    return store;
+  }
+
+  private metaKey(key: string): string {
+    return writerMetaKey(key, this.options.writer);
+  }
+
+  private lock(): string {
+    return `SELECT pg_advisory_xact_lock(${lockKey(this.schema)})`;
+  }
+
+  private bump(key: "generation" | "deletions"): string {
+    const s = this.schema;
+    return `INSERT INTO ${s}.meta(key, value) VALUES (${lit(key)}, '1') ON CONFLICT (key) DO UPDATE SET value = (${s}.meta.value::bigint + 1)::text`;
+  }
+
+  private setMeta(key: string, value: string): string {
+    return `INSERT INTO ${this.schema}.meta(key, value) VALUES (${lit(this.metaKey(key))}, ${lit(value)})
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+
+  private generationOf = () => `SELECT value FROM ${this.schema}.meta WHERE key = 'generation'`;
+
+  /**
+   * One write: `plan` reads what it needs (with the generation it saw) and returns the statements; they
+   * are sent as one script behind the lock and the generation check, planned again when another writer
+   * changed the memory meanwhile. Every write bumps the generation.
+   */
+  private async write<T>(
+    plan: () => Promise<{ generation: string; statements: string[]; result: T }>,
+  ): Promise<T> {
+    await this.flush();
+    for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
+      const { generation, statements, result } = await plan();
+      try {
+        await this.client.script([
+          this.lock(),
+          guard(this.generationOf(), generation),
+          ...statements,
+          this.bump("generation"),
+        ]);
+        return result;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+    throw new StoreUnavailableError(
+      `insforge at ${this.location}: other writers kept changing the memory; try again`,
+    );
+  }
+
+  async flush(): Promise<void> {
+    const pending = this.pending;
+    this.pending = [];
+    await Promise.all(pending);
+    if (this.failure) {
+      const failure = this.failure;
+      this.failure = undefined;
+      throw failure;
+    }
+  }
+
+  private later(write: Promise<unknown>): void {
+    this.pending.push(
+      write.catch((error) => {
+        this.failure ??= error;
+      }),
+    );
+  }
+
+  async state(): Promise<IndexState> {
+    const keys = ["offset", "offset_check", "last_indexed", "generation", "review_swept"].map((k) =>
+      this.metaKey(k),
+    );
+    const rows = await this.client.sql<{ key: string; value: string }>(
+      `SELECT key, value FROM ${this.schema}.meta WHERE key IN (SELECT jsonb_array_elements_text($1::text::jsonb))`,
+      [JSON.stringify(keys)],
+    );
+    const value = (key: string) => rows.find((r) => r.key === this.metaKey(key))?.value;
+    return {
+      offset: Number(value("offset") ?? 0),
+      offsetCheck: value("offset_check") ?? "",
+      lastIndexed: value("last_indexed") ?? null,
+      generation: Number(value("generation") ?? 0),
+      reviewSwept: value("review_swept") === "1",
+    };
+  }
+
+  async setState(state: Partial<IndexState>): Promise<void> {
+    await this.flush();
+    const statements: string[] = [];
+    if (state.offset !== undefined) statements.push(this.setMeta("offset", String(state.offset)));
+    if (state.offsetCheck !== undefined) statements.push(this.setMeta("offset_check", state.offsetCheck));
+    if (state.lastIndexed) statements.push(this.setMeta("last_indexed", state.lastIndexed));
+    if (state.reviewSwept !== undefined)
+      statements.push(this.setMeta("review_swept", state.reviewSwept ? "1" : "0"));
+    if (statements.length) await this.client.script(statements);
+  }
+
+  async indexedRecords(uuids: string[]): Promise<Set<string>> {
+    if (!uuids.length) return new Set();
+    const rows = await this.client.sql<{ uuid: string }>(
+      `SELECT uuid FROM ${this.schema}.turns WHERE uuid IN (SELECT jsonb_array_elements_text($1::text::jsonb))`,
+      [JSON.stringify(uuids)],
+    );
+    return new Set(rows.map((r) => r.uuid));
+  }
+
+  async forgottenSessions(): Promise<Set<string>> {
+    const rows = await this.client.sql<{ session_id: string }>(
+      `SELECT session_id FROM ${this.schema}.forgotten`,
+    );
+    return new Set(rows.map((r) => r.session_id));
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    const rows = await this.client.sql(
+      `SELECT 1 AS ok FROM ${this.schema}.chunks WHERE session_id = $1 LIMIT 1`,
+      [sessionId],
+    );
+    return rows.length > 0;
+  }
+
+  async entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }> {
+    const rows = vectorRows(
+      await this.client.sql<{ phrase: string; model: string; vector: string }>(
+        `SELECT phrase, model, encode(vector, 'base64') AS vector FROM ${this.schema}.entities ORDER BY id`,
+      ),
+    );
+    return {
+      phrases: rows.map((r) => r.phrase),
+      vectors: readVectors(rows).vectors,
+      models: rows.map((r) => r.model),
+    };
+  }
+
+  /**
+   * In one statement: the generation, which of `hashes` are stored, and which phrases and facts of the
+   * graphs (and synonym phrases) are stored already.
+   */
+  private async readKnown(
+    hashes: string[],
+    graphs: ChunkGraph[],
+    synonyms: string[],
+  ): Promise<{ generation: string; hashes: Set<string>; known: Known }> {
+    const s = this.schema;
+    const phrases = [...new Set([...graphs.flatMap((g) => g.entities.map((e) => e.phrase)), ...synonyms])];
+    const facts = graphs.flatMap((g) => g.facts.map((f) => ({ s: f.subject, p: f.predicate, o: f.object })));
+    const [row] = await this.client.sql<{
+      generation: string | null;
+      hashes: string[];
+      phrases: string[];
+      facts: string[][];
+    }>(
+      `SELECT (${this.generationOf()}) AS generation,
+        (SELECT coalesce(json_agg(c.hash), '[]'::json) FROM ${s}.chunks c
+          WHERE c.hash IN (SELECT jsonb_array_elements_text($1::text::jsonb))) AS hashes,
+        (SELECT coalesce(json_agg(e.phrase), '[]'::json) FROM ${s}.entities e
+          WHERE e.phrase IN (SELECT jsonb_array_elements_text($2::text::jsonb))) AS phrases,
+        (SELECT coalesce(json_agg(json_build_array(x.s, x.p, x.o)), '[]'::json)
+          FROM (SELECT DISTINCT * FROM jsonb_to_recordset($3::text::jsonb) AS r(s text, p text, o text)) x
+          JOIN ${s}.entities es ON es.phrase = x.s JOIN ${s}.entities eo ON eo.phrase = x.o
+          JOIN ${s}.facts f ON f.subject = es.id AND f.predicate = x.p AND f.object = eo.id) AS facts`,
+      [JSON.stringify(hashes), JSON.stringify(phrases), JSON.stringify(facts)],
+    );
+    return {
+      generation: row?.generation ?? "",
+      hashes: new Set(row?.hashes ?? []),
+      known: {
+        phrases: new Set(row?.phrases ?? []),
+        facts: new Set((row?.facts ?? []).map(([subject, p, o]) => factKey(subject, p, o))),
+      },
+    };
+  }
+
+  async writeBatch(batch: IndexBatch): Promise<void> {
+    const s = this.schema;
+    await this.write(async () => {
+      const { generation, hashes, known } = await this.readKnown(
+        batch.chunks.map((c) => c.hash),
+        batch.chunks.map((c) => c.graph),
+        batch.synonyms.flatMap((p) => [p.a, p.b]),
+      );
+      // Already stored (by another writer, or before a crash): a chunk adds nothing the second time.
+      const fresh: NewChunk[] = [];
+      const seen = new Set(hashes);
+      for (const c of batch.chunks) {
+        if (seen.has(c.hash)) continue;
+        seen.add(c.hash);
+        fresh.push(c);
+      }
+      const statements: string[] = [];
+      if (fresh.length) {
+        statements.push(
+          `INSERT INTO ${s}.chunks(hash, session_id, ts, text, graph_source, model, vector)
+           SELECT x.hash, x.session_id, x.ts, x.text, x.graph_source, ${lit(batch.model)}, decode(x.vector, 'base64')
+           FROM jsonb_to_recordset(${data(
+             fresh.map((c, i) => ({
+               i,
+               hash: c.hash,
+               session_id: c.sessionId,
+               ts: c.ts,
+               text: c.text,
+               graph_source: c.graphSource,
+               vector: base64(c.vector),
+             })),
+           )}) AS x(i integer, hash text, session_id text, ts text, text text, graph_source text, vector text)
+           ORDER BY x.i`,
+        );
+        const turns = fresh.flatMap((c) => c.turns.map((t, ord) => ({ ...t, ord, hash: c.hash })));
+        if (turns.length)
+          statements.push(
+            `INSERT INTO ${s}.turns(uuid, chunk_id, ord, role, ts, start, "end")
+             SELECT x.uuid, c.id, x.ord, x.role, x.ts, x.start, x."end"
+             FROM jsonb_to_recordset(${data(turns)}) AS x(uuid text, hash text, ord integer, role text, ts text,
+               start integer, "end" integer)
+             JOIN ${s}.chunks c ON c.hash = x.hash ON CONFLICT (uuid) DO NOTHING`,
+          );
+      }
+      statements.push(
+        ...this.addGraphs(
+          fresh.map((c) => ({ hash: c.hash, graph: c.graph })),
+          batch,
+          known,
+        ),
+      );
+      // A batch another writer stored first (every chunk already there) adds no second summary entry.
+      const freshSessions = new Set(fresh.map((c) => c.sessionId));
+      const summaries = batch.chunks.length
+        ? batch.summaries.filter((e) => freshSessions.has(e.sessionId))
+        : batch.summaries;
+      if (summaries.length)
+        statements.push(
+          `INSERT INTO ${s}.summaries(session_id, date, ts, text, source)
+           SELECT x.session_id, x.date, x.ts, x.text, x.source
+           FROM jsonb_to_recordset(${data(summaries.map((e, i) => ({ i, session_id: e.sessionId, ...e })))})
+             AS x(i integer, session_id text, date text, ts text, text text, source text)
+           ORDER BY x.i`,
+        );
+      return { generation, statements, result: undefined };
+    });
+  }
+
+  /**
+   * The statements that add chunks' graph contributions (the chunks' rows exist by then, found by hash):
+   * the Postgres store's addGraphs, in the same order so row ids come out the same as SQLite's, with
+   * phrases, facts and edges named by their natural keys instead of row ids.
+   */
+  private addGraphs(
+    items: { hash: string; graph: ChunkGraph }[],
+    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors" | "synonyms">,
+    known: Known,
+  ): string[] {
+    const s = this.schema;
+    const statements: string[] = [];
+    const labels = new Map<string, string>();
+    for (const { graph } of items)
+      for (const e of graph.entities) if (!labels.has(e.phrase)) labels.set(e.phrase, e.label);
+    const newPhrases = [...labels].filter(([phrase]) => !known.phrases.has(phrase));
+    for (const [phrase] of newPhrases)
+      if (!vectors.entityVectors.has(phrase)) throw new Error(`no vector for new phrase '${phrase}'`);
+    if (newPhrases.length)
+      statements.push(
+        `INSERT INTO ${s}.entities(phrase, label, model, vector)
+         SELECT x.phrase, x.label, ${lit(vectors.model)}, decode(x.vector, 'base64')
+         FROM jsonb_to_recordset(${data(
+           newPhrases.map(([phrase, label], i) => ({
+             i,
+             phrase,
+             label,
+             vector: base64(vectors.entityVectors.get(phrase) as Float32Array),
+           })),
+         )}) AS x(i integer, phrase text, label text, vector text)
+         ORDER BY x.i`,
+      );
+    const stored = (phrase: string) => known.phrases.has(phrase) || labels.has(phrase);
+
+    const deltas = new Map<string, EdgeDelta>();
+    const add = (kind: number, a: string, b: string, hash: string) => {
+      const key = `${kind}\u0001${a}\u0001${b}`;
+      let delta = deltas.get(key);
+      if (!delta) deltas.set(key, (delta = { kind, a, b, amount: 0, sources: new Map() }));
+      delta.amount += 1;
+      if (kind !== EDGE_KIND.context) delta.sources.set(hash, (delta.sources.get(hash) ?? 0) + 1);
+    };
+    // Facts by (subject, predicate, object) phrase, in the order chunks state them.
+    const facts = new Map<string, { s: string; p: string; o: string; vector?: Float32Array }>();
+    const stated: { key: string; hash: string }[] = [];
+    for (const { hash, graph } of items) {
+      const local = new Set<string>();
+      for (const e of graph.entities) {
+        if (local.has(e.phrase)) continue;
+        local.add(e.phrase);
+        add(EDGE_KIND.context, hash, e.phrase, hash);
+      }
+      const statedHere = new Set<string>();
+      for (const f of graph.facts) {
+        if (!local.has(f.subject) || !local.has(f.object) || f.subject === f.object) continue;
+        const key = factKey(f.subject, f.predicate, f.object);
+        if (!facts.has(key))
+          facts.set(key, { s: f.subject, p: f.predicate, o: f.object, vector: vectors.factVectors.get(key) });
+        if (statedHere.has(key)) continue;
+        statedHere.add(key);
+        stated.push({ key, hash });
+        // Undirected: one edge per phrase pair whichever way the fact runs (the SQL orders it by row id).
+        const [a, b] = f.subject < f.object ? [f.subject, f.object] : [f.object, f.subject];
+        add(EDGE_KIND.fact, a, b, hash);
+      }
+    }
+    const newFacts = [...facts].filter(([key]) => !known.facts.has(key));
+    for (const [, f] of newFacts)
+      if (!f.vector) throw new Error(`no vector for new fact '${f.s} ${f.p} ${f.o}'`);
+    if (newFacts.length)
+      statements.push(
+        `INSERT INTO ${s}.facts(subject, predicate, object, model, vector)
+         SELECT es.id, x.p, eo.id, ${lit(vectors.model)}, decode(x.vector, 'base64')
+         FROM jsonb_to_recordset(${data(
+           newFacts.map(([, f], i) => ({
+             i,
+             s: f.s,
+             p: f.p,
+             o: f.o,
+             vector: base64(f.vector as Float32Array),
+           })),
+         )}) AS x(i integer, s text, p text, o text, vector text)
+         JOIN ${s}.entities es ON es.phrase = x.s JOIN ${s}.entities eo ON eo.phrase = x.o
+         ORDER BY x.i`,
+      );
+    if (stated.length)
+      statements.push(
+        `INSERT INTO ${s}.fact_sources(fact_id, chunk_id)
+         SELECT f.id, c.id FROM jsonb_to_recordset(${data(
+           stated.map(({ key, hash }) => {
+             const f = facts.get(key) as { s: string; p: string; o: string };
+             return { s: f.s, p: f.p, o: f.o, hash };
+           }),
+         )}) AS x(s text, p text, o text, hash text)
+         JOIN ${s}.entities es ON es.phrase = x.s JOIN ${s}.entities eo ON eo.phrase = x.o
+         JOIN ${s}.facts f ON f.subject = es.id AND f.predicate = x.p AND f.object = eo.id
+         JOIN ${s}.chunks c ON c.hash = x.hash ON CONFLICT DO NOTHING`,
+      );
+    // An edge by natural key: a context edge is (chunk hash, phrase), others a phrase pair ordered by row id.
+    const resolved = (rows: unknown) => `x AS (SELECT * FROM jsonb_to_recordset(${data(rows)})
+        AS x(i integer, kind smallint, a text, b text, w double precision, hash text)),
+      r AS (SELECT x.i, x.kind, x.w, x.hash,
+          CASE WHEN x.kind = ${EDGE_KIND.context} THEN c.id ELSE least(ea.id, eb.id) END AS a,
+          CASE WHEN x.kind = ${EDGE_KIND.context} THEN eb.id ELSE greatest(ea.id, eb.id) END AS b
+        FROM x JOIN ${s}.entities eb ON eb.phrase = x.b
+        LEFT JOIN ${s}.chunks c ON x.kind = ${EDGE_KIND.context} AND c.hash = x.a
+        LEFT JOIN ${s}.entities ea ON x.kind <> ${EDGE_KIND.context} AND ea.phrase = x.a)`;
+    const absent = `NOT EXISTS (SELECT 1 FROM ${s}.edges e WHERE e.kind = r.kind AND e.a = r.a AND e.b = r.b)`;
+    if (deltas.size) {
+      const list = [...deltas.values()].map((d, i) => ({ i, kind: d.kind, a: d.a, b: d.b, w: d.amount }));
+      // Existing edges first, then the new ones in order: no sequence value is spent on a conflict.
+      statements.push(
+        `WITH ${resolved(list)} UPDATE ${s}.edges e SET weight = e.weight + r.w FROM r
+         WHERE e.kind = r.kind AND e.a = r.a AND e.b = r.b`,
+        `WITH ${resolved(list)} INSERT INTO ${s}.edges(kind, a, b, weight)
+         SELECT r.kind, r.a, r.b, r.w FROM r WHERE ${absent} ORDER BY r.i`,
+      );
+      const shares = [...deltas.values()].flatMap((d) =>
+        [...d.sources].map(([hash, amount]) => ({ i: 0, kind: d.kind, a: d.a, b: d.b, w: amount, hash })),
+      );
+      if (shares.length)
+        statements.push(
+          `WITH ${resolved(shares)} INSERT INTO ${s}.edge_sources(edge_id, chunk_id, amount)
+           SELECT e.id, c.id, r.w FROM r JOIN ${s}.edges e ON e.kind = r.kind AND e.a = r.a AND e.b = r.b
+           JOIN ${s}.chunks c ON c.hash = r.hash
+           ON CONFLICT (edge_id, chunk_id) DO UPDATE SET amount = ${s}.edge_sources.amount + excluded.amount`,
+        );
+    }
+    const synonyms: { i: number; kind: number; a: string; b: string; w: number }[] = [];
+    const pairs = new Set<string>();
+    for (const p of vectors.synonyms) {
+      if (!stored(p.a) || !stored(p.b) || p.a === p.b) continue;
+      const pair = p.a < p.b ? `${p.a}\u0001${p.b}` : `${p.b}\u0001${p.a}`;
+      if (pairs.has(pair)) continue;
+      pairs.add(pair);
+      synonyms.push({ i: synonyms.length, kind: EDGE_KIND.synonym, a: p.a, b: p.b, w: p.score });
+    }
+    if (synonyms.length)
+      statements.push(
+        `WITH ${resolved(synonyms)} INSERT INTO ${s}.edges(kind, a, b, weight)
+         SELECT r.kind, r.a, r.b, r.w FROM r WHERE ${absent} ORDER BY r.i`,
+      );
+    return statements;
+  }
+
+  get(key: string): string | undefined {
+    return this.cache.get(key);
+  }
+
+  /** Kept in memory at once, written through (awaited before the next write and by flush()). */
+  set(key: string, value: string): void {
+    this.cache.set(key, value);
+    this.later(
+      this.client.sql(
+        `INSERT INTO ${this.schema}.llm_cache(key, chunk_hash, value) VALUES ($1, $2, $3)
+         ON CONFLICT (key) DO UPDATE SET chunk_hash = excluded.chunk_hash, value = excluded.value`,
+        [key, key.slice(key.lastIndexOf(":") + 1), value],
+      ),
+    );
+  }
+
+  async pendingLlmChunks(limit: number): Promise<{ id: number; hash: string; text: string }[]> {
+    const rows = await this.client.sql<{ id: number; hash: string; text: string }>(
+      `SELECT id, hash, text FROM ${this.schema}.chunks WHERE graph_source = 'llm-pending' ORDER BY id LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ ...r, id: Number(r.id) }));
+  }
+
+  /** What chunks contributed, with what the removal needs to plan (one statement: one consistent view). */
+  private async readRemoval(
+    chunkSet: string,
+    params: unknown[],
+  ): Promise<{ generation: string; removal: RemovalRead }> {
+    const s = this.schema;
+    const touched = `(SELECT b FROM ${s}.edges WHERE kind = ${EDGE_KIND.context} AND a IN ${chunkSet})`;
+    const [row] = await this.client.sql<Record<string, unknown>>(
+      `SELECT (${this.generationOf()}) AS generation,
+        (SELECT coalesce(json_agg(json_build_array(x.edge_id, x.chunk_id, x.amount, e.weight)), '[]'::json)
+          FROM ${s}.edge_sources x JOIN ${s}.edges e ON e.id = x.edge_id WHERE x.chunk_id IN ${chunkSet}) AS sources,
+        (SELECT coalesce(json_agg(json_build_array(id, b)), '[]'::json)
+          FROM ${s}.edges WHERE kind = ${EDGE_KIND.context} AND a IN ${chunkSet}) AS context,
+        (SELECT coalesce(json_agg(json_build_array(f.fact_id,
+            (SELECT count(*) FROM ${s}.fact_sources o WHERE o.fact_id = f.fact_id AND o.chunk_id NOT IN ${chunkSet}))), '[]'::json)
+          FROM ${s}.fact_sources f WHERE f.chunk_id IN ${chunkSet}) AS facts,
+        (SELECT coalesce(json_agg(json_build_array(e.id,
+            (SELECT count(*) FROM ${s}.edges o WHERE o.kind = ${EDGE_KIND.context} AND o.b = e.id AND o.a NOT IN ${chunkSet}),
+            e.phrase)), '[]'::json)
+          FROM ${s}.entities e WHERE e.id IN ${touched}) AS entities,
+        (SELECT coalesce(json_agg(json_build_array(id, a, b)), '[]'::json) FROM ${s}.edges
+          WHERE kind <> ${EDGE_KIND.context} AND (a IN ${touched} OR b IN ${touched})) AS entity_edges,
+        (SELECT coalesce(json_agg(json_build_array(f.id, f.subject, f.object, es.phrase || chr(1) || f.predicate || chr(1) || eo.phrase)), '[]'::json)
+          FROM ${s}.facts f JOIN ${s}.entities es ON es.id = f.subject JOIN ${s}.entities eo ON eo.id = f.object
+          WHERE f.subject IN ${touched} OR f.object IN ${touched}) AS entity_facts`,
+      params,
+    );
+    const list = <T>(value: unknown) => (value ?? []) as T[];
+    return {
+      generation: (row?.generation as string | null) ?? "",
+      removal: {
+        sources: list<RemovalRead["sources"][number]>(row?.sources).map((r) => r.map(Number) as never),
+        context: list<RemovalRead["context"][number]>(row?.context).map((r) => r.map(Number) as never),
+        facts: list<RemovalRead["facts"][number]>(row?.facts).map((r) => r.map(Number) as never),
+        entities: list<[number, number, string]>(row?.entities).map(([id, n, phrase]) => [
+          Number(id),
+          Number(n),
+          phrase,
+        ]),
+        entityEdges: list<RemovalRead["entityEdges"][number]>(row?.entity_edges).map(
+          (r) => r.map(Number) as never,
+        ),
+        entityFacts: list<[number, number, number, string]>(row?.entity_facts).map(([id, a, b, key]) => [
+          Number(id),
+          Number(a),
+          Number(b),
+          key,
+        ]),
+      },
+    };
+  }
+
+  /**
+   * The statements that subtract exactly what `chunkIds` contributed (the Postgres store's
+   * removeChunkGraph, decided here from the read instead of from RETURNING rows), its counts, and what
+   * it removes that a graph added in the same script must not take as stored.
+   */
+  private removeChunkGraph(
+    chunkIds: number[],
+    read: RemovalRead,
+  ): {
+    statements: string[];
+    result: Omit<ForgetResult, "chunks">;
+    gonePhrases: Set<string>;
+    goneFacts: Set<string>;
+  } {
+    const s = this.schema;
+    const ids = (list: Iterable<number>) => `(${[...list].join(", ") || "NULL"})`;
+    const statements = [this.bump("deletions")];
+    const order = new Map(chunkIds.map((id, i) => [id, i]));
+    const byEdge = new Map<number, { chunk: number; amount: number; weight: number }[]>();
+    for (const [edge, chunk, amount, weight] of read.sources) {
+      let list = byEdge.get(edge);
+      if (!list) byEdge.set(edge, (list = []));
+      list.push({ chunk, amount, weight });
+    }
+    let edgesRemoved = 0;
+    let edgesLowered = 0;
+    const lowered: { id: number; w: number }[] = [];
+    const goneEdges = new Set<number>();
+    for (const [id, shares] of byEdge) {
+      shares.sort((x, y) => (order.get(x.chunk) ?? 0) - (order.get(y.chunk) ?? 0));
+      const weight = shares[0].weight - shares.reduce((sum, x) => sum + x.amount, 0);
+      if (weight <= EDGE_EPSILON) {
+        goneEdges.add(id);
+        edgesRemoved++;
+        edgesLowered += shares.length - 1;
+      } else {
+        lowered.push({ id, w: weight });
+        edgesLowered += shares.length;
+      }
+    }
+    if (lowered.length)
+      statements.push(
+        `UPDATE ${s}.edges e SET weight = x.w FROM jsonb_to_recordset(${data(lowered)}) AS x(id integer, w double precision)
+         WHERE e.id = x.id`,
+      );
+    if (goneEdges.size) statements.push(`DELETE FROM ${s}.edges WHERE id IN ${ids(goneEdges)}`);
+    const chunks = ids(chunkIds);
+    statements.push(
+      `DELETE FROM ${s}.edge_sources WHERE chunk_id IN ${chunks}`,
+      `DELETE FROM ${s}.edges WHERE kind = ${EDGE_KIND.context} AND a IN ${chunks}`,
+      `DELETE FROM ${s}.fact_sources WHERE chunk_id IN ${chunks}`,
+    );
+    edgesRemoved += read.context.length;
+    const goneFactIds = new Set(read.facts.filter(([, others]) => others === 0).map(([fact]) => fact));
+    let facts = goneFactIds.size;
+    const orphans = read.entities.filter(([, others]) => others === 0);
+    const orphanIds = new Set(orphans.map(([id]) => id));
+    // No passage mentions these phrases any more: they go, with their synonym and fact edges and facts.
+    const orphanEdges = read.entityEdges
+      .filter(([id, a, b]) => !goneEdges.has(id) && (orphanIds.has(a) || orphanIds.has(b)))
+      .map(([id]) => id);
+    edgesRemoved += orphanEdges.length;
+    const orphanFacts = read.entityFacts.filter(
+      ([id, a, b]) => !goneFactIds.has(id) && (orphanIds.has(a) || orphanIds.has(b)),
+    );
+    facts += orphanFacts.length;
+    for (const [id] of orphanFacts) goneFactIds.add(id);
+    if (goneFactIds.size) statements.push(`DELETE FROM ${s}.facts WHERE id IN ${ids(goneFactIds)}`);
+    if (orphanIds.size) statements.push(`DELETE FROM ${s}.entities WHERE id IN ${ids(orphanIds)}`);
+    if (orphanEdges.length)
+      statements.push(
+        `DELETE FROM ${s}.edges WHERE id IN ${ids(orphanEdges)}`,
+        `DELETE FROM ${s}.edge_sources WHERE edge_id IN ${ids(orphanEdges)}`,
+      );
+    const goneFactKeys = new Set(
+      read.entityFacts.filter(([id]) => goneFactIds.has(id)).map(([, , , key]) => key),
+    );
+    return {
+      statements,
+      result: { facts, entities: orphanIds.size, edgesRemoved, edgesLowered },
+      gonePhrases: new Set(orphans.map(([, , phrase]) => phrase)),
+      goneFacts: goneFactKeys,
+    };
+  }
+
+  async replaceChunkGraph(
+    chunkId: number,
+    graph: ChunkGraph,
+    source: GraphSource,
+    vectors: Omit<IndexBatch, "chunks" | "summaries">,
+  ): Promise<void> {
+    const s = this.schema;
+    await this.write(async () => {
+      const id = Math.trunc(Number(chunkId));
+      const [chunk] = await this.client.sql<{ hash: string }>(`SELECT hash FROM ${s}.chunks WHERE id = $1`, [
+        id,
+      ]);
+      if (!chunk) throw new Error(`no chunk ${chunkId} in the memory`);
+      const { generation, removal } = await this.readRemoval(`(${id})`, []);
+      const { known } = await this.readKnown(
+        [],
+        [graph],
+        vectors.synonyms.flatMap((p) => [p.a, p.b]),
+      );
+      const removed = this.removeChunkGraph([id], removal);
+      // A fact whose phrases outlive the removal is still stored only if the removal keeps it.
+      for (const phrase of removed.gonePhrases) known.phrases.delete(phrase);
+      for (const key of removed.goneFacts) known.facts.delete(key);
+      const statements = [
+        ...removed.statements,
+        ...this.addGraphs([{ hash: chunk.hash, graph }], vectors, known),
+        `UPDATE ${s}.chunks SET graph_source = ${lit(source)} WHERE id = ${id}`,
+      ];
+      return { generation, statements, result: undefined };
+    });
+  }
+
+  async forgetSession(sessionId: string): Promise<ForgetResult> {
+    const s = this.schema;
+    const result = await this.write(async () => {
+      const chunks = await this.client.sql<{ id: number; hash: string }>(
+        `SELECT id, hash FROM ${s}.chunks WHERE session_id = $1 ORDER BY id`,
+        [sessionId],
+      );
+      const ids = chunks.map((c) => Number(c.id));
+      const { generation, removal } = await this.readRemoval(
+        `(SELECT id FROM ${s}.chunks WHERE session_id = $1)`,
+        [sessionId],
+      );
+      // The chunks read first must be the ones the removal read saw (no writer in between).
+      const removed = this.removeChunkGraph(ids, removal);
+      const set = `(${ids.join(", ") || "NULL"})`;
+      const statements = [
+        `INSERT INTO ${s}.forgotten(session_id, at) VALUES (${lit(sessionId)}, ${lit(new Date().toISOString())})
+         ON CONFLICT DO NOTHING`,
+        guard(
+          `SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM ${s}.chunks WHERE session_id = ${lit(sessionId)}`,
+          ids.join(","),
+        ),
+        ...removed.statements,
+        `DELETE FROM ${s}.turns WHERE chunk_id IN ${set}`,
+        `DELETE FROM ${s}.llm_cache WHERE chunk_hash IN (SELECT jsonb_array_elements_text(${data(chunks.map((c) => c.hash))}))`,
+        `DELETE FROM ${s}.chunks WHERE id IN ${set}`,
+        `DELETE FROM ${s}.summaries WHERE session_id = ${lit(sessionId)}`,
+      ];
+      return {
+        generation,
+        statements,
+        result: { result: { chunks: chunks.length, ...removed.result }, hashes: chunks.map((c) => c.hash) },
+      };
+    });
+    const hashes = new Set(result.hashes);
+    for (const key of this.cache.keys())
+      if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+    return result.result;
+  }
+
+  async replaceSummaryLine(sessionId: string, line: string, replacement: string): Promise<number> {
+    const s = this.schema;
+    return this.write(async () => {
+      const [row] = await this.client.sql<{ generation: string | null; entries: [number, string][] | null }>(
+        `SELECT (${this.generationOf()}) AS generation,
+          (SELECT json_agg(json_build_array(id, text) ORDER BY id) FROM ${s}.summaries WHERE session_id = $1) AS entries`,
+        [sessionId],
+      );
+      const changed: { id: number; text: string }[] = [];
+      for (const [id, text] of row?.entries ?? []) {
+        const lines = text.split("\n");
+        const at = lines.indexOf(line);
+        if (at < 0) continue;
+        lines[at] = replacement;
+        changed.push({ id: Number(id), text: lines.join("\n") });
+      }
+      const statements = changed.length
+        ? [
+            `UPDATE ${s}.summaries x SET text = y.text FROM jsonb_to_recordset(${data(changed)}) AS y(id integer, text text)
+             WHERE x.id = y.id`,
+          ]
+        : [];
+      return { generation: row?.generation ?? "", statements, result: changed.length };
+    });
+  }
+
+  async summaries(): Promise<SummaryEntry[]> {
+    const rows = await this.client.sql<Record<string, string>>(
+      `SELECT session_id, date, ts, text, source FROM ${this.schema}.summaries ORDER BY ts, id`,
+    );
+    return rows.map((r) => ({
+      sessionId: r.session_id,
+      date: r.date,
+      ts: r.ts,
+      text: r.text,
+      source: r.source,
+    }));
+  }
+
+  async marks(): Promise<RemoteMarks> {
+    const [row] = await this.client.sql<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
+      `${this.schema}.meta`,
+    ]);
+    if (!row?.ok) return { store: "", generation: 0, deletions: 0 };
+    const rows = await this.client.sql<{ key: string; value: string }>(
+      `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`,
+    );
+    const value = (key: string) => rows.find((r) => r.key === key)?.value;
+    return {
+      store: value("store_id") ?? "",
+      generation: Number(value("generation") ?? 0),
+      deletions: Number(value("deletions") ?? 0),
+    };
+  }
+
+  async schemaVersion(): Promise<number> {
+    const [row] = await this.client.sql<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
+      `${this.schema}.schema_version`,
+    ]);
+    if (!row?.ok) return 0;
+    const [version] = await this.client.sql<{ v: number | null }>(
+      `SELECT max(version) AS v FROM ${this.schema}.schema_version`,
+    );
+    return Number(version?.v ?? 0);
+  }
+
+  /**
+   * The rows a mirror pulled at `since` lacks (see RemoteStore). InsForge gives no consistent view across
+   * calls, so the tables are read one call each between two readings of the marks, and read again when
+   * a write came in between (every write bumps the generation).
+   */
+  async changesSince(since: MirrorMarks | undefined): Promise<RemoteChanges> {
+    for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
+      const marks = await this.marks();
+      const changes = await this.readChanges(since, marks);
+      const after = await this.marks();
+      if (
+        after.generation === marks.generation &&
+        after.deletions === marks.deletions &&
+        after.store === marks.store
+      )
+        return changes;
+    }
+    throw new StoreUnavailableError(
+      `insforge at ${this.location}: the memory kept changing while it was read; try again`,
+    );
+  }
+
+  private async readChanges(since: MirrorMarks | undefined, marks: RemoteMarks): Promise<RemoteChanges> {
+    const s = this.schema;
+    const whole = !since || since.store !== marks.store || since.deletions !== marks.deletions;
+    const base = whole || !since ? { chunk: 0, entity: 0, fact: 0, edge: 0 } : since;
+    if (!marks.store)
+      return {
+        marks: { ...marks, ...base },
+        whole,
+        weights: [],
+        rows: Object.fromEntries(MIRROR_TABLES.map((t) => [t, []])) as unknown as RemoteChanges["rows"],
+      };
+    const read = async (sql: string, params: unknown[], numbers: string[]) => {
+      const rows = await this.client.sql<Record<string, unknown>>(sql, params);
+      for (const r of rows) {
+        for (const c of numbers) r[c] = Number(r[c]);
+        if (typeof r.vector === "string") r.vector = new Uint8Array(Buffer.from(r.vector, "base64"));
+      }
+      return rows;
+    };
+    const rows: RemoteChanges["rows"] = {
+      chunks: await read(
+        `SELECT id, hash, session_id, ts, text, graph_source, model, encode(vector, 'base64') AS vector
+         FROM ${s}.chunks WHERE id > $1 ORDER BY id`,
+        [base.chunk],
+        ["id"],
+      ),
+      turns: await read(
+        `SELECT uuid, chunk_id, ord, role, ts, start, "end" FROM ${s}.turns WHERE chunk_id > $1 ORDER BY chunk_id, ord`,
+        [base.chunk],
+        ["chunk_id", "ord", "start", "end"],
+      ),
+      entities: await read(
+        `SELECT id, phrase, label, model, encode(vector, 'base64') AS vector FROM ${s}.entities WHERE id > $1 ORDER BY id`,
+        [base.entity],
+        ["id"],
+      ),
+      facts: await read(
+        `SELECT id, subject, predicate, object, model, encode(vector, 'base64') AS vector
+         FROM ${s}.facts WHERE id > $1 ORDER BY id`,
+        [base.fact],
+        ["id", "subject", "object"],
+      ),
+      fact_sources: await read(
+        `SELECT fact_id, chunk_id FROM ${s}.fact_sources WHERE chunk_id > $1`,
+        [base.chunk],
+        ["fact_id", "chunk_id"],
+      ),
+      edges: await read(
+        `SELECT id, kind, a, b, weight FROM ${s}.edges WHERE id > $1 ORDER BY id`,
+        [base.edge],
+        ["id", "kind", "a", "b", "weight"],
+      ),
+      edge_sources: await read(
+        `SELECT edge_id, chunk_id, amount FROM ${s}.edge_sources WHERE chunk_id > $1`,
+        [base.chunk],
+        ["edge_id", "chunk_id", "amount"],
+      ),
+      summaries: await read(
+        `SELECT id, session_id, date, ts, text, source FROM ${s}.summaries ORDER BY id`,
+        [],
+        ["id"],
+      ),
+      forgotten: await read(`SELECT session_id, at FROM ${s}.forgotten`, [], []),
+    };
+    const weights = whole
+      ? []
+      : (
+          await read(
+            `SELECT id, weight FROM ${s}.edges WHERE id <= $1
+             AND id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)`,
+            [base.edge, base.chunk],
+            ["id", "weight"],
+          )
+        ).map((r) => ({ id: r.id as number, weight: r.weight as number }));
+    const top = (list: Record<string, unknown>[], mark: number) =>
+      list.reduce((max, r) => Math.max(max, r.id as number), mark);
+    return {
+      marks: {
+        ...marks,
+        chunk: top(rows.chunks, base.chunk),
+        entity: top(rows.entities, base.entity),
+        fact: top(rows.facts, base.fact),
+        edge: top(rows.edges, base.edge),
+      },
+      whole,
+      rows,
+      weights,
+    };
+  }
+
+  /** Everything recall needs, built from one whole pull (the shared store's recall reads a mirror instead). */
+  async snapshot(): Promise<StoreSnapshot> {
+    const { marks, rows } = await this.changesSince(undefined);
+    const turnsOf = new Map<number, Turn[]>();
+    for (const t of rows.turns) {
+      const chunkId = t.chunk_id as number;
+      let list = turnsOf.get(chunkId);
+      if (!list) turnsOf.set(chunkId, (list = []));
+      list.push({
+        uuid: t.uuid as string,
+        role: t.role as Turn["role"],
+        ts: t.ts as string,
+        start: t.start as number,
+        end: t.end as number,
+      });
+    }
+    const chunkRows = rows.chunks as { id: number; vector: Uint8Array; model: string }[];
+    const { dim, vectors: chunkVectors } = readVectors(chunkRows);
+    const factRows = rows.facts as {
+      id: number;
+      subject: number;
+      predicate: string;
+      object: number;
+      model: string;
+      vector: Uint8Array;
+    }[];
+    const { dim: factDim, vectors: factVectors } = readVectors(factRows, dim);
+    const n = rows.edges.length;
+    const edges = {
+      kind: new Uint8Array(n),
+      a: new Int32Array(n),
+      b: new Int32Array(n),
+      weight: new Float64Array(n),
+    };
+    rows.edges.forEach((r, i) => {
+      edges.kind[i] = r.kind as number;
+      edges.a[i] = r.a as number;
+      edges.b[i] = r.b as number;
+      edges.weight[i] = r.weight as number;
+    });
+    return {
+      generation: marks.generation,
+      dim: dim || factDim,
+      chunks: rows.chunks.map((r) => ({
+        id: r.id as number,
+        sessionId: r.session_id as string,
+        ts: r.ts as string,
+        text: r.text as string,
+        graphSource: r.graph_source as GraphSource,
+        turns: turnsOf.get(r.id as number) ?? [],
+      })),
+      chunkVectors,
+      chunkModels: chunkRows.map((r) => r.model),
+      entities: rows.entities.map((r) => ({
+        id: r.id as number,
+        phrase: r.phrase as string,
+        label: r.label as string,
+      })),
+      facts: factRows.map((r) => ({
+        id: r.id,
+        subject: r.subject,
+        predicate: r.predicate,
+        object: r.object,
+      })),
+      factVectors,
+      factModels: factRows.map((r) => r.model),
+      edges,
+    };
+  }
+
+  async status(): Promise<StoreStatus> {
+    const s = this.schema;
+    const [c] = await this.client.sql<Record<string, number | string>>(
+      `SELECT (SELECT count(*) FROM ${s}.chunks) AS chunks,
+              (SELECT count(DISTINCT session_id) FROM ${s}.chunks) AS sessions,
+              (SELECT count(*) FROM ${s}.entities) AS entities,
+              (SELECT count(*) FROM ${s}.facts) AS facts,
+              (SELECT count(*) FROM ${s}.edges WHERE kind = 0) AS fact_edges,
+              (SELECT count(*) FROM ${s}.edges WHERE kind = 1) AS context_edges,
+              (SELECT count(*) FROM ${s}.edges WHERE kind = 2) AS synonym_edges,
+              (SELECT count(*) FROM ${s}.chunks WHERE graph_source = 'llm-pending') AS pending,
+              (SELECT value FROM ${s}.meta WHERE key = 'last_indexed') AS last_indexed`,
+    );
+    return {
+      chunks: Number(c.chunks),
+      sessions: Number(c.sessions),
+      entities: Number(c.entities),
+      facts: Number(c.facts),
+      edges: {
+        fact: Number(c.fact_edges),
+        context: Number(c.context_edges),
+        synonym: Number(c.synonym_edges),
+      },
+      lastIndexed: (c.last_indexed as string | null) ?? null,
+      llmUsage: await this.usage(),
+      llmUsageThisMonth: await this.usageOf(`${s}.llm_usage_months WHERE month = $1`, [
+        new Date().toISOString().slice(0, 7),
+      ]),
+      pendingLlm: Number(c.pending),
+    };
+  }
+
+  private async usageOf(from: string, params: unknown[] = []): Promise<StoreStatus["llmUsage"]> {
+    await this.flush();
+    return (
+      await this.client.sql<Record<string, string | number>>(
+        `SELECT provider, model, calls, input_tokens, output_tokens FROM ${from} ORDER BY provider, model`,
+        params,
+      )
+    ).map((r) => ({
+      provider: String(r.provider),
+      model: String(r.model),
+      calls: Number(r.calls),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+    }));
+  }
+
+  async usage(): Promise<StoreStatus["llmUsage"]> {
+    return this.usageOf(`${this.schema}.llm_usage`);
+  }
+
+  /** Both counters in one script; not sent again after a failure that leaves unknown whether it ran (it adds). */
+  record(usage: LlmUsage): void {
+    const s = this.schema;
+    const add = (table: string) =>
+      `calls = ${table}.calls + 1, input_tokens = ${table}.input_tokens + excluded.input_tokens, output_tokens = ${table}.output_tokens + excluded.output_tokens`;
+    const [provider, model] = [lit(usage.provider), lit(usage.model)];
+    const [input, output] = [Math.trunc(usage.inputTokens), Math.trunc(usage.outputTokens)];
+    this.later(
+      this.client.script(
+        [
+          `INSERT INTO ${s}.llm_usage(provider, model, calls, input_tokens, output_tokens) VALUES (${provider}, ${model}, 1, ${input}, ${output})
+           ON CONFLICT (provider, model) DO UPDATE SET ${add(`${s}.llm_usage`)}`,
+          `INSERT INTO ${s}.llm_usage_months(month, provider, model, calls, input_tokens, output_tokens)
+           VALUES (${lit(new Date().toISOString().slice(0, 7))}, ${provider}, ${model}, 1, ${input}, ${output})
+           ON CONFLICT (month, provider, model) DO UPDATE SET ${add(`${s}.llm_usage_months`)}`,
+        ],
+        { retrySafe: false },
+      ),
+    );
+  }
+
+  async closeAsync(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.client.close();
+    }
+  }
+
+  close(): void {
+    void this.closeAsync().catch(() => {});
+  }
+}
+
+/** Rows whose `vector` came as base64 text, with it as bytes. */
+function vectorRows<T extends { vector: string }>(rows: T[]): (Omit<T, "vector"> & { vector: Uint8Array })[] {
+  return rows.map((r) => ({ ...r, vector: new Uint8Array(Buffer.from(r.vector, "base64")) }));
+}
+
+/** Opens (creating its tables) the project's memory in an InsForge project. One line when it cannot. */
+export async function openInsforgeStore(
+  target: { baseUrl: string; apiKey: string; project: string },
+  options: { writer: string; reader?: boolean; client?: InsforgeClient },
+): Promise<InsforgeMemoryStore> {
+  const client = options.client ?? (await (await import("./insforge-client.ts")).connectInsforge(target));
+  return InsforgeMemoryStore.open(client, {
+    project: target.project,
+    writer: options.writer,
+    reader: options.reader,
+  });
+}
