@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { configPath } from "../project/config.ts";
+import { InsforgeClient } from "./insforge-client.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { migrateSchema, projectSchema } from "./pg-schema.ts";
 import { WRITER_KEYS, writerMetaKey } from "./postgres.ts";
@@ -347,7 +348,10 @@ async function openSide(
   }
   const client = await options.connect(target);
   const schema = projectSchema(target.project);
-  await migrateSchema(client, schema);
+  // InsForge runs no transaction across calls: its tables are made by scripts (insforge.ts).
+  if (client instanceof InsforgeClient)
+    await (await import("./insforge.ts")).ensureInsforgeSchema(client, schema);
+  else await migrateSchema(client, schema);
   return postgresSide(client, schema, options.writer);
 }
 
