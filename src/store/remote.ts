@@ -4,7 +4,7 @@
  * indexer still indexes into the local SQLite store and pushes its new rows here by natural keys; recall
  * reads a local mirror of this store (memory/shared.ts) pulled by row id since its last marks.
  */
-import { redactUrl, type SqlClient, StoreUnavailableError } from "./pg-client.ts";
+import { redactUrl, type SqlClient } from "./pg-client.ts";
 import type { StorageTarget } from "./settings.ts";
 import type { MemoryStore } from "./types.ts";
 
@@ -66,7 +66,7 @@ export type Connect = (target: RemoteTarget) => Promise<SqlClient>;
 
 export async function connectRemote(target: RemoteTarget): Promise<SqlClient> {
   if (target.kind === "postgres") return (await import("./pg-client.ts")).connectPostgres(target.url);
-  throw new StoreUnavailableError("storage insforge is not available in this version");
+  return (await import("./insforge-client.ts")).connectInsforge(target);
 }
 
 /** The target's place as status shows it: no password, no key. */
@@ -88,8 +88,18 @@ export async function openRemoteStore(
   options: OpenRemoteOptions,
 ): Promise<RemoteStore> {
   const client = await (options.connect ?? connectRemote)(target);
-  const { PgMemoryStore } = await import("./postgres.ts");
+  const [{ PgMemoryStore }, { InsforgeClient }] = await Promise.all([
+    import("./postgres.ts"),
+    import("./insforge-client.ts"),
+  ]);
   try {
+    // InsForge's endpoint runs no transaction across calls: its store writes each batch as one script.
+    if (client instanceof InsforgeClient)
+      return await (await import("./insforge.ts")).InsforgeMemoryStore.open(client, {
+        project: target.project,
+        writer: options.writer,
+        reader: options.reader,
+      });
     return await PgMemoryStore.open(client, {
       project: target.project,
       writer: options.writer,
