@@ -17,7 +17,7 @@ import { StoreUnavailableError } from "../src/store/pg-client.ts";
 import { storageTarget } from "../src/store/settings.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
-import { failure } from "./support/helpers.ts";
+import { failure, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 
 const home = memoryHome();
@@ -96,4 +96,46 @@ describe("migrate local ⇄ insforge (contract server)", () => {
     const again = await indexProject(root, { llm: null });
     expect(again.chunks).toBe(0);
   }, 120_000);
+});
+
+describe("triforge migrate --to=insforge (the CLI, contract server)", () => {
+  let fake: FakeInsforge;
+  beforeAll(async () => {
+    fake = await startFakeInsforge();
+  }, 60_000);
+  afterAll(async () => {
+    await fake?.close();
+  });
+  const cli = (root: string, env: Record<string, string>) =>
+    spawnCollect([process.execPath, "src/index.ts", "migrate", "--to=insforge", "--project", root], {
+      env: { ...process.env, ...env },
+      cwd: `${import.meta.dir}/..`,
+    });
+
+  test("a wrong key: one line that names the server, never the key; the config unchanged", async () => {
+    const root = home.project(`cli-wrong-key-${process.pid}`);
+    appendRecords(root, syntheticConversation(1, 2, "key"));
+    await indexProject(root, { llm: null });
+    const wrong = "ik_wrong0123456789abcdef";
+    const result = await cli(root, { INSFORGE_BASE_URL: fake.url, INSFORGE_API_KEY: wrong });
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toContain(wrong);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      `triforge migrate: insforge at ${fake.url}: the API key was refused (Invalid API key); set INSFORGE_API_KEY to the project's admin key. Nothing was switched; run it again to resume.`,
+    ]);
+    expect(readProjectConfig(root).storage).toBe("local");
+  }, 60_000);
+
+  test("copies, verifies and switches; the key stays out of the config", async () => {
+    const root = home.project(`cli-copy-${process.pid}`);
+    appendRecords(root, syntheticConversation(2, 3, "cli"));
+    await indexProject(root, { llm: null });
+    const result = await cli(root, { INSFORGE_BASE_URL: fake.url, INSFORGE_API_KEY: fake.apiKey });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("copied from local to insforge and verified");
+    const config = readFileSync(`${root}/.triforge/config.json`, "utf8");
+    expect(JSON.parse(config).storage).toBe("insforge");
+    expect(config).not.toContain(fake.apiKey);
+  }, 60_000);
 });

@@ -5,11 +5,11 @@ import { defineCommand, UsageError, UserError } from "../command.ts";
 const KINDS = ["local", "postgres", "insforge"] as const;
 
 export default defineCommand({
-  usage: "triforge migrate --to=local|postgres [--project <path>]",
+  usage: "triforge migrate --to=local|postgres|insforge [--project <path>]",
   description:
-    "Copies a project's memory to another storage backend, verifies every table (row count and SHA-256), and switches .triforge/config.json only then. The source is never changed; an interrupted copy resumes when run again. Postgres reads TRIFORGE_PG_URL (or postgres.url in the config), and the project's name in it from postgres.project (default: the folder's name).",
+    "Copies a project's memory to another storage backend, verifies every table (row count and SHA-256), and switches .triforge/config.json only then. The source is never changed; an interrupted copy resumes when run again. Postgres reads TRIFORGE_PG_URL (or postgres.url in the config), InsForge INSFORGE_BASE_URL and INSFORGE_API_KEY (or insforge.baseUrl), and the project's name in it from postgres.project or insforge.project (default: the folder's name).",
   options: {
-    to: { type: "string", arg: "backend", description: "local or postgres" },
+    to: { type: "string", arg: "backend", description: "local, postgres or insforge" },
     project: {
       type: "string",
       arg: "path",
@@ -20,8 +20,6 @@ export default defineCommand({
     const to = String(values.to ?? "");
     if (!KINDS.includes(to as (typeof KINDS)[number]))
       throw new UsageError(`--to must be one of ${KINDS.join(", ")}`);
-    if (to === "insforge")
-      throw new UserError("storage insforge is not available in this version; --to=local or --to=postgres");
     const start = typeof values.project === "string" ? values.project : process.cwd();
     const root = findProjectRoot(start);
     if (!root)
