@@ -409,6 +409,18 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             return json({ project, notice: RECALLED_NOTICE, chunk });
           },
         },
+        DELETE: {
+          access: "curate",
+          handle: async (_req, [raw], url) => {
+            const project = activeProjectOf(url.searchParams.get("project"));
+            const { forgetChunk } = await import("../memory/forget-chunk.ts");
+            const report = await forgetChunk(project, chunkId(raw));
+            if (report.status === "unknown")
+              throw new HttpError(404, `no chunk ${raw} in the memory of ${project}`);
+            if (report.status === "busy") throw busy();
+            return json({ project, chunk_id: Number(raw), ...report });
+          },
+        },
       },
     },
     {

@@ -2,6 +2,7 @@ import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { LlmUsage } from "../llm/usage.ts";
 import {
+  type ChunkForgetResult,
   type ChunkGraph,
   EDGE_KIND,
   type ForgetResult,
@@ -14,6 +15,7 @@ import {
   type StoreSnapshot,
   type StoreStatus,
   type SummaryEntry,
+  type SummaryRewrite,
   type Turn,
 } from "./types.ts";
 
@@ -27,6 +29,12 @@ export const EDGE_EPSILON = 1e-9;
 const LLM_USAGE_MONTHS = `CREATE TABLE IF NOT EXISTS llm_usage_months(
   month TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL,
   input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, PRIMARY KEY(month, provider, model)) WITHOUT ROWID;`;
+
+/**
+ * The records of chunks deleted one by one (`forgetChunk`), added within schema 1 (a store made before
+ * it gets it empty): `indexedRecords` counts them, so a rescan or a late capture never indexes them again.
+ */
+const FORGOTTEN_RECORDS = `CREATE TABLE IF NOT EXISTS forgotten_records(uuid TEXT PRIMARY KEY, at TEXT NOT NULL) WITHOUT ROWID;`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -56,7 +64,8 @@ CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, at TEXT NOT NU
 CREATE TABLE IF NOT EXISTS llm_usage(
   provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
   output_tokens INTEGER NOT NULL, PRIMARY KEY(provider, model)) WITHOUT ROWID;
-${LLM_USAGE_MONTHS}`;
+${LLM_USAGE_MONTHS}
+${FORGOTTEN_RECORDS}`;
 
 /** The store file is not a usable memory store (damaged, foreign, or an older schema). */
 export class StoreCorruptError extends Error {}
@@ -188,6 +197,7 @@ export class SqliteMemoryStore implements MemoryStore {
         db.run("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", [crypto.randomUUID()]);
         // A table added within schema 1: a store made before it gets it here, empty.
         db.run(LLM_USAGE_MONTHS);
+        db.run(FORGOTTEN_RECORDS);
       }
     } catch (error) {
       try {
@@ -280,7 +290,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async indexedRecords(uuids: string[]): Promise<Set<string>> {
     const found = new Set<string>();
-    const query = this.sql("SELECT 1 FROM turns WHERE uuid = ?");
+    const query = this.sql(
+      "SELECT 1 FROM turns WHERE uuid = ?1 UNION ALL SELECT 1 FROM forgotten_records WHERE uuid = ?1",
+    );
     for (const uuid of uuids) if (query.get(uuid)) found.add(uuid);
     return found;
   }
@@ -609,6 +621,53 @@ export class SqliteMemoryStore implements MemoryStore {
     // A reader holding an old snapshot (a running `serve`) can keep this from truncating; it then
     // happens at a later checkpoint. It does not throw for that.
     this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    return result;
+  }
+
+  async forgetChunk(chunkId: number, rewrite: SummaryRewrite): Promise<ChunkForgetResult | undefined> {
+    // As in forgetSession: the chunk's text must leave the file, not linger in free pages.
+    this.db.run("PRAGMA secure_delete = ON");
+    const result = this.guarded(() => {
+      const chunk = this.sql("SELECT hash, session_id, text FROM chunks WHERE id = ?").get(chunkId) as
+        | { hash: string; session_id: string; text: string }
+        | undefined;
+      if (!chunk) return undefined;
+      const uuids = (
+        this.sql("SELECT uuid FROM turns WHERE chunk_id = ? ORDER BY ord").all(chunkId) as { uuid: string }[]
+      ).map((t) => t.uuid);
+      const kept = (
+        this.sql("SELECT text FROM chunks WHERE session_id = ? AND id != ?").all(
+          chunk.session_id,
+          chunkId,
+        ) as {
+          text: string;
+        }[]
+      ).map((c) => c.text);
+      const removed = this.removeChunkGraph([chunkId]);
+      const at = new Date().toISOString();
+      const remember = this.sql("INSERT OR IGNORE INTO forgotten_records(uuid, at) VALUES (?, ?)");
+      for (const uuid of uuids) remember.run(uuid, at);
+      this.sql("DELETE FROM turns WHERE chunk_id = ?").run(chunkId);
+      this.sql("DELETE FROM llm_cache WHERE chunk_hash = ?").run(chunk.hash);
+      this.sql("DELETE FROM chunks WHERE id = ?").run(chunkId);
+      let summaryLines = 0;
+      const lineCount = (text: string) => (text.trim() ? text.trim().split("\n").length : 0);
+      for (const row of this.sql("SELECT id, text FROM summaries WHERE session_id = ?").all(
+        chunk.session_id,
+      ) as {
+        id: number;
+        text: string;
+      }[]) {
+        const text = rewrite(row.text, chunk.text, kept);
+        if (text === row.text) continue;
+        summaryLines += Math.max(0, lineCount(row.text) - lineCount(text));
+        if (text.trim()) this.sql("UPDATE summaries SET text = ? WHERE id = ?").run(text, row.id);
+        else this.sql("DELETE FROM summaries WHERE id = ?").run(row.id);
+      }
+      this.bumpGeneration();
+      return { chunks: 1, ...removed, sessionId: chunk.session_id, uuids, summaryLines };
+    });
+    if (result) this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     return result;
   }
 

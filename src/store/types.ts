@@ -186,6 +186,21 @@ export interface ForgetResult {
   edgesLowered: number;
 }
 
+/** What `forgetChunk` removed, beside the graph: where the chunk came from and its summary lines. */
+export interface ChunkForgetResult extends ForgetResult {
+  sessionId: string;
+  /** The uuids of the chats.jsonl records the chunk was made of, now remembered as forgotten. */
+  uuids: string[];
+  /** Lines `rewrite` took out of the session's summary entries (an entry left empty is removed). */
+  summaryLines: number;
+}
+
+/**
+ * A session's summary entry without what came from a removed chunk: `entry` is the entry's text,
+ * `removed` the chunk's, `kept` the texts of the session's other chunks. "" removes the entry.
+ */
+export type SummaryRewrite = (entry: string, removed: string, kept: string[]) => string;
+
 /**
  * The store is also the LLM result cache (OpenIE and summaries, keyed `<kind>:v<n>:<chunk hash>`), so
  * re-indexing never pays twice and `forget` removes a session's cached results with its chunks.
@@ -194,7 +209,10 @@ export interface MemoryStore extends UsageSink, ResultCache {
   readonly backend: string;
   state(): Promise<IndexState>;
   setState(state: Partial<IndexState>): Promise<void>;
-  /** The record uuids among `uuids` that some chunk already holds (dedupe after a crash or a rescan). */
+  /**
+   * The record uuids among `uuids` that some chunk already holds (dedupe after a crash or a rescan), or
+   * that a forgotten chunk held (`forgetChunk`): neither is indexed again.
+   */
   indexedRecords(uuids: string[]): Promise<Set<string>>;
   forgottenSessions(): Promise<Set<string>>;
   /** Whether some chunk of the session is stored (forget refuses an id it has never seen). */
@@ -215,6 +233,14 @@ export interface MemoryStore extends UsageSink, ResultCache {
   ): Promise<void>;
   /** Removes a session's chunks and exactly what they contributed; remembers the session as forgotten. */
   forgetSession(sessionId: string): Promise<ForgetResult>;
+  /**
+   * Removes one chunk and exactly what it contributed (graph weight, turns, cached LLM results),
+   * remembers its records' uuids as forgotten (`indexedRecords` counts them, so they are never indexed
+   * again), and rewrites its session's summary entries with `rewrite`, in one transaction. Undefined
+   * when no chunk has that id. Optional while only the SQLite store (the local one, which `forget`
+   * changes) has it.
+   */
+  forgetChunk?(chunkId: number, rewrite: SummaryRewrite): Promise<ChunkForgetResult | undefined>;
   summaries(): Promise<SummaryEntry[]>;
   /**
    * Replaces the line `line` of the session's summary entries with `replacement` (a person's correction,

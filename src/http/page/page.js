@@ -218,7 +218,13 @@ function chunkItem(chunk) {
       read.remove();
     },
   });
-  return el(
+  const remove = el("button", {
+    type: "button",
+    className: "danger",
+    text: "Delete chunk",
+    onclick: () => forgetOne(chunk, item),
+  });
+  const item = el(
     "li",
     { "data-chunk": String(chunk.id) },
     el("div", {
@@ -226,8 +232,29 @@ function chunkItem(chunk) {
       text: `chunk ${chunk.id} · ${chunk.ts.slice(0, 16).replace("T", " ")} · ${chunk.role}`,
     }),
     body,
-    el("div", { className: "actions" }, pin, chunk.text.endsWith("…") ? read : null),
+    el("div", { className: "actions" }, pin, chunk.text.endsWith("…") ? read : null, remove),
   );
+  return item;
+}
+
+/** Deletes one chunk (its chat-log records, graph weight and the summary lines quoting it) for good. */
+async function forgetOne(chunk, item) {
+  if (
+    !window.confirm(
+      `Delete chunk ${chunk.id}? Its text and the chat-log lines it came from leave memory for good.`,
+    )
+  )
+    return;
+  const note = document.getElementById("sessions-note");
+  try {
+    const report = await api(withProject(`/v1/memory/chunks/${chunk.id}`), { method: "DELETE" });
+    const list = item.parentElement;
+    item.remove();
+    note.textContent = `forgot chunk ${chunk.id}: ${count(report.lines, "chat-log line")}, ${count(report.summaryLines, "summary line")}`;
+    await Promise.all([loadPrelude(), loadStats(), list?.children.length ? null : loadSessions()]);
+  } catch (error) {
+    note.textContent = `could not delete chunk ${chunk.id}: ${error.message}`;
+  }
 }
 
 async function showSession(sessionId) {

@@ -1,0 +1,159 @@
+/**
+ * Forgetting one chunk (the web page's Delete, `triforge forget --chunk`), with `forget`'s exactness: in
+ * the store its graph weight, turns and cached LLM results, and the lines its session's summary quoted
+ * from it (one transaction, `MemoryStore.forgetChunk`); the chats.jsonl records it was made of, rewritten
+ * under the chat-log lock and remembered as forgotten, so no rescan indexes them again; its pin;
+ * summary.md and the recall snapshot. All under the index lock that the indexer and `forget` hold.
+ */
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { logError } from "../home/log.ts";
+import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../home/paths.ts";
+import { openStoreForRead, openStoreForWrite } from "../store/open.ts";
+import type { ForgetResult } from "../store/types.ts";
+import { withChatLogLock } from "./chatlog.ts";
+import { waitForLock } from "./lock.ts";
+import { removePin } from "./pins.ts";
+import { writeSummaryFile } from "./summary.ts";
+
+/** How long a delete waits for a running indexer to finish before giving up (as forget does). */
+const LOCK_WAIT_MS = 15_000;
+/** A summary line shorter than this is not traced to a chunk: a few words occur in many texts. */
+const MIN_QUOTE_CHARS = 16;
+
+export interface ChunkForgetReport extends ForgetResult {
+  /** `busy`: an indexer held the lock; `unknown`: no stored chunk has that id. */
+  status: "forgotten" | "busy" | "unknown";
+  session_id?: string;
+  /** Records removed from chats.jsonl. */
+  lines: number;
+  /** Lines removed from the session's summary entries. */
+  summaryLines: number;
+  /** 1 when the chunk was pinned (the pin is dropped with it). */
+  pins: number;
+}
+
+const squeeze = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
+
+/**
+ * The summary entry `entry` without what it quotes from the removed chunk's text and from no other chunk
+ * of the session: a line whose sentence is the removed chunk's (the extractive summary's "Discussed:",
+ * its notes and "Decided:" items, clipped with "…"), and the names on "Files:" / "Identifiers:" lines that
+ * only it mentions. An LLM's paraphrase cannot be traced to one chunk and stays (the page edits it).
+ * "" when nothing but headings is left.
+ */
+export function summaryWithout(entry: string, removed: string, kept: string[]): string {
+  const gone = squeeze(removed);
+  const others = kept.map(squeeze);
+  const onlyInRemoved = (quote: string) => {
+    const q = squeeze(quote);
+    return q !== "" && gone.includes(q) && !others.some((text) => text.includes(q));
+  };
+  const out: string[] = [];
+  for (const line of entry.split("\n")) {
+    const list = /^(\s*(?:Files|Identifiers):\s*)(.*)$/.exec(line);
+    if (list) {
+      const names = list[2].split(", ").filter((name) => name && !onlyInRemoved(name));
+      if (names.length) out.push(list[1] + names.join(", "));
+      continue;
+    }
+    if (isQuoteOf(line, onlyInRemoved)) continue;
+    out.push(line);
+  }
+  // A "Decided:" heading whose items all went goes with them.
+  const lines = out.filter((line, i) => !(line.trim() === "Decided:" && !/^\s*- /.test(out[i + 1] ?? "")));
+  const hasContent = lines.some((line) => line.trim() && !/^\s*(?:Discussed|Decided):\s*$/.test(line));
+  return hasContent ? lines.join("\n") : "";
+}
+
+/** Whether a summary line is a sentence quoted from the removed chunk (with or without its labels). */
+function isQuoteOf(line: string, onlyInRemoved: (quote: string) => boolean): boolean {
+  let body = line
+    .trim()
+    .replace(/^(?:Discussed|Decided):\s*/, "")
+    .replace(/^- /, "")
+    .replace(/…$/, "");
+  const why = body.indexOf(" (why: ");
+  if (why > 0) body = body.slice(0, why);
+  if (body.length < MIN_QUOTE_CHARS) return false;
+  // A note may be headed by its speaker's name ("Mel: …"), which the chunk's text does not hold.
+  const unnamed = body.replace(/^[^\s:]{1,40}: /, "");
+  return (
+    onlyInRemoved(body) || (unnamed !== body && unnamed.length >= MIN_QUOTE_CHARS && onlyInRemoved(unnamed))
+  );
+}
+
+/** Whether a chats.jsonl line is one of `uuids` (unreadable lines are kept: they are not ours to drop). */
+function isRecordOf(line: string, uuids: Set<string>): boolean {
+  try {
+    const uuid = (JSON.parse(line) as { uuid?: unknown }).uuid;
+    return typeof uuid === "string" && uuids.has(uuid);
+  } catch {
+    return false;
+  }
+}
+
+/** Rewrites chats.jsonl without the records `uuids`, under the chat-log lock capture appends under. */
+function removeRecordLines(projectRoot: string, uuids: Set<string>): number {
+  const file = chatLogPath(projectRoot);
+  if (uuids.size === 0) return 0;
+  return withChatLogLock(projectRoot, "forget", () => {
+    if (!existsSync(file)) return 0;
+    const lines = readFileSync(file, "utf8").split("\n");
+    // An unterminated last line (a writer that crashed mid-line) is kept as it is.
+    const last = lines.pop() ?? "";
+    const kept = lines.filter((line) => !isRecordOf(line, uuids));
+    const removed = lines.length - kept.length;
+    if (removed === 0) return 0;
+    const temporary = `${file}.forget-${process.pid}.tmp`;
+    writeFileSync(temporary, kept.map((line) => `${line}\n`).join("") + last);
+    renameSync(temporary, file);
+    return removed;
+  });
+}
+
+export async function forgetChunk(projectRoot: string, chunkId: number): Promise<ChunkForgetReport> {
+  const empty = {
+    chunks: 0,
+    facts: 0,
+    entities: 0,
+    edgesRemoved: 0,
+    edgesLowered: 0,
+    lines: 0,
+    summaryLines: 0,
+    pins: 0,
+  };
+  // No store yet, nothing to delete: and none is created just to say so.
+  const existing = openStoreForRead(projectRoot);
+  if (!existing) return { status: "unknown", ...empty };
+  existing.close();
+  const lock = await waitForLock(indexLockPath(projectRoot), "forget", LOCK_WAIT_MS);
+  if (!lock) return { status: "busy", ...empty };
+  try {
+    const store = openStoreForWrite(projectRoot);
+    try {
+      const result = await store.forgetChunk(chunkId, summaryWithout);
+      if (!result) return { status: "unknown", ...empty };
+      const { sessionId, uuids, summaryLines, ...removed } = result;
+      const lines = removeRecordLines(projectRoot, new Set(uuids));
+      const pins = removePin(projectRoot, chunkId) ? 1 : 0;
+      // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
+      if (lines) await store.setState({ offset: 0, offsetCheck: "" });
+      writeSummaryFile(summaryPath(projectRoot), await store.summaries());
+      const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
+        import("./recall/snapshot-file.ts"),
+        import("../embed/source.ts"),
+      ]);
+      const snapshot = recallSnapshotPath(projectRoot);
+      await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
+        // Not left holding the chunk's words: recall reads the store until the next index run.
+        rmSync(snapshot, { force: true });
+        logError("forget chunk: recall snapshot not rebuilt, removed", error, projectRoot);
+      });
+      return { status: "forgotten", session_id: sessionId, ...removed, lines, summaryLines, pins };
+    } finally {
+      store.close();
+    }
+  } finally {
+    lock.release();
+  }
+}
