@@ -204,17 +204,29 @@ describe("triforge activate / deactivate", () => {
     expect(readFileSync(file, "utf8")).toBe("not a project\n");
   });
 
-  test("--storage postgres is kept in the config, with a warning that memory is stored locally", async () => {
+  test("--storage postgres is kept in the config; without a URL the warning says memory stays on this machine", async () => {
     const { home, project } = setup();
-    const result = await runBinary(["activate", "--project", project, "--storage", "postgres"], { home });
+    const result = await runBinary(["activate", "--project", project, "--storage", "postgres"], {
+      home,
+      env: { TRIFORGE_PG_URL: "" },
+    });
     expect(result.code).toBe(0);
     expect(result.stdout).toStartWith("Memory activated in ");
-    expect(result.stderr).toContain("storage 'postgres' is not available in this version");
-    expect(result.stderr).toContain("memory is stored locally");
+    expect(result.stderr).toContain("storage postgres needs a connection URL: set TRIFORGE_PG_URL");
+    expect(result.stderr).toContain("memory is indexed on this machine only");
     expect(json(join(project, ".triforge", "config.json")).storage).toBe("postgres");
     // Run again without --storage: the config still names postgres, so the warning still comes.
-    const again = await runBinary(["activate", "--project", project], { home });
-    expect(again.stderr).toContain("storage 'postgres' is not available in this version");
+    const again = await runBinary(["activate", "--project", project], { home, env: { TRIFORGE_PG_URL: "" } });
+    expect(again.stderr).toContain("storage postgres needs a connection URL");
+    // A server that is not there: said in one line, without the password.
+    const down = await runBinary(["activate", "--project", project], {
+      home,
+      env: { TRIFORGE_PG_URL: "postgres://u:hunter2@127.0.0.1:9/db" },
+    });
+    expect(down.code).toBe(0);
+    expect(down.stderr).toContain("postgres at postgres://u@127.0.0.1:9/db cannot be reached");
+    expect(down.stderr).toContain("pushed when the database answers");
+    expect(down.stderr).not.toContain("hunter2");
     const local = setup();
     const plain = await runBinary(["activate", "--project", local.project, "--storage", "local"], {
       home: local.home,

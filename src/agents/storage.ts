@@ -3,11 +3,11 @@ import type { ProjectConfig } from "../project/config.ts";
 type Storage = ProjectConfig["storage"];
 
 /**
- * The backends this version stores memory in. The config accepts `postgres` and `insforge` too, so a
- * project set up for them keeps its setting when a version that has them arrives; until then memory is
- * stored in the local SQLite store.
+ * The backends this version stores memory in: `postgres` is a shared store every machine pushes into
+ * and recall reads (memory/shared.ts). The config accepts `insforge` too, so a project set up for it
+ * keeps its setting when a version that has it arrives; until then memory is stored locally.
  */
-export const AVAILABLE_STORAGES: readonly Storage[] = ["local"];
+export const AVAILABLE_STORAGES: readonly Storage[] = ["local", "postgres"];
 
 export function storageAvailable(storage: Storage): boolean {
   return AVAILABLE_STORAGES.includes(storage);
@@ -22,4 +22,45 @@ export function describeStorage(storage: Storage): string {
 export function storageWarning(storage: Storage): string | undefined {
   if (storageAvailable(storage)) return undefined;
   return `warning: storage '${storage}' is not available in this version; memory is stored locally (SQLite) until it is. The setting is kept in .triforge/config.json.`;
+}
+
+/**
+ * What activate says of a shared backend, checked now: where it is and that it answered (`note`), or why
+ * memory stays on this machine for the moment (`warning`). Nothing for `local`.
+ */
+export async function sharedStorageCheck(
+  root: string,
+  config: ProjectConfig,
+): Promise<{ note?: string; warning?: string }> {
+  if (config.storage === "local") return {};
+  const warning = storageWarning(config.storage);
+  if (warning) return { warning };
+  const [{ storageTarget, writerName }, { describeTarget, openRemoteStore }] = await Promise.all([
+    import("../store/settings.ts"),
+    import("../store/remote.ts"),
+  ]);
+  let target: ReturnType<typeof storageTarget>;
+  try {
+    target = storageTarget(config.storage, config, root);
+  } catch (error) {
+    return {
+      warning: `warning: ${(error as Error).message}; until then memory is indexed on this machine only`,
+    };
+  }
+  if (target.kind === "local") return {};
+  try {
+    const remote = await openRemoteStore(target, { writer: writerName(root), reader: true });
+    try {
+      const version = await remote.schemaVersion();
+      return {
+        note: `Storage: shared in ${target.kind} at ${describeTarget(target)} (project '${target.project}', ${version ? `schema version ${version}` : "created by the first index run"}); every index run pushes this machine's new memory there, and recall reads every machine's.`,
+      };
+    } finally {
+      await remote.closeAsync();
+    }
+  } catch (error) {
+    return {
+      warning: `warning: ${(error as Error).message.split("\n")[0]}; memory is indexed on this machine and pushed when the database answers`,
+    };
+  }
 }

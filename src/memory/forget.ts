@@ -12,6 +12,7 @@ import type { ForgetResult } from "../store/types.ts";
 import { withChatLogLock } from "./chatlog.ts";
 import { waitForLock } from "./lock.ts";
 import { removeSessionPins } from "./pins.ts";
+import type { SharedOptions } from "./shared.ts";
 import { writeSummaryFile } from "./summary.ts";
 
 /** How long forget waits for a running indexer to finish before giving up. */
@@ -24,6 +25,11 @@ export interface ForgetReport extends ForgetResult {
   lines: number;
   /** The session's pinned chunks dropped from pins.json: a forgotten text must not live on in the prelude. */
   pins: number;
+  /**
+   * With a shared store: `forgotten` there too, or `pending` (it could not be reached: the session is gone
+   * from this machine and its mirror, and the next index run forgets it there).
+   */
+  shared?: "forgotten" | "pending";
 }
 
 /** Whether a chats.jsonl line belongs to `sessionId` (unreadable lines are kept: they are not ours to drop). */
@@ -72,6 +78,9 @@ export async function isKnownSession(projectRoot: string, sessionId: string): Pr
   } finally {
     store?.close();
   }
+  // Another machine's session, held in the local mirror of the shared store.
+  const { mirrorHasSession } = await import("./shared.ts");
+  if (await mirrorHasSession(projectRoot, sessionId)) return true;
   const file = chatLogPath(projectRoot);
   if (!existsSync(file)) return false;
   return readFileSync(file, "utf8")
@@ -82,6 +91,8 @@ export async function isKnownSession(projectRoot: string, sessionId: string): Pr
 export interface ForgetOptions {
   /** Forget (and block for good) an id the project has never seen, e.g. one about to be captured. */
   force?: boolean;
+  /** How the shared store is reached (tests pass a PGlite client). */
+  shared?: SharedOptions;
 }
 
 export async function forgetSession(
@@ -96,38 +107,49 @@ export async function forgetSession(
   const lock = await waitForLock(indexLockPath(projectRoot), "forget", LOCK_WAIT_MS);
   if (!lock) return { status: "busy", ...empty };
   try {
-    let result: ForgetResult = empty;
-    let store: ReturnType<typeof openStoreForWrite> | undefined;
-    try {
-      store = openStoreForWrite(projectRoot);
-      result = await store.forgetSession(sessionId);
-    } catch (error) {
-      if (!isStoreDamage(error)) throw error;
-      // A damaged store is rebuilt from chats.jsonl by the next index run, which no longer holds the session.
-      store = undefined;
-      discardStore(projectRoot);
-    }
-    const lines = removeSessionLines(projectRoot, sessionId);
-    const pins = removeSessionPins(projectRoot, sessionId);
-    if (store) {
-      // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
-      if (lines) await store.setState({ offset: 0, offsetCheck: "" });
-      writeSummaryFile(summaryPath(projectRoot), await store.summaries());
-      // The recall snapshot holds the session's words and vectors too: rebuilt without them (rows were deleted).
-      const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
-        import("./recall/snapshot-file.ts"),
-        import("../embed/source.ts"),
-      ]);
-      const snapshot = recallSnapshotPath(projectRoot);
-      await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
-        // Not left holding the session's words: recall reads the store until the next index run.
-        rmSync(snapshot, { force: true });
-        logError("forget: recall snapshot not rebuilt, removed", error, projectRoot);
-      });
-      store.close();
-    }
-    return { status: "forgotten", ...result, lines, pins };
+    const report = await forgetHere(projectRoot, sessionId);
+    const { forgetInShared } = await import("./shared.ts");
+    const shared = await forgetInShared(projectRoot, sessionId, options.shared);
+    return shared ? { ...report, shared } : report;
   } finally {
     lock.release();
   }
+}
+
+/**
+ * Forgets the session in this machine's store, chats.jsonl, pins and summary.md; the caller holds the
+ * index lock (forget, or the indexer forgetting what another machine forgot in the shared store).
+ */
+export async function forgetHere(projectRoot: string, sessionId: string): Promise<ForgetReport> {
+  let result: ForgetResult = { chunks: 0, facts: 0, entities: 0, edgesRemoved: 0, edgesLowered: 0 };
+  let store: ReturnType<typeof openStoreForWrite> | undefined;
+  try {
+    store = openStoreForWrite(projectRoot);
+    result = await store.forgetSession(sessionId);
+  } catch (error) {
+    if (!isStoreDamage(error)) throw error;
+    // A damaged store is rebuilt from chats.jsonl by the next index run, which no longer holds the session.
+    store = undefined;
+    discardStore(projectRoot);
+  }
+  const lines = removeSessionLines(projectRoot, sessionId);
+  const pins = removeSessionPins(projectRoot, sessionId);
+  if (store) {
+    // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
+    if (lines) await store.setState({ offset: 0, offsetCheck: "" });
+    writeSummaryFile(summaryPath(projectRoot), await store.summaries());
+    // The recall snapshot holds the session's words and vectors too: rebuilt without them (rows were deleted).
+    const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
+      import("./recall/snapshot-file.ts"),
+      import("../embed/source.ts"),
+    ]);
+    const snapshot = recallSnapshotPath(projectRoot);
+    await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
+      // Not left holding the session's words: recall reads the store until the next index run.
+      rmSync(snapshot, { force: true });
+      logError("forget: recall snapshot not rebuilt, removed", error, projectRoot);
+    });
+    store.close();
+  }
+  return { status: "forgotten", ...result, lines, pins };
 }

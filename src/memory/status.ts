@@ -10,6 +10,7 @@ import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { parseRecord } from "./chunking.ts";
 import { isLocked } from "./lock.ts";
 import { damagedReason, notActiveReason, notIndexedReason } from "./reasons.ts";
+import type { SharedStatus } from "./shared.ts";
 
 export interface MemoryStatus {
   active: boolean;
@@ -32,6 +33,8 @@ export interface MemoryStatus {
   pendingRecords: number;
   indexing: boolean;
   store: string;
+  /** With a shared store (`storage: postgres`): where it is, whether it answered, what is still to push. */
+  shared?: SharedStatus;
 }
 
 export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
@@ -62,10 +65,14 @@ export async function memoryStatus(projectRoot: string): Promise<MemoryStatus> {
         pendingRecords: await pendingRecords(projectRoot),
         reason: notIndexedReason(projectRoot),
       };
-    const s = await store.status();
+    const { sharedStatus } = await import("./shared.ts");
+    const shared = await sharedStatus(projectRoot, store);
+    // The counts are the shared store's (every machine's memory) when there is one that answered or was mirrored.
+    const s = shared?.store ?? (await store.status());
     const edges = s.edges.fact + s.edges.context + s.edges.synonym;
     return {
       ...empty,
+      ...(shared ? { shared } : {}),
       chunks: s.chunks,
       sessions: s.sessions,
       nodes: s.chunks + s.entities,

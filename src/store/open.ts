@@ -20,7 +20,11 @@ export function openStoreForWrite(projectRoot: string): SqliteMemoryStore {
 
 /** Opens an existing store read-only, or undefined when there is none yet. */
 export function openStoreForRead(projectRoot: string): SqliteMemoryStore | undefined {
-  const path = storePath(projectRoot);
+  return openStoreFileForRead(storePath(projectRoot));
+}
+
+/** Opens an existing store file read-only (the local store, or the mirror of a shared one). */
+export function openStoreFileForRead(path: string): SqliteMemoryStore | undefined {
   if (!existsSync(path)) return undefined;
   return new SqliteMemoryStore(path, { readonly: true });
 }

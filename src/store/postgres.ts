@@ -24,7 +24,6 @@ import {
   type GraphSource,
   type IndexBatch,
   type IndexState,
-  type MemoryStore,
   type StoreSnapshot,
   type StoreStatus,
   type SummaryEntry,

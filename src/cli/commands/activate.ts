@@ -9,7 +9,7 @@ import { IGNORE_TARGETS, type IgnoreTarget } from "../../agents/git-ignore.ts";
 import { launcher } from "../../agents/launcher.ts";
 import { describeLlm, describeLlmReport } from "../../agents/llm-report.ts";
 import { displayPath, formatOutcomes } from "../../agents/report.ts";
-import { storageWarning } from "../../agents/storage.ts";
+import { sharedStorageCheck } from "../../agents/storage.ts";
 import { readProjectConfig } from "../../project/config.ts";
 import { styleFor } from "../style.ts";
 import { defineCommand, UsageError, UserError } from "../command.ts";
@@ -64,7 +64,6 @@ export default defineCommand({
       throw new UsageError(`--ignore-file must be one of ${IGNORE_TARGETS.join(", ")}; got '${ignoreFile}'`);
     let root: string;
     let result: ReturnType<typeof activate>;
-    let warning: string | undefined;
     try {
       // Checked before looking for an enclosing active project: a mistyped path is an error, not that project.
       root = resolveProject(existingProjectDir((values.project as string | undefined) ?? process.cwd()));
@@ -75,14 +74,14 @@ export default defineCommand({
         ignoreFile,
         hooks,
       });
-      // The config may name the backend without --storage (committed by a teammate): warn from what it says.
-      warning = storageWarning(readProjectConfig(root).storage);
     } catch (error) {
       throw new UserError((error as Error).message);
     }
-    if (warning) process.stderr.write(`${warning}\n`);
+    // The config may name the backend without --storage (committed by a teammate): checked from what it says.
+    const shared = await sharedStorageCheck(root, readProjectConfig(root));
+    if (shared.warning) process.stderr.write(`${shared.warning}\n`);
     // What leaves the machine is said at the moment memory is turned on, with how to keep it all local.
-    const llm = `LLM: ${describeLlmReport(await describeLlm(readProjectConfig(root)))}.${await monthSpend(root)}`;
+    const llm = `LLM: ${describeLlmReport(await describeLlm(readProjectConfig(root)))}.${await monthSpend(root)}${shared.note ? `\n${shared.note}` : ""}`;
     const changed = result.outcomes.filter((o) => o.action !== "unchanged");
     const history = values.import ? "yes" : values["no-import"] ? "no" : "ask";
     if (changed.length === 0) {

@@ -91,8 +91,17 @@ export default defineCommand({
       // PERF: not at module load: this module is on the SessionEnd hook's path, and report.ts loads node:os.
       const { displayPath } = await import("../../agents/report.ts");
       const where = displayPath(root);
+      // With a shared store: what went there, or why nothing did (the next run pushes it).
+      const shared = result.shared;
+      const sharedLine = shared?.error
+        ? `Shared store not updated: ${shared.error}; the next index pushes what is left.\n`
+        : shared?.push?.chunks
+          ? `Pushed ${count(shared.push.chunks, "excerpt")} to the shared store.\n`
+          : "";
       if (result.records === 0 && result.chunks === 0 && !result.rebuilt && !result.llmFailures) {
-        process.stdout.write(`Memory of ${where} is up to date: nothing new since the last index.\n`);
+        process.stdout.write(
+          `Memory of ${where} is up to date: nothing new since the last index.\n${sharedLine}`,
+        );
         return 0;
       }
       const parts = [
@@ -114,7 +123,7 @@ export default defineCommand({
           `${count(result.llmFailures, "LLM call")} failed and will be retried at the next index (see ${displayPath(errorLogPath(root))})`,
         );
       // The run's report is its output (stdout); stderr carries only the progress bar and errors.
-      process.stdout.write(`Indexed ${where}: ${parts.join("; ")}.\n`);
+      process.stdout.write(`Indexed ${where}: ${parts.join("; ")}.\n${sharedLine}`);
       if (values.timings) process.stdout.write(`Phases (ms): ${JSON.stringify(result.timings)}\n`);
       if (allFailed) process.stderr.write("triforge index: warning: every LLM call failed (see above)\n");
       return 0;

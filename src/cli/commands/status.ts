@@ -83,6 +83,11 @@ export default defineCommand({
       lines.push(
         `Memory     ${count("chunks")} chunks from ${count("sessions")} sessions; graph ${count("nodes")} nodes, ${count("edges")} edges`,
       );
+      const shared = memory.shared as import("../../memory/shared.ts").SharedStatus | undefined;
+      if (shared)
+        lines.push(
+          `Shared     ${shared.backend} at ${shared.location}${shared.reachable ? `, schema version ${shared.schemaVersion}` : ` not reached (${shared.problem}); counts above are the local mirror's`}; this machine: ${shared.localChunks} chunks, ${shared.localChunks - shared.pending} pushed, ${shared.pending} to push`,
+        );
       const note = `${memory.indexing ? " (indexing now)" : ""}${memory.reason ? ` — ${memory.reason}` : ""}`;
       lines.push(`Indexed    ${memory.lastIndexed ?? "never"}${note}`);
       // Captured but not indexed yet: what rag_search and the prelude cannot see until the next index.

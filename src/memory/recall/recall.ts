@@ -2,12 +2,18 @@
  * Recall: the memory core every adapter (MCP `rag_search`, `triforge recall`, later HTTP) calls.
  * Never throws for an inactive project, a missing or empty index: it answers no hits and a reason.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync } from "node:fs";
 import { logError } from "../../home/log.ts";
-import { indexLockPath, recallSnapshotPath, storePath } from "../../home/paths.ts";
+import {
+  indexLockPath,
+  mirrorSnapshotPath,
+  mirrorStorePath,
+  recallSnapshotPath,
+  storePath,
+} from "../../home/paths.ts";
 import { isCompiled } from "../../home/runtime.ts";
-import { configPath } from "../../project/config.ts";
-import { discardStore, isStoreDamage, openStoreForRead } from "../../store/open.ts";
+import { configPath, readProjectConfig } from "../../project/config.ts";
+import { discardStore, isStoreDamage, openStoreFileForRead } from "../../store/open.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { chunkRole, TURN_SEPARATOR } from "../chunking.ts";
 import { isLocked, tryLock } from "../lock.ts";
@@ -67,9 +73,24 @@ interface Warm {
 /** Open stores and their built indexes, per store file: a long-lived process answers warm. */
 const warm = new Map<string, Warm>();
 
+/**
+ * The store recall reads and its recall arrays: the local store, or with a shared store (`storage:
+ * postgres`) the local mirror of it, pulled first when the shared store changed (see memory/shared.ts).
+ */
+async function recallFiles(root: string): Promise<{ store: string; snapshot: string }> {
+  const local = { store: storePath(root), snapshot: recallSnapshotPath(root) };
+  if (readProjectConfig(root).storage === "local") return local;
+  const { refreshMirror } = await import("../shared.ts");
+  await refreshMirror(root);
+  const mirror = mirrorStorePath(root);
+  // Never reached yet (down since activation): this machine's own memory is better than none.
+  return existsSync(mirror) ? { store: mirror, snapshot: mirrorSnapshotPath(root) } : local;
+}
+
 /** The project's warm index (undefined when none is built yet), reloaded when the store changed (a new generation or a rebuilt file). */
 export async function loadMemoryIndex(root: string): Promise<MemoryIndex | undefined> {
-  const path = storePath(root);
+  const files = await recallFiles(root);
+  const path = files.store;
   if (!existsSync(path)) return undefined;
   const inode = statSync(path).ino;
   let entry = warm.get(path);
@@ -79,13 +100,13 @@ export async function loadMemoryIndex(root: string): Promise<MemoryIndex | undef
     entry = undefined;
   }
   if (!entry) {
-    const store = openStoreForRead(root);
+    const store = openStoreFileForRead(path);
     if (!store) return undefined;
     entry = { store, inode };
     warm.set(path, entry);
   }
   const current = entry;
-  const file = recallSnapshotPath(root);
+  const file = files.snapshot;
   const key = `${current.store.generation()}:${fileStamp(file)}`;
   if (current.index && current.key === key) return current.index;
   current.loading ??= (async () => {
@@ -123,6 +144,16 @@ async function damagedStoreReason(root: string, damage: unknown): Promise<string
   warm.get(path)?.store.close();
   warm.delete(path);
   const cause = (damage as Error).message;
+  const mirror = mirrorStorePath(root);
+  if (warm.has(mirror)) {
+    // The mirror of a shared store is a copy: removed, and pulled whole at the next question.
+    warm.get(mirror)?.store.close();
+    warm.delete(mirror);
+    for (const file of [mirror, `${mirror}-wal`, `${mirror}-shm`, mirrorSnapshotPath(root)])
+      rmSync(file, { force: true, recursive: true });
+    logError("recall", `local mirror of the shared store damaged, removed: ${cause}`, root);
+    return rebuildingReason(cause, "it is pulled again from the shared store at the next question");
+  }
   const lock = tryLock(indexLockPath(root), "recall: move a damaged store aside");
   if (!lock) return rebuildingReason(cause, "the indexer running now rebuilds it");
   try {

@@ -1,0 +1,389 @@
+/**
+ * `storage: postgres` as a team's shared memory: every machine indexes into its own local store and
+ * pushes to one database; recall and status read every machine's memory through the local mirror.
+ * Run on PGlite in-process and on the server .ci/run starts (TRIFORGE_TEST_PG_URL), where the machines
+ * are separate processes with their own data folders.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { errorLogPath, mirrorStorePath, storePath } from "../src/home/paths.ts";
+import { forgetSession } from "../src/memory/forget.ts";
+import { indexProject } from "../src/memory/indexer.ts";
+import { MODES } from "../src/memory/recall/modes.ts";
+import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
+import { refreshMirror } from "../src/memory/shared.ts";
+import { connectPostgres, type SqlClient, StoreUnavailableError } from "../src/store/pg-client.ts";
+import { lockKey, projectSchema } from "../src/store/pg-schema.ts";
+import { SqliteMemoryStore } from "../src/store/sqlite.ts";
+import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
+import { appendRecords, chatLog, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
+import { pgliteClient } from "./support/pglite.ts";
+
+const home = memoryHome();
+const serverUrl = process.env.TRIFORGE_TEST_PG_URL;
+if (!serverUrl)
+  console.log(
+    "store-shared: TRIFORGE_TEST_PG_URL is not set, so the shared store is tested on PGlite only, without separate processes (.ci/run sets it)",
+  );
+
+/** A project's shared rows by natural keys and the counts that must be exact. */
+async function sharedDump(client: SqlClient, project: string) {
+  const s = projectSchema(project);
+  const list = (sql: string) => client.query<{ k: string }>(sql).then((r) => r.map((x) => x.k));
+  return {
+    chunks: await list(`SELECT hash || '|' || session_id AS k FROM ${s}.chunks ORDER BY 1`),
+    turns: await list(`SELECT uuid AS k FROM ${s}.turns ORDER BY 1`),
+    summaries: await list(`SELECT session_id || '|' || text AS k FROM ${s}.summaries ORDER BY 1`),
+    entities: await list(`SELECT phrase AS k FROM ${s}.entities ORDER BY 1`),
+    facts: await list(`SELECT count(*)::text AS k FROM ${s}.facts`),
+    edges: await list(
+      `SELECT kind || ':' || count(*) || ':' || round(sum(weight)::numeric, 4) AS k FROM ${s}.edges GROUP BY kind ORDER BY 1`,
+    ),
+  };
+}
+
+/** How many chunks a machine's own store holds. */
+function localChunks(root: string): number {
+  const db = new Database(storePath(root), { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+const sessionsOf = (hits: { session_id: string }[]) => [...new Set(hits.map((h) => h.session_id))].sort();
+
+/** A client that fails every statement after the first `allowed` chunk inserts: the connection lost mid-push. */
+function droppingAfter(client: SqlClient, allowed: number): SqlClient {
+  let inserts = 0;
+  const query = (async (text: string, params?: unknown[]) => {
+    if (/INSERT INTO \S+\.chunks/.test(text) && ++inserts > allowed)
+      throw new StoreUnavailableError("postgres at postgres://test@db/x dropped the connection (test)");
+    return client.query(text, params);
+  }) as SqlClient["query"];
+  const inner: SqlClient = {
+    query,
+    transaction: (work) => client.transaction((tx) => work({ ...tx, query: wrapQuery(tx) })),
+    close: async () => {},
+  };
+  function wrapQuery(tx: SqlClient): SqlClient["query"] {
+    return (async (text: string, params?: unknown[]) => {
+      if (/INSERT INTO \S+\.chunks/.test(text) && ++inserts > allowed)
+        throw new StoreUnavailableError("postgres at postgres://test@db/x dropped the connection (test)");
+      return tx.query(text, params);
+    }) as SqlClient["query"];
+  }
+  return inner;
+}
+
+const backends: { name: string; connect: () => Promise<SqlClient>; url?: string }[] = [
+  { name: "PGlite", connect: () => pgliteClient() },
+];
+if (serverUrl) backends.push({ name: "server", connect: () => connectPostgres(serverUrl), url: serverUrl });
+
+for (const backend of backends) {
+  describe(`shared memory in postgres (${backend.name})`, () => {
+    let client: SqlClient;
+    const connection = { connect: async () => ({ ...client, close: async () => {} }) };
+    const name = (what: string) => `${what}-${backend.name.toLowerCase()}-${process.pid}-${Date.now()}`;
+    // PGlite is reached only through `connection`; the URL (a closed port) is what recall's own pull and
+    // status try, and fail at once on. The server is named by TRIFORGE_PG_URL.
+    const url = backend.url ? {} : { url: "postgres://pglite@127.0.0.1:9/pglite" };
+    const config = (project: string) => ({ llm: "none", storage: "postgres", postgres: { project, ...url } });
+    const index = (root: string, shared = connection) => indexProject(root, { llm: null, shared });
+
+    beforeAll(async () => {
+      client = await backend.connect();
+      // The server runs recall's own pull (the URL); PGlite is reached only through `connection`.
+      if (backend.url) process.env.TRIFORGE_PG_URL = backend.url;
+      else delete process.env.TRIFORGE_PG_URL;
+    }, 60_000);
+    afterAll(async () => {
+      closeWarmIndexes();
+      await client?.close();
+    });
+
+    test("two machines index one project's memory at once: recall on either sees both, counts exact, a second push adds nothing", async () => {
+      const project = name("team");
+      const one = home.project(name("one"), config(project));
+      const two = home.project(name("two"), config(project));
+      const twoRecords = syntheticConversation(2, 5, "two");
+      appendRecords(one, syntheticConversation(3, 4, "one"));
+      appendRecords(two, twoRecords);
+      const [a, b] = await Promise.all([index(one), index(two)]);
+      expect(a.shared?.error).toBeUndefined();
+      expect(b.shared?.error).toBeUndefined();
+      expect(a.shared?.push?.chunks).toBe(12);
+      expect(b.shared?.push?.chunks).toBe(10);
+      // The machine that finished first pulled before the other pushed: its next recall pulls the rest.
+      for (const root of [one, two]) await refreshMirror(root, connection);
+      for (const root of [one, two]) {
+        const { hits } = await recall(root, "queueWorker redis billing retries", { topK: 20 });
+        expect(sessionsOf(hits).some((s) => s.startsWith("one"))).toBe(true);
+        expect(sessionsOf(hits).some((s) => s.startsWith("two"))).toBe(true);
+      }
+      const before = await sharedDump(client, project);
+      expect(before.chunks.length).toBe(localChunks(one) + localChunks(two));
+      expect(before.chunks.length).toBe(22);
+      expect(before.turns.length).toBe(44);
+      expect(new Set(before.chunks.map((c) => c.split("|")[1])).size).toBe(5);
+      const mirror = new SqliteMemoryStore(mirrorStorePath(one), { readonly: true });
+      expect((await mirror.status()).chunks).toBe(22);
+      mirror.close();
+
+      // Nothing new: nothing pushed again; the same records appended again add nothing anywhere.
+      const again = await index(one);
+      expect(again.shared?.push?.chunks).toBe(0);
+      appendRecords(two, twoRecords);
+      expect((await index(two)).chunks).toBe(0);
+      expect(await sharedDump(client, project)).toEqual(before);
+      // A new session on one machine: only its chunks go.
+      appendRecords(one, syntheticConversation(1, 3, "late"));
+      const late = await index(one);
+      expect(late.shared?.push?.chunks).toBe(3);
+      expect((await sharedDump(client, project)).chunks.length).toBe(25);
+    }, 120_000);
+
+    test("the database down at start, then the connection dropped mid-push: the local index completes, the next run pushes the rest, nothing lost or doubled", async () => {
+      const project = name("faults");
+      const root = home.project(name("faults"), config(project));
+      // 3 sessions of 100 exchanges: 300 chunks, two pushed batches.
+      const records = syntheticConversation(3, 100, "f");
+      appendRecords(root, records);
+      const down = await index(root, {
+        connect: async () => {
+          throw new StoreUnavailableError(
+            "postgres at postgres://u@127.0.0.1:9/db cannot be reached (Connection refused)",
+          );
+        },
+      });
+      expect(down.status).toBe("indexed");
+      expect(down.chunks).toBe(300);
+      expect(down.shared?.error).toContain("cannot be reached");
+      const log = readFileSync(errorLogPath(root), "utf8").trim().split("\n");
+      expect(log.filter((l) => l.includes("shared store not updated")).length).toBe(1);
+
+      const cut = await index(root, { connect: async () => droppingAfter(client, 1) });
+      expect(cut.shared?.error).toContain("dropped the connection");
+      expect((await sharedDump(client, project)).chunks.length).toBe(256);
+
+      const resumed = await index(root);
+      expect(resumed.shared?.error).toBeUndefined();
+      expect(resumed.shared?.push?.chunks).toBe(44);
+      const after = await sharedDump(client, project);
+      expect(after.chunks.length).toBe(300);
+      expect(after.turns.length).toBe(600);
+
+      // The same memory pushed in one go by a machine that never failed: the same rows.
+      const clean = name("clean");
+      const reference = home.project(name("clean"), config(clean));
+      appendRecords(reference, records);
+      await index(reference);
+      expect(after).toEqual(await sharedDump(client, clean));
+    }, 180_000);
+
+    test("forget on one machine removes the session from the shared store, both mirrors and the other machine's own store", async () => {
+      const project = name("forget");
+      const one = home.project(name("f1"), config(project));
+      const two = home.project(name("f2"), config(project));
+      appendRecords(one, syntheticConversation(3, 3, "mine"));
+      appendRecords(two, syntheticConversation(2, 3, "yours"));
+      await index(one);
+      await index(two);
+      await refreshMirror(one, connection);
+      // Machine two forgets a session only machine one captured.
+      const report = await forgetSession(two, "mine1", { shared: connection });
+      expect(report.status).toBe("forgotten");
+      expect(report.shared).toBe("forgotten");
+      const shared = await sharedDump(client, project);
+      expect(shared.chunks.some((c) => c.endsWith("|mine1"))).toBe(false);
+      expect(shared.chunks.length).toBe(12);
+      const mirrorTwo = new SqliteMemoryStore(mirrorStorePath(two), { readonly: true });
+      expect(await mirrorTwo.hasSession("mine1")).toBe(false);
+      mirrorTwo.close();
+      // Machine one learns it at its next index: gone from its store, its chat log and its mirror.
+      const next = await index(one);
+      expect(next.shared?.push?.forgottenHere).toBe(1);
+      const local = new SqliteMemoryStore(storePath(one), { readonly: true });
+      expect(await local.hasSession("mine1")).toBe(false);
+      expect(await local.hasSession("mine0")).toBe(true);
+      local.close();
+      expect(readFileSync(chatLog(one), "utf8")).not.toContain('"mine1"');
+      const { hits } = await recall(one, "mine1 Session 1 step 0", { topK: 20, mode: "bm25" });
+      expect(hits.some((h) => h.session_id === "mine1")).toBe(false);
+      // The shared store is not pushed the session again, and a rebuilt store would not index it either.
+      expect((await sharedDump(client, project)).chunks.length).toBe(12);
+    }, 120_000);
+
+    test("forget while the database is down: gone from this machine's mirror at once, from the shared store at the next index", async () => {
+      const project = name("offline");
+      const root = home.project(name("offline"), config(project));
+      appendRecords(root, syntheticConversation(2, 3, "off"));
+      await index(root);
+      const down = {
+        connect: async (): Promise<SqlClient> => {
+          throw new StoreUnavailableError("postgres at postgres://u@127.0.0.1:9/db cannot be reached (test)");
+        },
+      };
+      const report = await forgetSession(root, "off0", { shared: down });
+      expect(report.shared).toBe("pending");
+      const mirror = new SqliteMemoryStore(mirrorStorePath(root), { readonly: true });
+      expect(await mirror.hasSession("off0")).toBe(false);
+      expect(await mirror.hasSession("off1")).toBe(true);
+      mirror.close();
+      expect((await sharedDump(client, project)).chunks.some((c) => c.endsWith("|off0"))).toBe(true);
+      const next = await index(root);
+      expect(next.shared?.push?.forgottenThere).toBe(1);
+      const after = await sharedDump(client, project);
+      expect(after.chunks.some((c) => c.endsWith("|off0"))).toBe(false);
+      expect(after.chunks.length).toBe(3);
+    }, 120_000);
+
+    test("recall ranks the same from the shared store as from the local store on the same data, in every mode", async () => {
+      const records = syntheticConversation(6, 6, "r");
+      const localRoot = home.project(name("rank-local"));
+      const sharedRoot = home.project(name("rank-shared"), config(name("rank")));
+      appendRecords(localRoot, records);
+      appendRecords(sharedRoot, records);
+      await indexProject(localRoot, { llm: null });
+      await index(sharedRoot);
+      expect(existsSync(mirrorStorePath(sharedRoot))).toBe(true);
+      const queries = [
+        "why does renderChart fail with d3",
+        "redis billing retries queueWorker",
+        "which version of sqlite did we keep for the search ranking",
+        "Release 4 migrations orders table",
+      ];
+      for (const mode of MODES)
+        for (const query of queries) {
+          const expected = await recall(localRoot, query, { topK: 8, mode });
+          const got = await recall(sharedRoot, query, { topK: 8, mode });
+          expect(expected.hits.length).toBeGreaterThan(0);
+          expect(got.hits.map((h) => [h.session_id, h.text, h.score])).toEqual(
+            expected.hits.map((h) => [h.session_id, h.text, h.score]),
+          );
+        }
+    }, 120_000);
+  });
+}
+
+describe.skipIf(!serverUrl)("shared memory in postgres: machines as processes (server)", () => {
+  let admin: SqlClient;
+  beforeAll(async () => {
+    admin = await connectPostgres(serverUrl as string);
+  });
+  afterAll(async () => {
+    await admin?.close();
+  });
+
+  /** The CLI (the compiled binary when TRIFORGE_TEST_BINARY names one) with its own data folder. */
+  async function triforge(args: string[], dataHome: string) {
+    const binary = process.env.TRIFORGE_TEST_BINARY ? [await compiledBinary()] : ["bun", "src/index.ts"];
+    return spawnCollect([...binary, ...args], {
+      env: { ...process.env, TRIFORGE_HOME: dataHome, TRIFORGE_PG_URL: serverUrl },
+    });
+  }
+
+  test("two machines (two data folders) indexing at once as processes: recall and status on either see both; pushed again, nothing doubles", async () => {
+    const project = `procs-${process.pid}-${Date.now()}`;
+    const machines = [0, 1].map((i) => {
+      const dataHome = tempDir("triforge-machine-");
+      const previous = process.env.TRIFORGE_HOME;
+      process.env.TRIFORGE_HOME = dataHome;
+      const root = home.project(`proc-${i}-${project}`, {
+        llm: "none",
+        storage: "postgres",
+        postgres: { project },
+      });
+      appendRecords(root, syntheticConversation(4 + i, 6, `m${i}-`));
+      process.env.TRIFORGE_HOME = previous;
+      return { dataHome, root };
+    });
+    const runs = await Promise.all(machines.map((m) => triforge(["index", "--project", m.root], m.dataHome)));
+    for (const run of runs) {
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("to the shared store");
+    }
+    for (const m of machines) {
+      const result = await triforge(
+        ["recall", "queueWorker redis billing", "--project", m.root, "-k", "30", "--json"],
+        m.dataHome,
+      );
+      expect(result.code).toBe(0);
+      const sessions = sessionsOf(JSON.parse(result.stdout).hits);
+      expect(sessions.some((s) => s.startsWith("m0-"))).toBe(true);
+      expect(sessions.some((s) => s.startsWith("m1-"))).toBe(true);
+      const status = JSON.parse(
+        (await triforge(["status", "--project", m.root, "--json"], m.dataHome)).stdout,
+      );
+      expect(status.chunks).toBe(24 + 30);
+      expect(status.shared.reachable).toBe(true);
+      expect(status.shared.pending).toBe(0);
+      expect(status.shared.location).not.toContain(":triforge@");
+    }
+    const before = await sharedDump(admin, project);
+    expect(before.chunks.length).toBe(54);
+    const reruns = await Promise.all(
+      machines.map((m) => triforge(["index", "--project", m.root], m.dataHome)),
+    );
+    for (const run of reruns) expect(run.code).toBe(0);
+    expect(await sharedDump(admin, project)).toEqual(before);
+  }, 180_000);
+
+  test("an indexer killed (SIGKILL) in the middle of its push: the next run pushes the rest, nothing lost or doubled", async () => {
+    const project = `killed-${process.pid}-${Date.now()}`;
+    const dataHome = tempDir("triforge-machine-");
+    const previous = process.env.TRIFORGE_HOME;
+    process.env.TRIFORGE_HOME = dataHome;
+    const root = home.project(`killed-${project}`, {
+      llm: "none",
+      storage: "postgres",
+      postgres: { project },
+    });
+    appendRecords(root, syntheticConversation(4, 250, "k"));
+    process.env.TRIFORGE_HOME = previous;
+    const schema = projectSchema(project);
+    const count = async () => {
+      try {
+        return Number((await admin.query<{ n: number }>(`SELECT count(*) AS n FROM ${schema}.chunks`))[0].n);
+      } catch {
+        return 0; // not created yet
+      }
+    };
+    const binary = process.env.TRIFORGE_TEST_BINARY ? [await compiledBinary()] : ["bun", "src/index.ts"];
+    const child = Bun.spawn([...binary, "index", "--project", root], {
+      env: { ...process.env, TRIFORGE_HOME: dataHome, TRIFORGE_PG_URL: serverUrl },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    // Once the first batch is in, this test holds the project's write lock: the push waits on its next batch.
+    const holder = await connectPostgres(serverUrl as string);
+    let held = false;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline && !held) {
+      if ((await count()) > 0) {
+        const [row] = await holder.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [
+          lockKey(schema),
+        ]);
+        held = Boolean(row.ok);
+      } else await Bun.sleep(20);
+    }
+    expect(held).toBe(true);
+    await Bun.sleep(300);
+    const partial = await count();
+    child.kill("SIGKILL");
+    await child.exited;
+    await holder.query("SELECT pg_advisory_unlock_all()");
+    await holder.close();
+    expect(partial).toBeGreaterThan(0);
+    expect(partial).toBeLessThan(1000);
+    const rerun = await triforge(["index", "--project", root], dataHome);
+    expect(rerun.code).toBe(0);
+    const dump = await sharedDump(admin, project);
+    expect(dump.chunks.length).toBe(1000);
+    expect(dump.turns.length).toBe(2000);
+    expect(new Set(dump.chunks).size).toBe(1000);
+  }, 240_000);
+});
