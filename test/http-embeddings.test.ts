@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { remoteOf } from "../src/cli/http-options.ts";
-import { embedTexts, remoteEmbeddingConfig, RemoteEmbeddingError } from "../src/embed/remote.ts";
+import { embedTexts, RemoteEmbeddingError, remoteEmbeddingConfig } from "../src/embed/remote.ts";
 import { startHttpServer } from "../src/http/server.ts";
 import { configProblems, type ProjectConfig } from "../src/project/config.ts";
 import { Catalog } from "../src/rag/catalog.ts";

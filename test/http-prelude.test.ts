@@ -66,7 +66,9 @@ describe("the prelude's budget", () => {
     expect(small).toBe(preludeContext(summary, { budget: 120 * CHARS_PER_TOKEN, present, pinned: "" })!);
     writeConfig({ llm: "none" });
     const full = (await httpPrelude()).context;
-    expect(full).toBe(preludeContext(summary, { budget: PRELUDE_TOKENS * CHARS_PER_TOKEN, present, pinned: "" })!);
+    expect(full).toBe(
+      preludeContext(summary, { budget: PRELUDE_TOKENS * CHARS_PER_TOKEN, present, pinned: "" })!,
+    );
     // The budget decides how many sessions' entries are carried.
     const sessions = (text: string | null) => (text?.match(/· session s\d+/g) ?? []).length;
     expect(sessions(small)).toBeGreaterThan(0);

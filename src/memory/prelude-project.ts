@@ -6,8 +6,8 @@
  */
 import { configPath } from "../project/config.ts";
 import { pinnedSection, readPins } from "./pins.ts";
-import { projectPresent } from "./present.ts";
 import { CHARS_PER_TOKEN, PRELUDE_TOKENS, type PreludeOptions } from "./prelude.ts";
+import { projectPresent } from "./present.ts";
 
 /**
  * `prelude.tokens` of the project's config, else PRELUDE_TOKENS. A bad value is not fatal here:
