@@ -30,6 +30,7 @@ import { chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
 import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
 import { tryLock } from "./lock.ts";
+import type { SharedOptions, SyncResult } from "./shared.ts";
 import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
 import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
@@ -59,6 +60,8 @@ export interface IndexOptions {
   synonymWorkerMinPairs?: number;
   /** Passed to resolveLlm when `llm` is undefined (environment, retry policy); usage always goes to the store. */
   llmOptions?: Omit<ResolveOptions, "usage" | "projectRoot">;
+  /** How the shared store (`storage: postgres`) is reached; tests pass a PGlite client. */
+  shared?: SharedOptions;
 }
 
 export interface IndexResult {
@@ -73,6 +76,8 @@ export interface IndexResult {
   llmFailures: number;
   /** Milliseconds spent in each phase of the run (PhaseTimer's names), for `index --timings` and benchmarks. */
   timings: Record<string, number>;
+  /** With a shared store: what was pushed and pulled, or the one line that says why not. */
+  shared?: SyncResult;
 }
 
 /**
@@ -247,6 +252,12 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
       });
       await runOn(store);
     }
+    // storage postgres: this run's chunks go to the shared store, everyone's come back into the mirror.
+    const local = store;
+    const [{ syncShared }, { forgetHere }] = await Promise.all([import("./shared.ts"), import("./forget.ts")]);
+    result.shared = await timer.time("shared", () =>
+      syncShared(projectRoot, local, async (id) => void (await forgetHere(projectRoot, id)), options.shared),
+    );
     result.timings = timer.rounded();
     return result;
   } finally {
