@@ -269,6 +269,36 @@ for (const backend of backends) {
   });
 }
 
+test("status and doctor with the database down: one line each, the password never shown, what is left to push", async () => {
+  const root = home.project(`down-${process.pid}`, {
+    llm: "none",
+    storage: "postgres",
+    postgres: { project: "down", url: "postgres://team:hunter2@127.0.0.1:9/memory" },
+  });
+  appendRecords(root, syntheticConversation(2, 2, "d"));
+  const binary = process.env.TRIFORGE_TEST_BINARY ? [await compiledBinary()] : ["bun", "src/index.ts"];
+  const run = (args: string[]) =>
+    spawnCollect([...binary, ...args, "--project", root], { env: { ...process.env, TRIFORGE_PG_URL: "" } });
+  const indexed = await run(["index"]);
+  expect(indexed.code).toBe(0);
+  expect(indexed.stdout).toContain(
+    "Shared store not updated: postgres at postgres://team@127.0.0.1:9/memory cannot be reached",
+  );
+  const status = await run(["status"]);
+  expect(status.code).toBe(0);
+  expect(status.stdout).toContain("Shared     postgres at postgres://team@127.0.0.1:9/memory not reached");
+  expect(status.stdout).toContain("this machine: 4 chunks, 0 pushed, 4 to push");
+  const doctor = await run(["doctor", "--json"]);
+  const check = (JSON.parse(doctor.stdout) as { name: string; ok: boolean; detail: string }[]).find(
+    (c) => c.name === "shared store",
+  );
+  expect(check?.ok).toBe(false);
+  expect(check?.detail).toContain("cannot be reached");
+  expect(check?.detail).toContain("4 of its 4 chunks still to push");
+  for (const out of [indexed, status, doctor]) expect(out.stdout + out.stderr).not.toContain("hunter2");
+  expect(readFileSync(errorLogPath(root), "utf8")).not.toContain("hunter2");
+}, 120_000);
+
 describe.skipIf(!serverUrl)("shared memory in postgres: machines as processes (server)", () => {
   let admin: SqlClient;
   beforeAll(async () => {
@@ -323,6 +353,13 @@ describe.skipIf(!serverUrl)("shared memory in postgres: machines as processes (s
       expect(status.shared.pending).toBe(0);
       expect(status.shared.location).not.toContain(":triforge@");
     }
+    const checks = JSON.parse(
+      (await triforge(["doctor", "--project", machines[0].root, "--json"], machines[0].dataHome)).stdout,
+    ) as { name: string; ok: boolean; detail: string }[];
+    const shared = checks.find((c) => c.name === "shared store");
+    expect(shared?.ok).toBe(true);
+    expect(shared?.detail).toContain("schema version 2: 54 chunks from 9 sessions");
+    expect(shared?.detail).not.toContain(":triforge@");
     const before = await sharedDump(admin, project);
     expect(before.chunks.length).toBe(54);
     const reruns = await Promise.all(

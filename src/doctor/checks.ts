@@ -82,6 +82,8 @@ export async function runChecks(projectStart?: string): Promise<Check[]> {
   const { resolveProject } = await import("../agents/activate.ts");
   const root = resolveProject(projectStart);
   const { hookRunChecks } = await import("./hook-checks.ts");
-  checks.push(...agentChecks(), ...projectChecks(root), ...(await llmChecks(root)), ...hookRunChecks(root));
+  const { sharedStoreChecks } = await import("./shared-checks.ts");
+  checks.push(...agentChecks(), ...projectChecks(root), ...(await sharedStoreChecks(root)));
+  checks.push(...(await llmChecks(root)), ...hookRunChecks(root));
   return checks;
 }
