@@ -1,7 +1,7 @@
 /**
  * Personalized PageRank on an undirected weighted graph in CSR form (ngraph.pagerank has no
- * personalisation vector). Power iteration over typed arrays, stopped when the L1 change of the
- * score vector falls below a tolerance.
+ * personalisation vector), over typed arrays, stopped when a sweep's L1 change of the scores falls
+ * below a tolerance.
  */
 
 /** An undirected weighted graph: each edge is stored in both directions. */
@@ -44,7 +44,7 @@ export function buildCsr(nodes: number, a: Int32Array, b: Int32Array, w: Float64
 export interface PprOptions {
   /** Probability of following an edge rather than jumping back to the personalisation (HippoRAG 2: 0.5). */
   damping: number;
-  /** Stop when the L1 change between iterations is below this. */
+  /** Stop when a sweep changes the scores by less than this share of their sum (L1). */
   tolerance: number;
   maxIterations: number;
 }
@@ -54,7 +54,14 @@ export const PPR_DEFAULTS: PprOptions = { damping: 0.5, tolerance: 1e-8, maxIter
 /**
  * Scores of every node for a personalisation (reset) vector, which is normalised to sum 1.
  * A node with no edges sends its mass back through the reset vector (as igraph/PRPACK do), so the
- * scores keep summing to 1.
+ * scores sum to 1.
+ *
+ * PERF: the power iteration p ← d·W·p + (1 − d + d·dangling)·s has the fixed point p = x / Σx with
+ * x = s + d·W·x (W the walk's transition matrix, zero columns for nodes with no edges: their mass
+ * returns through s, a scalar the normalisation absorbs). That system is solved by Gauss–Seidel sweeps
+ * in gather form — each node reads its neighbours' x / strength, updated values used at once — which
+ * needs no scatter buffer and converges in fewer passes over the edges than the power iteration
+ * (16× LoCoMo, 1.24 M CSR entries: ~1.5 ms a sweep against ~4 ms an iteration, warm).
  */
 export function personalizedPageRank(
   graph: CsrGraph,
@@ -62,39 +69,37 @@ export function personalizedPageRank(
   options: Partial<PprOptions> = {},
 ): { scores: Float64Array; iterations: number } {
   const { damping, tolerance, maxIterations } = { ...PPR_DEFAULTS, ...options };
-  const n = graph.nodes;
+  const { nodes: n, offsets, column, weight, strength } = graph;
   let total = 0;
   for (let i = 0; i < n; i++) total += reset[i];
+  const x = new Float64Array(n);
+  if (total <= 0) return { scores: x, iterations: 0 };
   const s = new Float64Array(n);
-  if (total <= 0) return { scores: s, iterations: 0 };
-  for (let i = 0; i < n; i++) s[i] = reset[i] / total;
-  let p = Float64Array.from(s);
-  let next = new Float64Array(n);
+  /** x_i / strength_i: what node i sends along each unit of edge weight. */
+  const share = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    s[i] = reset[i] / total;
+    x[i] = s[i];
+    share[i] = strength[i] > 0 ? x[i] / strength[i] : 0;
+  }
   let iterations = 0;
   while (iterations < maxIterations) {
     iterations++;
-    next.fill(0);
-    let dangling = 0;
-    for (let i = 0; i < n; i++) {
-      const mass = p[i];
-      if (mass === 0) continue;
-      const strength = graph.strength[i];
-      if (strength === 0) {
-        dangling += mass;
-        continue;
-      }
-      const share = (damping * mass) / strength;
-      for (let k = graph.offsets[i]; k < graph.offsets[i + 1]; k++)
-        next[graph.column[k]] += share * graph.weight[k];
-    }
-    const jump = 1 - damping + damping * dangling;
     let change = 0;
+    let sum = 0;
     for (let i = 0; i < n; i++) {
-      next[i] += jump * s[i];
-      change += Math.abs(next[i] - p[i]);
+      let incoming = 0;
+      for (let k = offsets[i], end = offsets[i + 1]; k < end; k++) incoming += weight[k] * share[column[k]];
+      const value = s[i] + damping * incoming;
+      change += Math.abs(value - x[i]);
+      sum += value;
+      x[i] = value;
+      if (strength[i] > 0) share[i] = value / strength[i];
     }
-    [p, next] = [next, p];
-    if (change < tolerance) break;
+    if (change <= tolerance * sum) break;
   }
-  return { scores: p, iterations };
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += x[i];
+  for (let i = 0; i < n; i++) x[i] /= sum;
+  return { scores: x, iterations };
 }
