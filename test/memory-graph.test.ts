@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { extractGraph } from "../src/memory/extract.ts";
-import { graphFromOpenIE, synonymEdges } from "../src/memory/graph.ts";
+import { graphFromOpenIE, nearest, SYNONYM_NEIGHBOURS, SynonymGraph } from "../src/memory/graph.ts";
 import { normalizePhrase } from "../src/memory/phrases.ts";
 import { buildCsr, personalizedPageRank } from "../src/memory/recall/ppr.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
@@ -89,17 +89,49 @@ describe("synonym edges", () => {
     const n = Math.hypot(...v);
     return v.map((x) => x / n);
   };
-  test("only new phrases are compared, each pair once, at cosine ≥ 0.8", () => {
-    const existing = {
-      phrases: ["a", "b"],
-      vectors: new Float32Array([...unit([1, 0, 0]), ...unit([0, 1, 0])]),
-    };
-    const fresh = {
-      phrases: ["a2", "c", "c2"],
-      vectors: new Float32Array([...unit([1, 0.1, 0]), ...unit([0, 0, 1]), ...unit([0, 0.2, 1])]),
-    };
-    const edges = synonymEdges(existing, fresh, 3).map((e) => `${e.a}-${e.b}`);
-    expect(edges.sort()).toEqual(["a2-a", "c2-c"]);
+  const nothingStored = { phrasesInBands: () => [], synonymNeighbours: () => [] };
+  const names = (edges: { a: string; b: string }[]) => edges.map((e) => [e.a, e.b].sort().join("-")).sort();
+
+  test("new phrases meet their neighbours at cosine ≥ 0.8, each pair once", () => {
+    const graph = new SynonymGraph(nothingStored);
+    const first = graph.add(["a", "b"], new Float32Array([...unit([1, 0, 0]), ...unit([0, 1, 0])]));
+    expect(first.add).toEqual([]);
+    const fresh = graph.add(
+      ["a2", "c", "c2"],
+      new Float32Array([...unit([1, 0.1, 0]), ...unit([0, 0, 1]), ...unit([0, 0.2, 1])]),
+    );
+    expect(names(fresh.add)).toEqual(["a-a2", "c-c2"]);
+  });
+
+  test("each phrase keeps its k nearest; a closer newcomer pushes the farthest out", () => {
+    const graph = new SynonymGraph(nothingStored, 2);
+    // Around the x axis: p0 at angle 0, the others at growing angles (cosine to p0 falling).
+    const at = (degrees: number) =>
+      unit([Math.cos((degrees * Math.PI) / 180), Math.sin((degrees * Math.PI) / 180), 0]);
+    graph.add(["p0", "p20", "p30"], new Float32Array([...at(0), ...at(20), ...at(30)]));
+    // p10 is nearer p0 than p30 is, and nearer p20 too: p0–p30 is in neither end's two nearest any more.
+    const changes = graph.add(["p10"], new Float32Array(at(10)));
+    expect(names(changes.add)).toEqual(["p0-p10", "p10-p20", "p10-p30"]);
+    expect(names(changes.drop)).toEqual(["p0-p30"]);
+  });
+
+  test("the k nearest: by cosine, then phrase text", () => {
+    expect(
+      nearest(
+        [
+          ["b", 0.9],
+          ["a", 0.9],
+          ["c", 0.95],
+          ["d", 0.85],
+        ],
+        3,
+      ),
+    ).toEqual([
+      ["c", 0.95],
+      ["a", 0.9],
+      ["b", 0.9],
+    ]);
+    expect(SYNONYM_NEIGHBOURS).toBeGreaterThan(0);
   });
 });
 

@@ -23,17 +23,15 @@ import type {
   GraphSource,
   NewChunk,
   SummaryEntry,
-  SynonymEdge,
 } from "../store/types.ts";
 import { type ChatRecord, readAt } from "./chatlog.ts";
 import { chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
-import { graphFromOpenIE, pairsToEdges, synonymEdges } from "./graph.ts";
+import { graphFromOpenIE, SYNONYM_RULE, type SynonymChanges, SynonymGraph } from "./graph.ts";
 import { tryLock } from "./lock.ts";
 import type { SharedOptions, SyncResult } from "./shared.ts";
 import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
-import { SynonymWorker, WORKER_MIN_PAIRS } from "./synonym-worker.ts";
 
 /** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */
 export const BATCH_CHUNKS = 256;
@@ -56,8 +54,6 @@ export interface IndexOptions {
   llm?: Llm | null;
   /** The embedding model; defaults to the process-wide one. */
   model?: StaticModel;
-  /** Phrase pairs from which a synonym job goes to the worker (default WORKER_MIN_PAIRS; 0 = always). */
-  synonymWorkerMinPairs?: number;
   /** Passed to resolveLlm when `llm` is undefined (environment, retry policy); usage always goes to the store. */
   llmOptions?: Omit<ResolveOptions, "usage" | "projectRoot">;
   /** How the shared store (`storage: postgres`) is reached; tests pass a PGlite client. */
@@ -82,8 +78,8 @@ export interface IndexResult {
 
 /**
  * Wall time per named phase, summed over a run (a phase met once per batch adds up). Phases overlap
- * only where work runs off the main thread: `embed-wait` and `synonyms-wait` are the time the main
- * thread waited for the tokenizer's thread and the synonym worker.
+ * only where work runs off the main thread: `embed-wait` is the time the main thread waited for the
+ * tokenizer's thread.
  */
 export class PhaseTimer {
   readonly ms: Record<string, number> = {};
@@ -254,7 +250,10 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
     }
     // storage postgres: this run's chunks go to the shared store, everyone's come back into the mirror.
     const local = store;
-    const [{ syncShared }, { forgetHere }] = await Promise.all([import("./shared.ts"), import("./forget.ts")]);
+    const [{ syncShared }, { forgetHere }] = await Promise.all([
+      import("./shared.ts"),
+      import("./forget.ts"),
+    ]);
     result.shared = await timer.time("shared", () =>
       syncShared(projectRoot, local, async (id) => void (await forgetHere(projectRoot, id)), options.shared),
     );
@@ -267,27 +266,22 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
 
   async function runOn(target: SqliteMemoryStore): Promise<void> {
     const run = new IndexRun(projectRoot, target, options, result, timer);
-    try {
-      await run.execute();
-    } finally {
-      run.close();
-    }
+    await run.execute();
   }
 }
 
 class IndexRun {
   private model!: StaticModel;
   private llm: Llm | null = null;
-  /** Computes big synonym jobs on another core; started on the first one (see synonymsOf). */
-  private synonymWorker: SynonymWorker | undefined;
   /** Token ids of phrase labels and predicates (see tokenIds). */
   private readonly tokens = new Map<string, number[]>();
-  /** Phrases the store holds, with vectors, for synonym edges of new phrases. */
-  private known: { phrases: string[]; vectors: Float32Array; set: Set<string> } = {
-    phrases: [],
-    vectors: new Float32Array(0),
-    set: new Set(),
-  };
+  /**
+   * The capped synonym graph: phrases this run registered, and the stored phrases from before the run
+   * read from the store as new ones need them (their buckets, their neighbour lists).
+   */
+  private synonyms!: SynonymGraph;
+  /** Phrases this run registered with the synonym graph (new to the store when their batch began). */
+  private readonly registered = new Set<string>();
 
   constructor(
     private readonly root: string,
@@ -296,12 +290,6 @@ class IndexRun {
     private readonly result: IndexResult,
     private readonly timer: PhaseTimer,
   ) {}
-
-  /** Stops the synonym worker, if one was started: a live worker would keep the process running. */
-  close(): void {
-    this.synonymWorker?.close();
-    this.synonymWorker = undefined;
-  }
 
   private async loadModel(): Promise<StaticModel> {
     this.model ??= this.options.model ?? (await (await import("../embed/source.ts")).loadModel());
@@ -377,6 +365,8 @@ class IndexRun {
 
   /** The model, the LLM and the stored phrases, when there is anything to index. */
   private async setUp(records: ChatRecord[]): Promise<void> {
+    // A store whose synonym edges follow another rule (made before the cap, or under another k).
+    if (this.store.synonymRule() !== SYNONYM_RULE) this.store.rebuildSynonyms();
     if (records.length === 0 && (await this.store.pendingLlmChunks(1)).length === 0) return;
     await this.loadModel();
     this.llm =
@@ -387,8 +377,8 @@ class IndexRun {
             return null;
           });
     this.result.llm = this.llm ? `${this.llm.provider}/${this.llm.model}` : null;
-    const entities = await this.store.entityVectors();
-    this.known = { phrases: entities.phrases, vectors: entities.vectors, set: new Set(entities.phrases) };
+    // Phrases from before this run are read from the store; those it adds are held by the graph itself.
+    this.synonyms = new SynonymGraph(this.store.synonymSource(this.store.maxEntityId()));
   }
 
   /**
@@ -414,8 +404,8 @@ class IndexRun {
   /**
    * Chunks in batches, each one transaction. The tokenizer runs on a native thread: the next batch's
    * chunk texts are embedded while this batch's graph, synonyms and SQLite writes keep the main thread
-   * busy; batch k is written after batch k+1 is prepared, so its synonym edges (on the worker) have
-   * that long to arrive. Batches are still written in order.
+   * busy. Batch k is written after batch k+1 is prepared (the synonym graph holds batch k's phrases
+   * until then); batches are still written in order.
    */
   private async indexChunks(chunks: Chunk[], progress: (p: IndexProgress) => void): Promise<void> {
     const timer = this.timer;
@@ -429,8 +419,7 @@ class IndexRun {
       return vectors;
     };
     const write = async (prepared: Awaited<ReturnType<IndexRun["prepareBatch"]>>) => {
-      const synonyms = await timer.time("synonyms-wait", () => prepared.synonyms);
-      await timer.time("write", () => this.store.writeBatch({ ...prepared.write, synonyms }));
+      await timer.time("write", () => this.store.writeBatch(prepared.write));
       for (const c of prepared.batch) sessions.add(c.sessionId);
       done += prepared.batch.length;
       this.result.chunks = done;
@@ -558,7 +547,8 @@ class IndexRun {
     factKeys.forEach((k, i) => {
       factVectorMap.set(k, factVectors.subarray(i * dim, (i + 1) * dim));
     });
-    const fresh = phrases.filter((p) => !this.known.set.has(p));
+    const stored = this.store.knownPhrases(phrases.filter((p) => !this.registered.has(p)));
+    const fresh = phrases.filter((p) => !this.registered.has(p) && !stored.has(p));
     const freshVectors = new Float32Array(fresh.length * dim);
     fresh.forEach((p, i) => {
       freshVectors.set(entityVectors.get(p)!, i * dim);
@@ -567,54 +557,15 @@ class IndexRun {
   }
 
   /**
-   * Synonym edges of phrases new to the store, which count as known from here on (so call this in
-   * batch order, and write the batches in the same order). A big job goes to the synonym worker and
-   * the returned promise settles while the main thread works on; a small one, or any job once the
-   * worker failed, is computed here against the phrases known before it.
+   * Synonym edge changes of phrases new to the store, which count as known from here on (so call this
+   * in batch order, and write the batches in the same order).
    */
-  private synonymsOf(fresh: string[], freshVectors: Float32Array): Promise<SynonymEdge[]> {
-    const dim = this.model.dim;
-    const before = { phrases: this.known.phrases.slice(), vectors: this.known.vectors };
-    const inline = () => synonymEdges(before, { phrases: fresh, vectors: freshVectors }, dim);
-    if (
-      !this.synonymWorker &&
-      fresh.length * before.phrases.length >= (this.options.synonymWorkerMinPairs ?? WORKER_MIN_PAIRS)
-    ) {
-      try {
-        this.synonymWorker = new SynonymWorker(before.vectors, before.phrases.length, dim);
-      } catch (error) {
-        logError("index: synonym worker unavailable, computed inline", error, this.root);
-      }
-    }
-    this.rememberPhrases(fresh, freshVectors);
-    if (!this.synonymWorker) return Promise.resolve(inline());
-    return this.synonymWorker.pairs(freshVectors, fresh.length).then(
-      (pairs) =>
-        pairsToEdges(pairs, fresh, (j) =>
-          j < before.phrases.length ? before.phrases[j] : fresh[j - before.phrases.length],
-        ),
-      (error) => {
-        logError("index: synonym worker failed, computed inline", error, this.root);
-        this.synonymWorker?.close();
-        this.synonymWorker = undefined;
-        return inline();
-      },
-    );
+  private synonymsOf(fresh: string[], freshVectors: Float32Array): SynonymChanges {
+    for (const p of fresh) this.registered.add(p);
+    return this.synonyms.add(fresh, freshVectors);
   }
 
-  /** Remembers phrases as known: their batch is written before any later one. */
-  private rememberPhrases(fresh: string[], vectors: Float32Array): void {
-    const merged = new Float32Array(this.known.vectors.length + vectors.length);
-    merged.set(this.known.vectors);
-    merged.set(vectors, this.known.vectors.length);
-    this.known.vectors = merged;
-    for (const p of fresh) {
-      this.known.phrases.push(p);
-      this.known.set.add(p);
-    }
-  }
-
-  /** Everything a batch writes except its synonym edges, which are computed alongside (synonymsOf). */
+  /** Everything a batch writes. */
   private async prepareBatch(batch: Chunk[], vectors: Float32Array) {
     const dim = this.model.dim;
     const timer = this.timer;
@@ -630,9 +581,7 @@ class IndexRun {
       graph: graphs[i].graph,
       graphSource: graphs[i].source,
     }));
-    // Inline (a small job) this is the comparisons themselves; on the worker, only the hand-over.
-    const synonyms = await timer.time("synonyms", () => ({ edges: this.synonymsOf(fresh, freshVectors) }));
-    synonyms.edges.catch(() => {}); // awaited when the batch is written; a run that stops first must not crash on it
+    const synonyms = await timer.time("synonyms", () => this.synonymsOf(fresh, freshVectors));
     return {
       batch,
       write: {
@@ -641,8 +590,9 @@ class IndexRun {
         entityVectors,
         factVectors,
         summaries: await timer.time("summaries", () => this.summarise(batch, graphs)),
+        synonyms: synonyms.add,
+        synonymsDropped: synonyms.drop,
       },
-      synonyms: synonyms.edges,
     };
   }
 
@@ -703,11 +653,15 @@ class IndexRun {
       const { graph, source } = await this.graphOf(chunk);
       if (source === "llm") {
         const vectors = await this.graphVectors([graph]);
+        // Worked out against the phrases before the swap: a phrase the old graph alone held is still
+        // counted among the new phrases' neighbours (its edges go with it; the rest follow the rule).
+        const synonyms = this.synonymsOf(vectors.fresh, vectors.freshVectors);
         await this.store.replaceChunkGraph(chunk.id, graph, source, {
           model: this.model.id,
           entityVectors: vectors.entityVectors,
           factVectors: vectors.factVectors,
-          synonyms: await this.synonymsOf(vectors.fresh, vectors.freshVectors),
+          synonyms: synonyms.add,
+          synonymsDropped: synonyms.drop,
         });
       }
       progress({ phase: "llm-retry", done: ++done, total: pending.length });

@@ -1,6 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { LlmUsage } from "../llm/usage.ts";
+import { bandKeys, SYNONYM_RULE, SynonymGraph, type SynonymSource } from "../memory/graph.ts";
 import {
   type ChunkForgetResult,
   type ChunkGraph,
@@ -29,6 +30,17 @@ export const EDGE_EPSILON = 1e-9;
 const LLM_USAGE_MONTHS = `CREATE TABLE IF NOT EXISTS llm_usage_months(
   month TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL,
   input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, PRIMARY KEY(month, provider, model)) WITHOUT ROWID;`;
+
+/**
+ * The capped synonym graph's side tables, added within schema 1 (a store made before them gets them
+ * empty, and its synonym edges recomputed: meta `synonym_rule`). `phrase_bands`: each phrase's LSH
+ * bucket keys, so a new phrase meets only its candidates. `synonym_changes`: earlier synonym edges whose
+ * weight a later batch changed (a neighbour fell out of both lists: weight 0), with the highest chunk id
+ * at that batch, which is how an extended recall snapshot learns of them.
+ */
+const SYNONYM_TABLES = `CREATE TABLE IF NOT EXISTS phrase_bands(key INTEGER NOT NULL, entity INTEGER NOT NULL, PRIMARY KEY(key, entity)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS synonym_changes(edge_id INTEGER PRIMARY KEY, chunk INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS synonym_changes_chunk ON synonym_changes(chunk);`;
 
 /**
  * The records of chunks deleted one by one (`forgetChunk`), added within schema 1 (a store made before
@@ -65,6 +77,7 @@ CREATE TABLE IF NOT EXISTS llm_usage(
   provider TEXT NOT NULL, model TEXT NOT NULL, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
   output_tokens INTEGER NOT NULL, PRIMARY KEY(provider, model)) WITHOUT ROWID;
 ${LLM_USAGE_MONTHS}
+${SYNONYM_TABLES}
 ${FORGOTTEN_RECORDS}`;
 
 /** The store file is not a usable memory store (damaged, foreign, or an older schema). */
@@ -188,6 +201,7 @@ export class SqliteMemoryStore implements MemoryStore {
         db.transaction(() => {
           db?.run(SCHEMA);
           db?.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", [String(SCHEMA_VERSION)]);
+          db?.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('synonym_rule', ?)", [SYNONYM_RULE]);
         })();
       } else if (version !== SCHEMA_VERSION) {
         throw new StoreCorruptError(`${path}: schema version ${version}, expected ${SCHEMA_VERSION}`);
@@ -197,6 +211,7 @@ export class SqliteMemoryStore implements MemoryStore {
         db.run("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", [crypto.randomUUID()]);
         // A table added within schema 1: a store made before it gets it here, empty.
         db.run(LLM_USAGE_MONTHS);
+        db.run(SYNONYM_TABLES);
         db.run(FORGOTTEN_RECORDS);
       }
     } catch (error) {
@@ -401,6 +416,8 @@ export class SqliteMemoryStore implements MemoryStore {
       ).lastInsertRowid,
     );
     this.idCache().phrase.set(phrase, id);
+    const band = this.sql("INSERT OR IGNORE INTO phrase_bands(key, entity) VALUES (?, ?)");
+    for (const key of bandKeys(vector)) band.run(key, id);
     return id;
   }
 
@@ -457,14 +474,106 @@ export class SqliteMemoryStore implements MemoryStore {
     }
   }
 
-  private addSynonyms(batch: Pick<IndexBatch, "synonyms">): void {
-    const insert = this.sql("INSERT OR IGNORE INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?)");
+  /**
+   * Synonym edges added (or revived) and dropped (weight 0, the row kept: an extended recall snapshot
+   * holds it by position). A change to an earlier row is recorded in synonym_changes for snapshotDelta.
+   */
+  private addSynonyms(batch: Pick<IndexBatch, "synonyms" | "synonymsDropped">): void {
+    const marks = this.sql(
+      "SELECT (SELECT coalesce(max(id), 0) FROM edges) AS edge, (SELECT coalesce(max(id), 0) FROM chunks) AS chunk",
+    ).get() as { edge: number; chunk: number };
+    const upsert = this.sql(
+      "INSERT INTO edges(kind, a, b, weight) VALUES (?, ?, ?, ?) ON CONFLICT(kind, a, b) DO UPDATE SET weight = excluded.weight RETURNING id",
+    );
+    const drop = this.sql("UPDATE edges SET weight = 0 WHERE kind = ? AND a = ? AND b = ? RETURNING id");
+    const changed = this.sql("INSERT OR REPLACE INTO synonym_changes(edge_id, chunk) VALUES (?, ?)");
+    const pair = (x: string, y: string) => {
+      const a = this.phraseId(x);
+      const b = this.phraseId(y);
+      return a === undefined || b === undefined || a === b ? undefined : ordered(a, b);
+    };
     for (const s of batch.synonyms) {
-      const a = this.phraseId(s.a);
-      const b = this.phraseId(s.b);
-      if (a === undefined || b === undefined || a === b) continue;
-      insert.run(EDGE_KIND.synonym, ...ordered(a, b), s.score);
+      const ids = pair(s.a, s.b);
+      if (!ids) continue;
+      const { id } = upsert.get(EDGE_KIND.synonym, ...ids, s.score) as { id: number };
+      if (id <= marks.edge) changed.run(id, marks.chunk);
     }
+    for (const s of batch.synonymsDropped ?? []) {
+      const ids = pair(s.a, s.b);
+      const row = ids && (drop.get(EDGE_KIND.synonym, ...ids) as { id: number } | null);
+      if (row) changed.run(row.id, marks.chunk);
+    }
+  }
+
+  /** The rule this store's synonym edges follow (none: a store made before the cap). */
+  synonymRule(): string | undefined {
+    return this.meta("synonym_rule");
+  }
+
+  /** The highest phrase row id: phrases a run adds lie above it. */
+  maxEntityId(): number {
+    return (this.sql("SELECT coalesce(max(id), 0) AS n FROM entities").get() as { n: number }).n;
+  }
+
+  /** Which of `phrases` are stored phrase nodes. */
+  knownPhrases(phrases: string[]): Set<string> {
+    return new Set(phrases.filter((p) => this.phraseId(p) !== undefined));
+  }
+
+  /** The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of before a run). */
+  synonymSource(upTo = Number.MAX_SAFE_INTEGER): SynonymSource {
+    const inBands = this.sql(
+      "SELECT e.phrase AS phrase, e.vector AS vector FROM phrase_bands b JOIN entities e ON e.id = b.entity WHERE b.key IN (SELECT value FROM json_each(?)) AND b.entity <= ?",
+    );
+    const neighbours = this.sql(
+      `SELECT e.phrase AS phrase, x.weight AS weight FROM (
+         SELECT b AS other, weight FROM edges WHERE kind = ${EDGE_KIND.synonym} AND a = ?1 AND weight > 0
+         UNION ALL SELECT a, weight FROM edges WHERE kind = ${EDGE_KIND.synonym} AND b = ?1 AND weight > 0
+       ) x JOIN entities e ON e.id = x.other`,
+    );
+    return {
+      phrasesInBands: (keys) => {
+        if (upTo <= 0) return [];
+        return (inBands.all(JSON.stringify(keys), upTo) as { phrase: string; vector: Uint8Array }[]).map(
+          (r) => ({ phrase: r.phrase, vector: readVectors([r]).vectors }),
+        );
+      },
+      synonymNeighbours: (phrase) => {
+        const id = this.phraseId(phrase);
+        if (id === undefined) return [];
+        return (neighbours.all(id) as { phrase: string; weight: number }[]).map((r) => [r.phrase, r.weight]);
+      },
+    };
+  }
+
+  /**
+   * Recomputes every synonym edge under the current rule (a store made before the cap, or under another
+   * k): all of them go (a deletion: an extended recall snapshot is rebuilt), every phrase gets its
+   * buckets, and the edges are each phrase's k nearest.
+   */
+  rebuildSynonyms(): void {
+    this.guarded(() => {
+      this.setMeta("deletions", String(this.deletions() + 1));
+      this.sql("DELETE FROM edges WHERE kind = ?").run(EDGE_KIND.synonym);
+      this.sql("DELETE FROM synonym_changes").run();
+      this.sql("DELETE FROM phrase_bands").run();
+      const band = this.sql("INSERT OR IGNORE INTO phrase_bands(key, entity) VALUES (?, ?)");
+      const phrases: { phrase: string; vector: Float32Array }[] = [];
+      for (const r of this.sql(
+        "SELECT id, phrase, vector FROM entities ORDER BY id",
+      ).iterate() as IterableIterator<{
+        id: number;
+        phrase: string;
+        vector: Uint8Array;
+      }>) {
+        const vector = readVectors([r]).vectors;
+        for (const key of bandKeys(vector)) band.run(key, r.id);
+        phrases.push({ phrase: r.phrase, vector });
+      }
+      this.addSynonyms({ synonyms: new SynonymGraph(this.synonymSource()).repair(phrases) });
+      this.setMeta("synonym_rule", SYNONYM_RULE);
+      this.bumpGeneration();
+    });
   }
 
   /** ResultCache: keys end with the chunk hash (`openie:v1:<hash>`), which `forget` deletes by. */
@@ -574,16 +683,31 @@ export class SqliteMemoryStore implements MemoryStore {
       }
     }
     let entities = 0;
+    // Phrases that lose a synonym neighbour may take in the next nearest one (repaired below).
+    const bereaved = new Set<number>();
+    const removed = new Set<number>();
     for (const entityId of touchedEntities) {
       if (this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, entityId)) continue;
       // No passage mentions this phrase any more: it goes, and with it its synonym edges.
-      this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
-      const gone = this.sql("DELETE FROM edges WHERE kind != ? AND (a = ? OR b = ?) RETURNING id").all(
-        EDGE_KIND.context,
-        entityId,
-        entityId,
-      ) as { id: number }[];
-      for (const { id } of gone) this.sql("DELETE FROM edge_sources WHERE edge_id = ?").run(id);
+      const { vector } = this.sql("DELETE FROM entities WHERE id = ? RETURNING vector").get(entityId) as {
+        vector: Uint8Array;
+      };
+      const band = this.sql("DELETE FROM phrase_bands WHERE key = ? AND entity = ?");
+      for (const key of bandKeys(readVectors([{ vector }]).vectors)) band.run(key, entityId);
+      removed.add(entityId);
+      const gone = this.sql(
+        "DELETE FROM edges WHERE kind != ? AND (a = ? OR b = ?) RETURNING id, kind, a, b, weight",
+      ).all(EDGE_KIND.context, entityId, entityId) as {
+        id: number;
+        kind: number;
+        a: number;
+        b: number;
+        weight: number;
+      }[];
+      for (const e of gone) {
+        this.sql("DELETE FROM edge_sources WHERE edge_id = ?").run(e.id);
+        if (e.kind === EDGE_KIND.synonym && e.weight > 0) bereaved.add(e.a === entityId ? e.b : e.a);
+      }
       edgesRemoved += gone.length;
       facts += this.sql("DELETE FROM facts WHERE subject = ? OR object = ? RETURNING id").all(
         entityId,
@@ -591,8 +715,26 @@ export class SqliteMemoryStore implements MemoryStore {
       ).length;
       entities++;
     }
+    this.repairSynonyms([...bereaved].filter((id) => !removed.has(id)));
     this.ids = undefined;
     return { facts, entities, edgesRemoved, edgesLowered };
+  }
+
+  /**
+   * After phrases left: the given remaining ones take in their next nearest neighbours. Rows were deleted,
+   * so the recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change records go.
+   */
+  private repairSynonyms(entityIds: number[]): void {
+    this.sql("DELETE FROM edges WHERE kind = ? AND weight <= 0").run(EDGE_KIND.synonym);
+    this.sql("DELETE FROM synonym_changes").run();
+    this.ids = undefined;
+    const row = this.sql("SELECT phrase, vector FROM entities WHERE id = ?");
+    const phrases = entityIds.map((id) => {
+      const r = row.get(id) as { phrase: string; vector: Uint8Array };
+      return { phrase: r.phrase, vector: readVectors([r]).vectors };
+    });
+    if (phrases.length)
+      this.addSynonyms({ synonyms: new SynonymGraph(this.synonymSource()).repair(phrases) });
   }
 
   async forgetSession(sessionId: string): Promise<ForgetResult> {
@@ -886,6 +1028,12 @@ export class SqliteMemoryStore implements MemoryStore {
         // 4× LoCoMo for a run with nothing new).
         "SELECT e.id AS id, e.weight AS weight FROM (SELECT DISTINCT edge_id FROM edge_sources INDEXED BY edge_sources_chunk WHERE chunk_id > ?) s CROSS JOIN edges e ON e.id = s.edge_id WHERE s.edge_id <= ?",
       ).all(marks.chunk, marks.edge) as { id: number; weight: number }[];
+      // A synonym edge changes weight when a newcomer pushes it out of both ends' lists, or brings it back.
+      weights.push(
+        ...(this.sql(
+          "SELECT c.edge_id AS id, e.weight AS weight FROM synonym_changes c JOIN edges e ON e.id = c.edge_id WHERE c.chunk > ? AND c.edge_id <= ? ORDER BY c.edge_id",
+        ).all(marks.chunk, marks.edge) as { id: number; weight: number }[]),
+      );
       return {
         generation: this.generation(),
         marks: now,
@@ -937,7 +1085,9 @@ export class SqliteMemoryStore implements MemoryStore {
   async status(): Promise<StoreStatus> {
     const count = (sql: string, ...args: (string | number)[]) =>
       (this.sql(sql).get(...args) as { n: number }).n;
-    const edgeCount = (kind: number) => count("SELECT count(*) AS n FROM edges WHERE kind = ?", kind);
+    // A dropped synonym edge keeps its row at weight 0 until the next deletion (see addSynonyms).
+    const edgeCount = (kind: number) =>
+      count("SELECT count(*) AS n FROM edges WHERE kind = ? AND weight > 0", kind);
     return {
       chunks: count("SELECT count(*) AS n FROM chunks"),
       sessions: count("SELECT count(DISTINCT session_id) AS n FROM chunks"),

@@ -97,20 +97,22 @@ export function dumpGraph(root: string) {
   )
     .map((f) => `${phrase.get(f.subject)}|${f.predicate}|${phrase.get(f.object)}`)
     .sort();
-  const edges = (
-    db.query("SELECT kind, a, b, weight FROM edges").all() as {
-      kind: number;
-      a: number;
-      b: number;
-      weight: number;
-    }[]
-  )
-    .map((e) => {
-      const a = e.kind === 1 ? chunk.get(e.a) : phrase.get(e.a);
-      const [x, y] = e.kind === 1 ? [a, phrase.get(e.b)] : [a, phrase.get(e.b)].sort();
-      return `${e.kind}|${x}|${y}|${e.weight.toFixed(6)}`;
-    })
-    .sort();
+  const edges =
+    // A synonym edge a newcomer pushed out keeps its row at weight 0 (store/sqlite.ts addSynonyms).
+    (
+      db.query("SELECT kind, a, b, weight FROM edges WHERE weight > 0").all() as {
+        kind: number;
+        a: number;
+        b: number;
+        weight: number;
+      }[]
+    )
+      .map((e) => {
+        const a = e.kind === 1 ? chunk.get(e.a) : phrase.get(e.a);
+        const [x, y] = e.kind === 1 ? [a, phrase.get(e.b)] : [a, phrase.get(e.b)].sort();
+        return `${e.kind}|${x}|${y}|${e.weight.toFixed(6)}`;
+      })
+      .sort();
   const chunks = [...chunk.values()].sort();
   const turns = (db.query("SELECT uuid FROM turns ORDER BY uuid").all() as { uuid: string }[]).map(
     (r) => r.uuid,
