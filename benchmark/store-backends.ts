@@ -27,7 +27,7 @@ import { loadLocomo, locomoRecords, percentiles, scratchHome, writeChatLog } fro
 const BATCH = 256;
 
 /** The batches that rebuild a store as the indexer wrote it: chunks in id order with their graphs and vectors. */
-function batchesOf(path: string): IndexBatch[] {
+export function batchesOf(path: string): IndexBatch[] {
   const db = new Database(path, { readonly: true });
   const f32 = (blob: Uint8Array) => new Float32Array(new Uint8Array(blob).buffer);
   const chunks = db

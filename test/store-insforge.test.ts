@@ -92,13 +92,20 @@ for (const server of servers) {
     beforeAll(async () => {
       ({ url, apiKey, fake } = await server.start());
     }, 60_000);
+    const made: string[] = [];
     afterAll(async () => {
+      // A real InsForge keeps what the suite made: each test's project schema is dropped.
+      if (url && !fake)
+        for (const project of made)
+          await client().script([`DROP SCHEMA IF EXISTS "triforge_${project}" CASCADE`]);
       await fake?.close();
     });
     const client = (options = {}) =>
       new InsforgeClient({ baseUrl: url, apiKey }, { backoffMs: 20, ...options });
-    const open = (project = `tf_test_${run}_${++projects}`, writer = "host:/a,b path") =>
-      InsforgeMemoryStore.open(client(), { project, writer });
+    const open = (project = `tf_test_${run}_${++projects}`, writer = "host:/a,b path") => {
+      made.push(project);
+      return InsforgeMemoryStore.open(client(), { project, writer });
+    };
 
     test("the same batches give the same snapshot, status, summaries and vectors as SQLite", async () => {
       const ref = reference();
@@ -254,6 +261,8 @@ for (const server of servers) {
       const ref = reference();
       for (const batch of storeBatches(8, 3, 6, 3, true)) await ref.writeBatch(batch);
       const writers = await Promise.all([0, 1, 2].map((w) => open(project, `machine-${w}`)));
+      const scripts = () => fake?.calls.filter((c) => c.query.includes("pg_advisory_xact_lock")).length ?? 0;
+      const before = scripts();
       const orders = [
         [0, 1, 2],
         [2, 1, 0],
@@ -275,6 +284,8 @@ for (const server of servers) {
         weight: [...s.edges.weight].reduce((a, b) => a + b, 0).toFixed(6),
       });
       expect(byKey(snapshot)).toEqual(byKey(expected));
+      // The writers came in between each other: some scripts were refused by their guard and planned again.
+      if (fake) expect(scripts() - before).toBeGreaterThan(9);
       ref.close();
       for (const store of writers) await store.closeAsync();
     }, 120_000);
@@ -310,6 +321,21 @@ describe("insforge store faults (contract server)", () => {
     );
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(error.message).toMatch(/^insforge at http:\/\/127\.0\.0\.1:9 cannot be reached \(/);
+  });
+
+  test("a server that does not answer, or is not InsForge: one line each", async () => {
+    fake.hangNext();
+    const slow = new InsforgeClient(
+      { baseUrl: fake.url, apiKey: fake.apiKey },
+      { timeoutMs: 300, retries: 0 },
+    );
+    expect((await failure(() => slow.sql("SELECT 1"))).message).toBe(
+      `insforge at ${fake.url} did not answer within 0.3 s`,
+    );
+    const elsewhere = new InsforgeClient({ baseUrl: `${fake.url}/not-insforge`, apiKey: fake.apiKey });
+    expect((await failure(() => elsewhere.sql("SELECT 1"))).message).toBe(
+      `insforge at ${fake.url}/not-insforge has no /api/database/advance/rawsql endpoint (404): is INSFORGE_BASE_URL an InsForge backend?`,
+    );
   });
 
   test("the statements InsForge refuses are refused by the contract server too", async () => {

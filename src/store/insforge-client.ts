@@ -161,7 +161,7 @@ export class InsforgeClient implements SqlClient {
           `${this.where()}: the API key was refused (${message}); set INSFORGE_API_KEY to the project's admin key`,
         ),
       };
-    if (response.status === 404 && !parsed?.message)
+    if (response.status === 404)
       return {
         error: new StoreUnavailableError(
           `${this.where()} has no ${RAW_SQL} endpoint (${response.status}): is INSFORGE_BASE_URL an InsForge backend?`,

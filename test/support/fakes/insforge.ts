@@ -33,6 +33,8 @@ export interface FakeInsforge {
    * it (`ran`) or before. `restart`: the server listens again at once, else it stays down until restart().
    */
   dropNext(options: { ran: boolean; restart?: boolean; when?: (query: string) => boolean }): void;
+  /** The next raw SQL call is never answered (the connection stays open): client timeouts. */
+  hangNext(): void;
   /** Listens again on the same port after a drop or stop. */
   restart(): void;
   /** Stops listening (connections refused) without losing the database. */
@@ -94,6 +96,7 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
   const db = await PGlite.create();
   const calls: FakeInsforge["calls"] = [];
   let drop: { ran: boolean; restart?: boolean; when?: (query: string) => boolean } | undefined;
+  let hang = false;
   let server: Server<undefined> | undefined;
   let port = 0;
 
@@ -102,7 +105,12 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
     if (url.pathname === "/api/health" && req.method === "GET")
       return Response.json({ status: "ok", service: "Insforge OSS Backend (triforge contract fake)" });
     if (url.pathname !== "/api/database/advance/rawsql" || req.method !== "POST")
-      return errorBody(404, "NOT_FOUND", `Route ${req.method} ${url.pathname} not found`);
+      return errorBody(
+        404,
+        "NOT_FOUND",
+        `Endpoint ${url.pathname} not found`,
+        "Please check the API documentation for available endpoints",
+      );
     const bearer = req.headers.get("authorization")?.match(/^Bearer (ik_.*)$/)?.[1];
     const given = bearer ?? req.headers.get("x-api-key");
     if (!given) return errorBody(401, "AUTH_INVALID_CREDENTIALS", "No admin token provided");
@@ -122,6 +130,10 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
     calls.push({ query, params: body.params as unknown[] | undefined });
     for (const [pattern, message] of GUARDS)
       if (pattern.test(query)) return errorBody(403, "FORBIDDEN", message);
+    if (hang) {
+      hang = false;
+      return new Promise<Response>(() => {});
+    }
     const fault = drop && (!drop.when || drop.when(query)) ? drop : undefined;
     if (fault) drop = undefined;
     const run = async () => {
@@ -176,6 +188,9 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
     calls,
     dropNext(options) {
       drop = options;
+    },
+    hangNext() {
+      hang = true;
     },
     restart() {
       server?.stop(true);
