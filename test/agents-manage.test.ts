@@ -81,18 +81,25 @@ describe("triforge status", () => {
   });
 });
 
-describe("triforge status with a backend this version lacks", () => {
-  test("says the configured backend is not available and memory is stored locally", async () => {
+describe("triforge status with storage insforge and no InsForge settings", () => {
+  test("activate says what to set; status names the backend", async () => {
     const { home, project } = setup();
-    const activated = await runBinary(["activate", "--project", project, "--storage", "insforge"], { home });
+    const env = { INSFORGE_BASE_URL: "", INSFORGE_API_KEY: "" };
+    const activated = await runBinary(["activate", "--project", project, "--storage", "insforge"], {
+      home,
+      env,
+    });
     expect(activated.code).toBe(0);
-    const result = await runBinary(["status", "--project", project], { home });
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain(
-      "memory active (storage insforge (not available in this version: stored locally), llm auto)",
+    expect(activated.stderr).toContain(
+      "warning: storage insforge needs INSFORGE_BASE_URL and INSFORGE_API_KEY (the project's admin key), or insforge.baseUrl in .triforge/config.json; until then memory is indexed on this machine only",
     );
-    const asJson = JSON.parse((await runBinary(["status", "--json", "--project", project], { home })).stdout);
-    expect(asJson).toMatchObject({ storage: "insforge", storedIn: "local" });
+    const result = await runBinary(["status", "--project", project], { home, env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("memory active (storage insforge, llm auto)");
+    const asJson = JSON.parse(
+      (await runBinary(["status", "--json", "--project", project], { home, env })).stdout,
+    );
+    expect(asJson).toMatchObject({ storage: "insforge", storedIn: "insforge" });
   });
 });
 

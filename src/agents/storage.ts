@@ -3,11 +3,11 @@ import type { ProjectConfig } from "../project/config.ts";
 type Storage = ProjectConfig["storage"];
 
 /**
- * The backends this version stores memory in: `postgres` is a shared store every machine pushes into
- * and recall reads (memory/shared.ts). The config accepts `insforge` too, so a project set up for it
- * keeps its setting when a version that has it arrives; until then memory is stored locally.
+ * The backends this version stores memory in: `postgres` and `insforge` (a Postgres schema in an InsForge
+ * project, over its REST API) are shared stores every machine pushes into and recall reads
+ * (memory/shared.ts).
  */
-export const AVAILABLE_STORAGES: readonly Storage[] = ["local", "postgres"];
+export const AVAILABLE_STORAGES: readonly Storage[] = ["local", "postgres", "insforge"];
 
 export function storageAvailable(storage: Storage): boolean {
   return AVAILABLE_STORAGES.includes(storage);
