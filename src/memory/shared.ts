@@ -479,20 +479,48 @@ export async function pullMirror(
 const modelId = async () => (await (await import("../embed/source.ts")).loadModel()).id;
 
 /**
+ * Long-lived processes (the MCP server) keep one reading connection per shared store, so a warm recall
+ * checks the shared store's marks in one round trip instead of connecting each time. A one-shot command
+ * closes its connection at once, so it exits as soon as it has answered.
+ */
+let keepConnections = false;
+const readers = new Map<string, Promise<RemoteStore>>();
+
+export function keepSharedConnections(): void {
+  keepConnections = true;
+}
+
+/**
  * Recall's refresh of the mirror before it answers. The shared store down or refusing us is not a
  * failure: recall answers from the mirror as last pulled, and errors.log says why.
  */
 export async function refreshMirror(projectRoot: string, options: SharedOptions = {}): Promise<void> {
-  let remote: RemoteStore | undefined;
+  let target: RemoteTarget | undefined;
   try {
-    const target = await sharedTarget(projectRoot);
-    if (!target) return;
-    remote = await openShared(projectRoot, target, { ...options, reader: true });
-    await pullMirror(projectRoot, remote, modelId);
+    target = await sharedTarget(projectRoot);
   } catch (error) {
     logError("recall: shared store not read, answering from the local mirror", error, projectRoot);
+    return;
+  }
+  if (!target) return;
+  const key = `${projectRoot}\u0000${JSON.stringify(target)}`;
+  const kept = keepConnections && !options.connect;
+  let opening = kept ? readers.get(key) : undefined;
+  if (!opening) {
+    opening = openShared(projectRoot, target, { ...options, reader: true });
+    if (kept) readers.set(key, opening);
+  }
+  let remote: RemoteStore | undefined;
+  try {
+    remote = await opening;
+    await pullMirror(projectRoot, remote, modelId);
+  } catch (error) {
+    // A dropped connection is opened again at the next question.
+    if (kept) readers.delete(key);
+    if (kept) await remote?.closeAsync().catch(() => {});
+    logError("recall: shared store not read, answering from the local mirror", error, projectRoot);
   } finally {
-    await remote?.closeAsync().catch(() => {});
+    if (!kept) await remote?.closeAsync().catch(() => {});
   }
 }
 

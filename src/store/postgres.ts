@@ -749,11 +749,22 @@ export class PgMemoryStore implements RemoteStore {
     return Boolean(row?.ok);
   }
 
-  async marks(tx: SqlClient = this.client): Promise<RemoteMarks> {
-    if (!(await this.exists(tx))) return { store: "", generation: 0, deletions: 0 };
-    const rows = await tx.query<{ key: string; value: string }>(
-      `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`,
-    );
+  /** One round trip outside a transaction (a project not created yet fails the read: no marks). */
+  async marks(tx?: SqlClient): Promise<RemoteMarks> {
+    const none = { store: "", generation: 0, deletions: 0 };
+    const read = `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`;
+    let rows: { key: string; value: string }[];
+    if (tx) {
+      // In a transaction a failed statement would abort it: asked first.
+      if (!(await this.exists(tx))) return none;
+      rows = await tx.query(read);
+    } else
+      try {
+        rows = await this.client.query(read);
+      } catch (error) {
+        if (!(await this.exists())) return none;
+        throw error;
+      }
     const value = (key: string) => rows.find((r) => r.key === key)?.value;
     return {
       store: value("store_id") ?? "",

@@ -18,6 +18,7 @@ import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { chunkRole, TURN_SEPARATOR } from "../chunking.ts";
 import { isLocked, tryLock } from "../lock.ts";
 import { damagedReason, notActiveReason, notIndexedReason, rebuildingReason } from "../reasons.ts";
+import type { SharedOptions } from "../shared.ts";
 import { lexicalTokens } from "../tokens.ts";
 import { hitExcerpt } from "./excerpt.ts";
 import {
@@ -27,7 +28,7 @@ import {
   reciprocalRankFusion,
   scoreFusion,
 } from "./fusion.ts";
-import { type Mode, MODES } from "./modes.ts";
+import { MODES, type Mode } from "./modes.ts";
 import { MemoryIndex, type Ranked, type RecallChunk, topIndices } from "./snapshot.ts";
 import { persistedIndex } from "./snapshot-file.ts";
 import { queryRole, type Role, withoutNames } from "./speakers.ts";
@@ -57,6 +58,8 @@ export interface RecallOptions {
   mode?: Mode;
   /** Only this side's turns ("what did the user decide…"), as a query naming that side gets them. */
   speaker?: Role;
+  /** How the shared store (`storage: postgres`) is reached; tests and benchmarks pass a PGlite client. */
+  shared?: SharedOptions;
 }
 
 export const DEFAULT_TOP_K = 5;
@@ -77,19 +80,25 @@ const warm = new Map<string, Warm>();
  * The store recall reads and its recall arrays: the local store, or with a shared store (`storage:
  * postgres`) the local mirror of it, pulled first when the shared store changed (see memory/shared.ts).
  */
-async function recallFiles(root: string): Promise<{ store: string; snapshot: string }> {
+async function recallFiles(
+  root: string,
+  shared?: SharedOptions,
+): Promise<{ store: string; snapshot: string }> {
   const local = { store: storePath(root), snapshot: recallSnapshotPath(root) };
   if (readProjectConfig(root).storage === "local") return local;
   const { refreshMirror } = await import("../shared.ts");
-  await refreshMirror(root);
+  await refreshMirror(root, shared);
   const mirror = mirrorStorePath(root);
   // Never reached yet (down since activation): this machine's own memory is better than none.
   return existsSync(mirror) ? { store: mirror, snapshot: mirrorSnapshotPath(root) } : local;
 }
 
 /** The project's warm index (undefined when none is built yet), reloaded when the store changed (a new generation or a rebuilt file). */
-export async function loadMemoryIndex(root: string): Promise<MemoryIndex | undefined> {
-  const files = await recallFiles(root);
+export async function loadMemoryIndex(
+  root: string,
+  shared?: SharedOptions,
+): Promise<MemoryIndex | undefined> {
+  const files = await recallFiles(root, shared);
   const path = files.store;
   if (!existsSync(path)) return undefined;
   const inode = statSync(path).ino;
@@ -322,7 +331,7 @@ export async function recall(
         "the query has no content terms (only punctuation or common words); ask with a name, topic, file or identifier",
     };
   try {
-    return await answer(projectRoot, query, mode, topK, options.speaker);
+    return await answer(projectRoot, query, mode, topK, options);
   } catch (error) {
     if (!isStoreDamage(error)) throw error;
     return { hits: [], reason: await damagedStoreReason(projectRoot, error) };
@@ -334,9 +343,9 @@ async function answer(
   query: string,
   mode: Mode,
   topK: number,
-  speaker: Role | undefined,
+  { speaker, shared }: RecallOptions,
 ): Promise<RecallResult> {
-  const index = await loadMemoryIndex(projectRoot);
+  const index = await loadMemoryIndex(projectRoot, shared);
   if (!index || index.chunkCount === 0) {
     const running = isLocked(indexLockPath(projectRoot)) ? " (an indexer is running now)" : "";
     return {
