@@ -134,6 +134,8 @@ function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
     ]);
     await loadModel();
     await rootsReady;
+    // A shared store's marks are checked before every rag_search: one kept connection, not one each time.
+    (await import("../memory/shared.ts")).keepSharedConnections();
     const root = findProjectRoot(context.defaultRoot());
     if (root) await loadMemoryIndex(root);
     await warmIndex(context.defaultRoot());
