@@ -17,7 +17,7 @@ import { StoreUnavailableError } from "../src/store/pg-client.ts";
 import { storageTarget } from "../src/store/settings.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
-import { failure, spawnCollect } from "./support/helpers.ts";
+import { compiledBinary, failure, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 
 const home = memoryHome();
@@ -106,11 +106,18 @@ describe("triforge migrate --to=insforge (the CLI, contract server)", () => {
   afterAll(async () => {
     await fake?.close();
   });
-  const cli = (root: string, env: Record<string, string>) =>
-    spawnCollect([process.execPath, "src/index.ts", "migrate", "--to=insforge", "--project", root], {
-      env: { ...process.env, ...env },
-      cwd: `${import.meta.dir}/..`,
-    });
+  /** The CLI: the compiled binary when TRIFORGE_TEST_BINARY names one, else the sources. */
+  const cli = async (root: string, env: Record<string, string>) =>
+    spawnCollect(
+      [
+        ...(process.env.TRIFORGE_TEST_BINARY ? [await compiledBinary()] : [process.execPath, "src/index.ts"]),
+        "migrate",
+        "--to=insforge",
+        "--project",
+        root,
+      ],
+      { env: { ...process.env, ...env }, cwd: `${import.meta.dir}/..` },
+    );
 
   test("a wrong key: one line that names the server, never the key; the config unchanged", async () => {
     const root = home.project(`cli-wrong-key-${process.pid}`);

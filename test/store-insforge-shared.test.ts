@@ -14,7 +14,7 @@ import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { refreshMirror } from "../src/memory/shared.ts";
 import { projectSchema } from "../src/store/pg-schema.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
-import { spawnCollect } from "./support/helpers.ts";
+import { compiledBinary, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 
 const home = memoryHome();
@@ -159,8 +159,9 @@ describe("shared memory in InsForge (contract server)", () => {
   test("activate, status and doctor name the InsForge server and never the key; a wrong key is one line", async () => {
     const root = home.project(name("cli"));
     appendRecords(root, syntheticConversation(1, 2, "c"));
+    const binary = process.env.TRIFORGE_TEST_BINARY ? [await compiledBinary()] : ["bun", "src/index.ts"];
     const cli = (args: string[], key = fake.apiKey) =>
-      spawnCollect(["bun", "src/index.ts", ...args, "--project", root], {
+      spawnCollect([...binary, ...args, "--project", root], {
         env: { ...process.env, INSFORGE_BASE_URL: fake.url, INSFORGE_API_KEY: key },
         cwd: `${import.meta.dir}/..`,
       });
