@@ -42,9 +42,11 @@ export function reciprocalRankFusion(
 /** Σ weight × min-max(scores). */
 export function scoreFusion(lists: Float64Array[], weights: readonly number[]): Float64Array {
   const out = new Float64Array(lists[0]?.length ?? 0);
-  lists.forEach((scores, l) => {
-    const normalised = minMax(scores);
-    for (let i = 0; i < out.length; i++) out[i] += (weights[l] ?? 0) * normalised[i];
-  });
+  const normalised = new Float64Array(out.length);
+  for (let l = 0; l < lists.length; l++) {
+    const weight = weights[l] ?? 0;
+    minMax(lists[l], normalised);
+    for (let i = 0; i < out.length; i++) out[i] += weight * normalised[i];
+  }
   return out;
 }
