@@ -1,4 +1,5 @@
 import { halfToFloatTable, readSafetensors, type Tensor } from "./safetensors.ts";
+import { WordPieceTable } from "./wordpiece.ts";
 
 /**
  * Inputs longer than this many tokens are truncated (model2vec's own default for `encode`).
@@ -16,6 +17,8 @@ export interface ModelFiles {
   weights: Uint8Array;
   /** Where the files came from, for error messages. */
   origin: string;
+  /** The vocabulary table of `tokenizer`, when one derived earlier was kept (source.ts caches it). */
+  vocabulary?: WordPieceTable;
 }
 
 interface Tokenizer {
@@ -49,43 +52,73 @@ export class StaticModel {
   private readonly tokenizerJson: string;
   private wordPiece: WordPieceVocabulary | null | undefined;
 
-  private constructor(files: ModelFiles, private readonly tokenizer: Tokenizer, tensors: Map<string, Tensor>, normalize: boolean) {
+  /** Built on first need: a batch, or text the vocabulary table does not reproduce. */
+  private native: Promise<Tokenizer> | undefined;
+
+  private constructor(
+    private readonly files: ModelFiles,
+    /** The pure-TypeScript tokenizer for short texts; undefined for a tokenizer it does not reproduce. */
+    readonly vocabulary: WordPieceTable | undefined,
+    native: Tokenizer | undefined,
+    tensors: Map<string, Tensor>,
+    normalize: boolean,
+  ) {
+    if (native) this.native = Promise.resolve(native);
     this.id = files.id;
     this.normalize = normalize;
     const rows = tensors.get("embeddings");
-    if (rows?.shape.length !== 2) throw new ModelError(`${files.origin}/model.safetensors: no 2-D 'embeddings' tensor`);
+    if (rows?.shape.length !== 2)
+      throw new ModelError(`${files.origin}/model.safetensors: no 2-D 'embeddings' tensor`);
     if (!["F32", "F16", "I8"].includes(rows.dtype)) {
       throw new ModelError(`${files.origin}/model.safetensors: unsupported embeddings dtype ${rows.dtype}`);
     }
     this.rows = rows;
     this.dim = rows.shape[1];
-    const vocab = tokenizer.getVocabSize(true);
+    const vocab = vocabulary ? vocabulary.size : native!.getVocabSize(true);
     const mapping = tensors.get("mappings") ?? tensors.get("mapping");
     if (mapping) {
       if (mapping.data instanceof BigInt64Array) this.rowOf = Int32Array.from(mapping.data, Number);
       else if (mapping.data instanceof Int32Array) this.rowOf = mapping.data;
-      else throw new ModelError(`${files.origin}/model.safetensors: mapping must be I64 or I32, not ${mapping.dtype}`);
+      else
+        throw new ModelError(
+          `${files.origin}/model.safetensors: mapping must be I64 or I32, not ${mapping.dtype}`,
+        );
       if (this.rowOf.length < vocab) {
-        throw new ModelError(`${files.origin}/model.safetensors: mapping has ${this.rowOf.length} entries for a vocabulary of ${vocab}`);
+        throw new ModelError(
+          `${files.origin}/model.safetensors: mapping has ${this.rowOf.length} entries for a vocabulary of ${vocab}`,
+        );
       }
       for (const row of this.rowOf) {
-        if (row < 0 || row >= rows.shape[0]) throw new ModelError(`${files.origin}/model.safetensors: mapping points outside embeddings`);
+        if (row < 0 || row >= rows.shape[0])
+          throw new ModelError(`${files.origin}/model.safetensors: mapping points outside embeddings`);
       }
     } else if (rows.shape[0] < vocab) {
-      throw new ModelError(`${files.origin}/model.safetensors: embeddings have ${rows.shape[0]} rows for a vocabulary of ${vocab}`);
+      throw new ModelError(
+        `${files.origin}/model.safetensors: embeddings have ${rows.shape[0]} rows for a vocabulary of ${vocab}`,
+      );
     }
     const weights = tensors.get("weights");
     if (weights) {
       if (!(weights.data instanceof Float32Array || weights.data instanceof Float64Array)) {
-        throw new ModelError(`${files.origin}/model.safetensors: weights must be F32 or F64, not ${weights.dtype}`);
+        throw new ModelError(
+          `${files.origin}/model.safetensors: weights must be F32 or F64, not ${weights.dtype}`,
+        );
       }
-      if (weights.data.length < vocab) throw new ModelError(`${files.origin}/model.safetensors: weights shorter than the vocabulary`);
+      if (weights.data.length < vocab)
+        throw new ModelError(`${files.origin}/model.safetensors: weights shorter than the vocabulary`);
       this.scale = weights.data;
     }
-    this.unkId = tokenizer.tokenToId("[UNK]") ?? tokenizer.tokenToId("<unk>") ?? -1;
+    this.unkId = vocabulary
+      ? vocabulary.settings.unk
+      : (native!.tokenToId("[UNK]") ?? native!.tokenToId("<unk>") ?? -1);
     this.tokenizerJson = files.tokenizer;
   }
 
+  /**
+   * The model of `files`. With a vocabulary table (kept from an earlier load, or derived from the
+   * tokenizer's JSON) the native tokenizer is built only when first needed; a tokenizer the table does
+   * not reproduce is built at once.
+   */
   static async load(files: ModelFiles): Promise<StaticModel> {
     let config: { normalize?: boolean };
     try {
@@ -93,33 +126,43 @@ export class StaticModel {
     } catch {
       throw new ModelError(`${files.origin}/config.json: not valid JSON`);
     }
-    let tokenizer: Tokenizer;
+    let vocabulary = files.vocabulary;
     try {
-      // Native code cannot open paths inside the compiled binary, so the tokenizer is built from its JSON text.
-      const addon = await import("@anush008/tokenizers");
-      // The compiled build swaps in the bare addon (CommonJS), whose exports arrive as `default`.
-      const { Tokenizer } = (addon.Tokenizer ? addon : (addon as unknown as { default: typeof addon }).default);
-      tokenizer = Tokenizer.fromString(files.tokenizer) as unknown as Tokenizer;
+      vocabulary ??= WordPieceTable.fromTokenizerJson(files.tokenizer);
     } catch (error) {
-      throw new ModelError(`${files.origin}/tokenizer.json: cannot load tokenizer (${(error as Error).message})`);
+      throw new ModelError(
+        `${files.origin}/tokenizer.json: cannot load tokenizer (${(error as Error).message})`,
+      );
     }
+    const native = vocabulary ? undefined : await nativeTokenizer(files);
     let tensors: Map<string, Tensor>;
     try {
       tensors = readSafetensors(files.weights, `${files.origin}/model.safetensors`);
     } catch (error) {
       throw new ModelError((error as Error).message);
     }
-    return new StaticModel(files, tokenizer, tensors, config.normalize ?? true);
+    return new StaticModel(files, vocabulary, native, tensors, config.normalize ?? true);
+  }
+
+  private tokenizer(): Promise<Tokenizer> {
+    this.native ??= nativeTokenizer(this.files);
+    return this.native;
   }
 
   /** Token ids as the model sees them: no special tokens, unknown tokens dropped, truncated to MAX_TOKENS. */
   async tokenize(texts: string[]): Promise<number[][]> {
-    const encodings = await this.tokenizer.encodeBatch(
-      texts.map((t) => (t.length > MAX_CHARS ? t.slice(0, MAX_CHARS) : t)),
-      { addSpecialTokens: false },
-    );
-    return encodings.map((e) => {
-      const ids = e.getIds().filter((id) => id !== this.unkId);
+    const inputs = texts.map((t) => (t.length > MAX_CHARS ? t.slice(0, MAX_CHARS) : t));
+    // One text (a query) the table reproduces is split here; batches go to the native tokenizer, which
+    // runs them on its own thread while the indexer works.
+    const table = this.vocabulary;
+    const encoded =
+      table && inputs.length === 1 && table.canEncode(inputs[0])
+        ? [table.encode(inputs[0])]
+        : (await (await this.tokenizer()).encodeBatch(inputs, { addSpecialTokens: false })).map((e) =>
+            e.getIds(),
+          );
+    return encoded.map((all) => {
+      const ids = all.filter((id) => id !== this.unkId);
       return ids.length > MAX_TOKENS ? ids.slice(0, MAX_TOKENS) : ids;
     });
   }
@@ -133,7 +176,12 @@ export class StaticModel {
   wordPieceVocabulary(): WordPieceVocabulary | undefined {
     if (this.wordPiece === undefined) {
       type Config = {
-        model?: { type?: string; vocab?: Record<string, number>; continuing_subword_prefix?: string; max_input_chars_per_word?: number };
+        model?: {
+          type?: string;
+          vocab?: Record<string, number>;
+          continuing_subword_prefix?: string;
+          max_input_chars_per_word?: number;
+        };
         normalizer?: { type?: string; lowercase?: boolean; clean_text?: boolean } | null;
         pre_tokenizer?: { type?: string } | null;
         added_tokens?: { content: string }[];
@@ -226,6 +274,21 @@ export class StaticModel {
     } else {
       for (let d = 0; d < dim; d++) out[d] = sum[d] / count;
     }
+  }
+}
+
+/** The native (HF tokenizers) tokenizer of a tokenizer.json. */
+async function nativeTokenizer(files: ModelFiles): Promise<Tokenizer> {
+  try {
+    // Native code cannot open paths inside the compiled binary, so the tokenizer is built from its JSON text.
+    const addon = await import("@anush008/tokenizers");
+    // The compiled build swaps in the bare addon (CommonJS), whose exports arrive as `default`.
+    const { Tokenizer } = addon.Tokenizer ? addon : (addon as unknown as { default: typeof addon }).default;
+    return Tokenizer.fromString(files.tokenizer) as unknown as Tokenizer;
+  } catch (error) {
+    throw new ModelError(
+      `${files.origin}/tokenizer.json: cannot load tokenizer (${(error as Error).message})`,
+    );
   }
 }
 

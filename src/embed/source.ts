@@ -10,6 +10,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import { cacheDir } from "../home/paths.ts";
 import { ModelError, type ModelFiles, StaticModel } from "./model.ts";
+import { WordPieceTable } from "./wordpiece.ts";
 
 const REPO_ROOT = resolve(import.meta.dir, "../..");
 /** Preference when several models were fetched into models/: best retrieval quality first. */
@@ -148,6 +149,33 @@ export function describeModelSource(): string {
   return resolveModelDir();
 }
 
+/**
+ * Loads a model with its vocabulary table kept in the cache, keyed by a hash of the tokenizer's JSON:
+ * the first load derives it (parsing that JSON), later processes read it as bytes (wordpiece.ts).
+ * A table that is missing or does not check out is derived and written again.
+ */
+async function loadWithKeptVocabulary(files: ModelFiles): Promise<StaticModel> {
+  const path = join(cacheDir(), "models", `vocabulary-${Bun.hash(files.tokenizer).toString(16)}.bin`);
+  let kept: WordPieceTable | undefined;
+  try {
+    kept = WordPieceTable.fromBytes(readFileSync(path));
+  } catch {
+    // Not there yet, or damaged: derived from the JSON below.
+  }
+  const model = await StaticModel.load({ ...files, vocabulary: kept });
+  if (!kept && model.vocabulary) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      const temporary = `${path}.${process.pid}.tmp`;
+      writeFileSync(temporary, model.vocabulary.toBytes());
+      renameSync(temporary, path);
+    } catch {
+      // A cache that cannot be written (read-only home) only costs the next process the derivation.
+    }
+  }
+  return model;
+}
+
 let loaded: Promise<StaticModel> | undefined;
 /**
  * The process-wide model: TRIFORGE_MODEL_DIR when set (a user's larger model), else the one
@@ -156,13 +184,13 @@ let loaded: Promise<StaticModel> | undefined;
 export function loadModel(): Promise<StaticModel> {
   loaded ??= (async () => {
     const embedded = process.env.TRIFORGE_MODEL_DIR ? undefined : await embeddedModelInfo();
-    if (!embedded) return StaticModel.load(readModelDir(resolveModelDir()));
+    if (!embedded) return loadWithKeptVocabulary(readModelDir(resolveModelDir()));
     try {
-      return await StaticModel.load(await embeddedModelFiles(embedded));
+      return await loadWithKeptVocabulary(await embeddedModelFiles(embedded));
     } catch (error) {
       // The extracted copy is a cache: a damaged one (a disk error, a stray edit) is replaced, once.
       if (!(error instanceof ModelError)) throw error;
-      return StaticModel.load(await embeddedModelFiles(embedded, true));
+      return loadWithKeptVocabulary(await embeddedModelFiles(embedded, true));
     }
   })();
   return loaded;
