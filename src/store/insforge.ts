@@ -521,18 +521,30 @@ export class InsforgeMemoryStore implements RemoteStore {
          JOIN ${s}.facts f ON f.subject = es.id AND f.predicate = x.p AND f.object = eo.id
          JOIN ${s}.chunks c ON c.hash = x.hash ON CONFLICT DO NOTHING`,
       );
-    // An edge by natural key: a context edge is (chunk hash, phrase), others a phrase pair ordered by row id.
-    const resolved = (rows: unknown) => `x AS (SELECT * FROM jsonb_to_recordset(${data(rows)})
-        AS x(i integer, kind smallint, a text, b text, w double precision, hash text)),
-      r AS (SELECT x.i, x.kind, x.w, x.hash,
-          CASE WHEN x.kind = ${EDGE_KIND.context} THEN c.id ELSE least(ea.id, eb.id) END AS a,
+    // An edge by natural key: a context edge is (chunk, phrase), others a phrase pair ordered by row id.
+    // Rows travel as arrays and chunks as their place in `items` (the edges are most of a batch's bytes).
+    const chunkOf = new Map(items.map(({ hash }, i) => [hash, i]));
+    const resolved = (
+      rows: (string | number | null)[][],
+    ) => `h AS MATERIALIZED (SELECT (t.ord - 1)::int AS ci, c.id
+        FROM jsonb_array_elements_text(${data(items.map((item) => item.hash))}) WITH ORDINALITY AS t(hash, ord)
+        JOIN ${s}.chunks c ON c.hash = t.hash),
+      x AS MATERIALIZED (SELECT (v->>0)::int AS i, (v->>1)::smallint AS kind, v->>2 AS a, v->>3 AS b,
+          (v->>4)::double precision AS w, (v->>5)::int AS ci FROM jsonb_array_elements(${data(rows)}) AS v),
+      r AS (SELECT x.i, x.kind, x.w, x.ci,
+          CASE WHEN x.kind = ${EDGE_KIND.context} THEN h.id ELSE least(ea.id, eb.id) END AS a,
           CASE WHEN x.kind = ${EDGE_KIND.context} THEN eb.id ELSE greatest(ea.id, eb.id) END AS b
         FROM x JOIN ${s}.entities eb ON eb.phrase = x.b
-        LEFT JOIN ${s}.chunks c ON x.kind = ${EDGE_KIND.context} AND c.hash = x.a
-        LEFT JOIN ${s}.entities ea ON x.kind <> ${EDGE_KIND.context} AND ea.phrase = x.a)`;
+        LEFT JOIN h ON h.ci = x.ci
+        LEFT JOIN ${s}.entities ea ON ea.phrase = x.a)`;
     const absent = `NOT EXISTS (SELECT 1 FROM ${s}.edges e WHERE e.kind = r.kind AND e.a = r.a AND e.b = r.b)`;
+    const ends = (d: EdgeDelta) =>
+      d.kind === EDGE_KIND.context ? [null, d.b, chunkOf.get(d.a) as number] : [d.a, d.b, null];
     if (deltas.size) {
-      const list = [...deltas.values()].map((d, i) => ({ i, kind: d.kind, a: d.a, b: d.b, w: d.amount }));
+      const list = [...deltas.values()].map((d, i) => {
+        const [a, b, ci] = ends(d);
+        return [i, d.kind, a, b, d.amount, ci];
+      });
       // Existing edges first, then the new ones in order: no sequence value is spent on a conflict.
       statements.push(
         `WITH ${resolved(list)} UPDATE ${s}.edges e SET weight = e.weight + r.w FROM r
@@ -541,24 +553,24 @@ export class InsforgeMemoryStore implements RemoteStore {
          SELECT r.kind, r.a, r.b, r.w FROM r WHERE ${absent} ORDER BY r.i`,
       );
       const shares = [...deltas.values()].flatMap((d) =>
-        [...d.sources].map(([hash, amount]) => ({ i: 0, kind: d.kind, a: d.a, b: d.b, w: amount, hash })),
+        [...d.sources].map(([hash, amount]) => [0, d.kind, d.a, d.b, amount, chunkOf.get(hash) as number]),
       );
       if (shares.length)
         statements.push(
           `WITH ${resolved(shares)} INSERT INTO ${s}.edge_sources(edge_id, chunk_id, amount)
-           SELECT e.id, c.id, r.w FROM r JOIN ${s}.edges e ON e.kind = r.kind AND e.a = r.a AND e.b = r.b
-           JOIN ${s}.chunks c ON c.hash = r.hash
+           SELECT e.id, h.id, r.w FROM r JOIN ${s}.edges e ON e.kind = r.kind AND e.a = r.a AND e.b = r.b
+           JOIN h ON h.ci = r.ci
            ON CONFLICT (edge_id, chunk_id) DO UPDATE SET amount = ${s}.edge_sources.amount + excluded.amount`,
         );
     }
-    const synonyms: { i: number; kind: number; a: string; b: string; w: number }[] = [];
+    const synonyms: (string | number | null)[][] = [];
     const pairs = new Set<string>();
     for (const p of vectors.synonyms) {
       if (!stored(p.a) || !stored(p.b) || p.a === p.b) continue;
       const pair = p.a < p.b ? `${p.a}\u0001${p.b}` : `${p.b}\u0001${p.a}`;
       if (pairs.has(pair)) continue;
       pairs.add(pair);
-      synonyms.push({ i: synonyms.length, kind: EDGE_KIND.synonym, a: p.a, b: p.b, w: p.score });
+      synonyms.push([synonyms.length, EDGE_KIND.synonym, p.a, p.b, p.score, null]);
     }
     if (synonyms.length)
       statements.push(
