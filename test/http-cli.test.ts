@@ -97,6 +97,49 @@ describe("triforge serve --http", () => {
     expect(await proc.exited).toBe(0);
   });
 
+  test("--workers answers code queries from worker processes, as the server itself does, and stops them", async () => {
+    const queries = ["render the invoice as a pdf", "geocode a street", "normalize_address"];
+    const ask = async (url: string, query: string) =>
+      (await fetch(`${url}/v1/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query, top_k: 3 }),
+      }).then((r) => r.json())) as { hits: unknown[] };
+    const single = await startServe([], { CLAW_RAG_DB: catalog });
+    const pooled = await startServe(["--workers", "2"], { CLAW_RAG_DB: catalog });
+    expect(pooled.stderr).toContain("2 query workers");
+    const workers = () =>
+      Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pooled.proc.pid)])
+        .stdout.toString()
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    const children = workers();
+    expect(children).toHaveLength(2);
+    // Several at once, so both workers answer; each answer is the in-process one.
+    const answers = await Promise.all([...queries, ...queries].map((q) => ask(pooled.url, q)));
+    expect(answers.every((a) => a.hits.length > 0)).toBe(true);
+    for (const [i, query] of [...queries, ...queries].entries())
+      expect(answers[i]).toEqual(await ask(single.url, query));
+    for (const { proc } of [single, pooled]) {
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(0);
+    }
+    const alive = children.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+    const bad = await runBinary(["serve", "--http", "--workers", "many"], { home });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--workers must be a whole number");
+  });
+
   test("an option of the other mode is a usage error, not ignored", async () => {
     const port = await runBinary(["serve", "--port", "9000"], { home });
     expect(port.code).toBe(2);

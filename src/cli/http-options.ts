@@ -4,6 +4,7 @@
  */
 import type { RemoteEmbeddingConfig } from "../embed/remote.ts";
 import { ragCatalogPath } from "../home/paths.ts";
+import { QUERY_WORKER_ENV } from "../http/query-pool.ts";
 import { configPath, embeddingProblems, findProjectRoot, readProjectConfig } from "../project/config.ts";
 import type { OptionValues } from "./command.ts";
 import { UserError } from "./command.ts";
@@ -71,8 +72,25 @@ function portOf(values: OptionValues, env: Record<string, string | undefined>): 
   return port;
 }
 
+/** `--workers`: query processes beside the server (0, the default: queries are answered in it). */
+function workersOf(values: OptionValues): number {
+  const raw = values.workers;
+  if (raw === undefined) return 0;
+  const workers = Number(raw);
+  if (typeof raw !== "string" || !Number.isInteger(workers) || workers < 0 || workers > MAX_WORKERS)
+    throw new UserError(`--workers must be a whole number from 0 to ${MAX_WORKERS}, not '${raw}'`);
+  return workers;
+}
+const MAX_WORKERS = 64;
+
 /** Runs the HTTP server until SIGINT or SIGTERM. */
 export async function serveHttp(values: OptionValues, env = process.env): Promise<number> {
+  const workerSetup = env[QUERY_WORKER_ENV];
+  if (workerSetup) {
+    const { runQueryWorker } = await import("../http/query-pool.ts");
+    return runQueryWorker(JSON.parse(workerSetup));
+  }
+  const workers = workersOf(values);
   const host =
     (typeof values.host === "string" && values.host) ||
     env.TRIFORGE_HTTP_HOST ||
@@ -80,13 +98,19 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     DEFAULT_HTTP_HOST;
   const port = portOf(values, env);
   const catalogPath = catalogPathOf(values, env);
-  const [{ RagService, RagRequestError }, { Catalog }, { resolveToken, isLoopback }, { startHttpServer }] =
-    await Promise.all([
-      import("../rag/service.ts"),
-      import("../rag/catalog.ts"),
-      import("../http/auth.ts"),
-      import("../http/server.ts"),
-    ]);
+  const [
+    { RagService, RagRequestError },
+    { Catalog },
+    { resolveToken, isLoopback },
+    { startHttpServer },
+    { QueryPool },
+  ] = await Promise.all([
+    import("../rag/service.ts"),
+    import("../rag/catalog.ts"),
+    import("../http/auth.ts"),
+    import("../http/server.ts"),
+    import("../http/query-pool.ts"),
+  ]);
   let workspaces = workspacesOf(values);
   if (workspaces.length === 0) {
     const catalog = Catalog.open(catalogPath);
@@ -103,6 +127,10 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     throw error;
   }
   const token = resolveToken(typeof values.token === "string" ? values.token : undefined, env);
+  const pool =
+    workers > 0
+      ? new QueryPool({ workspaces: rag.workspaces, catalogPath, remote }, workers, rag)
+      : undefined;
   let server: ReturnType<typeof startHttpServer>;
   try {
     server = startHttpServer({
@@ -110,16 +138,20 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
       port,
       token: token.token,
       rag,
+      query: pool ? (query, topK) => pool.query(query, topK) : undefined,
       requireToken: values["require-token"] === true,
       allowOrigin: typeof values["allow-origin"] === "string" ? values["allow-origin"] : undefined,
     });
   } catch (error) {
+    await pool?.close();
     throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
   const where = token.path
     ? `the token is in ${token.path}`
     : `the token is from ${token.source === "flag" ? "--token" : "TRIFORGE_HTTP_TOKEN"}`;
-  console.error(`triforge http: listening on ${server.url} (workspaces: ${rag.workspaces.join(", ")})`);
+  console.error(
+    `triforge http: listening on ${server.url} (workspaces: ${rag.workspaces.join(", ")}${pool ? `; ${workers} query workers` : ""})`,
+  );
   console.error(
     isLoopback(host) && values["require-token"] !== true
       ? `triforge http: loopback only; changing memory needs the page or 'Authorization: Bearer' (${where})`
@@ -130,5 +162,6 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     process.once("SIGTERM", done);
   });
   await server.stop();
+  await pool?.close();
   return 0;
 }

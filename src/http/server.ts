@@ -19,6 +19,7 @@ import {
   DEFAULT_TOP_K,
   type IngestProgress,
   MAX_TOP_K,
+  type RagQueryResult,
   RagRequestError,
   type RagService,
   realFolder,
@@ -133,6 +134,8 @@ export interface HttpServerOptions {
   requireToken?: boolean;
   /** The one other origin whose pages may call the API (CORS); none by default. */
   allowOrigin?: string;
+  /** Answers `/v1/query` in place of `rag.query` (`--workers`: a pool of query processes). */
+  query?: (query: string, topK: number) => Promise<RagQueryResult>;
 }
 
 export interface RunningServer {
@@ -238,7 +241,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const body = await readJsonObject(req);
             const query = queryField(body);
             const topK = topKField(body.top_k, DEFAULT_TOP_K, MAX_TOP_K);
-            return json(await rag.query(query, topK));
+            return json(await (options.query ?? ((q, k) => rag.query(q, k)))(query, topK));
           },
         },
       },

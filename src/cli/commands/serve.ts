@@ -4,7 +4,7 @@ import { defineCommand, UsageError, UserError } from "../command.ts";
 
 export default defineCommand({
   usage:
-    "triforge serve [--project=<path>]\n       triforge serve --http [--host 127.0.0.1] [--port 8787] [--workspace DIR …] [--token T] [--db PATH]",
+    "triforge serve [--project=<path>]\n       triforge serve --http [--host 127.0.0.1] [--port 8787] [--workspace DIR …] [--token T] [--db PATH] [--workers N]",
   description:
     "Runs the MCP server on stdin/stdout (tools: rag_search, memory_status, code_search, find_related). " +
     "The default project is the client's root or working directory; --project pins it. Exits when the client closes stdin. " +
@@ -56,6 +56,12 @@ export default defineCommand({
       arg: "path",
       description: "--http: the ingest catalog (CLAW_RAG_DB; default: http/catalog.db in the data folder)",
     },
+    workers: {
+      type: "string",
+      arg: "n",
+      description:
+        "--http: answer code queries in N processes beside the server, one core each (default 0: in the server)",
+    },
   },
   async run({ values }) {
     if (values.http === true) {
@@ -64,9 +70,16 @@ export default defineCommand({
       const { serveHttp } = await import("../http-options.ts");
       return serveHttp(values);
     }
-    const httpOnly = ["host", "port", "workspace", "token", "require-token", "allow-origin", "db"].find(
-      (name) => values[name] !== undefined,
-    );
+    const httpOnly = [
+      "host",
+      "port",
+      "workspace",
+      "token",
+      "require-token",
+      "allow-origin",
+      "db",
+      "workers",
+    ].find((name) => values[name] !== undefined);
     if (httpOnly) throw new UsageError(`--${httpOnly} is an option of 'serve --http'`);
     const project = typeof values.project === "string" ? values.project : undefined;
     // A mistyped --project would otherwise answer every call with "memory is not active for <path>",
