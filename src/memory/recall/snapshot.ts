@@ -213,10 +213,21 @@ export class MemoryIndex {
     dense = this.denseScores(vector),
     bm25 = this.bm25Scores(query),
   ): Float64Array {
+    const settings = GRAPH_SETTINGS;
+    if (this.factCount === 0) return mix(dense, bm25, settings.passageDenseMix);
+    const { scores } = personalizedPageRank(this.graph, this.graphReset(query, vector, dense, bm25), {
+      damping: settings.damping,
+      tolerance: settings.pprTolerance,
+      maxIterations: settings.pprMaxIterations,
+    });
+    return scores.subarray(0, this.chunkCount);
+  }
+
+  /** graphScores' PPR reset vector over every graph node (public for benchmark/recall-cost.ts). */
+  graphReset(query: string, vector: Float32Array, dense: Float64Array, bm25: Float64Array): Float64Array {
     const P = this.chunkCount;
     const settings = GRAPH_SETTINGS;
     const passagePrior = mix(dense, bm25, settings.passageDenseMix);
-    if (this.factCount === 0) return passagePrior;
     const factScores = mix(
       dotAll(this.factVectors, vector, this.factCount, this.dim),
       this.factBm25.scores(query),
@@ -236,12 +247,7 @@ export class MemoryIndex {
     // A phrase named by several linked facts gets their mean weight, as HippoRAG 2 does.
     for (let i = P; i < reset.length; i++) if (seen[i] > 1) reset[i] /= seen[i];
     for (let i = 0; i < P; i++) reset[i] = passagePrior[i] * settings.passageNodeWeight;
-    const { scores } = personalizedPageRank(this.graph, reset, {
-      damping: settings.damping,
-      tolerance: settings.pprTolerance,
-      maxIterations: settings.pprMaxIterations,
-    });
-    return scores.subarray(0, P);
+    return reset;
   }
 }
 
