@@ -225,9 +225,9 @@ for (const backend of backends) {
       const versions = await client.query<{ version: number }>(
         `SELECT version FROM ${store.schema}.schema_version ORDER BY version`,
       );
-      expect(versions.map((v) => v.version)).toEqual([1, 2]);
+      expect(versions.map((v) => v.version)).toEqual([1, 2, 3]);
       await (await open(project)).closeAsync();
-      expect((await client.query(`SELECT version FROM ${store.schema}.schema_version`)).length).toBe(2);
+      expect((await client.query(`SELECT version FROM ${store.schema}.schema_version`)).length).toBe(3);
       await client.query(`INSERT INTO ${store.schema}.schema_version VALUES (99, 'later')`);
       await expect(open(project)).rejects.toThrow(/schema version 99, newer than this triforge knows/);
       await store.closeAsync();

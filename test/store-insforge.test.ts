@@ -6,9 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { connectInsforge, InsforgeClient } from "../src/store/insforge-client.ts";
 import { InsforgeMemoryStore } from "../src/store/insforge.ts";
+import { connectInsforge, InsforgeClient } from "../src/store/insforge-client.ts";
 import { StoreUnavailableError } from "../src/store/pg-client.ts";
+import { PG_SCHEMA_VERSION } from "../src/store/pg-schema.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import type { MemoryStore } from "../src/store/types.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
@@ -252,7 +253,7 @@ for (const server of servers) {
       expect(whole.marks).toMatchObject({ chunk: next.marks.chunk, edge: next.marks.edge });
       await store.forgetSession("s7-0");
       expect((await store.changesSince(next.marks)).whole).toBe(true);
-      expect(await store.schemaVersion()).toBe(2);
+      expect(await store.schemaVersion()).toBe(PG_SCHEMA_VERSION);
       await store.closeAsync();
     }, 60_000);
 

@@ -26,7 +26,8 @@ const fileHash = (path: string) => createHash("sha256").update(readFileSync(path
 function droppingAfter(client: SqlClient, allowed: number): SqlClient {
   let inserts = 0;
   const query = (async (text: string, params?: unknown[]) => {
-    if (/^\s*INSERT/i.test(text) && ++inserts > allowed)
+    // Rows of the memory only: the schema's own version rows are not the copy.
+    if (/^\s*INSERT/i.test(text) && !/schema_version/.test(text) && ++inserts > allowed)
       throw new StoreUnavailableError("postgres at postgres://test@db/x dropped the connection (test)");
     return client.query(text, params);
   }) as SqlClient["query"];
@@ -165,7 +166,7 @@ test("triforge migrate without a Postgres URL says what to set, in one line", as
 }, 60_000);
 
 test("migrate copies every table the SQLite store has, column for column (a new table or column fails here)", async () => {
-  const { TABLES } = await import("../src/store/migrate.ts");
+  const { DERIVED_TABLES, TABLES } = await import("../src/store/migrate.ts");
   const store = new SqliteMemoryStore(`${home.home}/fresh.db`);
   store.close();
   const { Database } = await import("bun:sqlite");
@@ -177,7 +178,7 @@ test("migrate copies every table the SQLite store has, column for column (a new 
     columns: (db.query(`PRAGMA table_info(${t.name})`).all() as { name: string }[]).map((c) => c.name),
   }));
   db.close();
-  expect(tables).toEqual(
+  expect(tables.filter((t) => !DERIVED_TABLES.includes(t.name))).toEqual(
     TABLES.map((t) => ({ name: t.name, columns: t.columns.map(([c]) => c) })).sort((a, b) =>
       a.name.localeCompare(b.name),
     ),

@@ -14,7 +14,7 @@ import { MODES } from "../src/memory/recall/modes.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { refreshMirror } from "../src/memory/shared.ts";
 import { connectPostgres, type SqlClient, StoreUnavailableError } from "../src/store/pg-client.ts";
-import { lockKey, projectSchema } from "../src/store/pg-schema.ts";
+import { lockKey, PG_SCHEMA_VERSION, projectSchema } from "../src/store/pg-schema.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 import { appendRecords, chatLog, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
@@ -241,6 +241,56 @@ for (const backend of backends) {
       expect(after.chunks.length).toBe(3);
     }, 120_000);
 
+    test("one machine indexing in several runs: the shared graph is its local graph, synonym edges revived and dropped included", async () => {
+      const project = name("runs");
+      const root = home.project(name("runs"), config(project));
+      const records = syntheticConversation(8, 8, "run");
+      for (let part = 0; part < 4; part++) {
+        appendRecords(root, records.slice(part * 32, (part + 1) * 32));
+        expect((await index(root)).shared?.error).toBeUndefined();
+      }
+      const db = new Database(storePath(root), { readonly: true });
+      // The capped synonym graph changed earlier edges on later runs: what the push must carry over.
+      expect(
+        (db.query("SELECT count(*) AS n FROM synonym_changes").get() as { n: number }).n,
+      ).toBeGreaterThan(0);
+      const named = (rows: { k: string; w: number }[]) =>
+        rows.map((r) => `${r.k}|${Number(r.w).toFixed(6)}`).sort();
+      const local = named(
+        db
+          .query(
+            `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
+               ELSE min(x.phrase, y.phrase) || '|' || max(x.phrase, y.phrase) END AS k, e.weight AS w
+             FROM edges e LEFT JOIN chunks c ON e.kind = 1 AND c.id = e.a
+             LEFT JOIN entities x ON e.kind != 1 AND x.id = e.a JOIN entities y ON y.id = e.b`,
+          )
+          .all() as { k: string; w: number }[],
+      );
+      db.close();
+      const sc = projectSchema(project);
+      const shared = named(
+        await client.query<{ k: string; w: number }>(
+          `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
+             ELSE least(x.phrase, y.phrase) || '|' || greatest(x.phrase, y.phrase) END AS k, e.weight AS w
+           FROM ${sc}.edges e LEFT JOIN ${sc}.chunks c ON e.kind = 1 AND c.id = e.a
+           LEFT JOIN ${sc}.entities x ON e.kind != 1 AND x.id = e.a JOIN ${sc}.entities y ON y.id = e.b`,
+        ),
+      );
+      expect(shared.length).toBe(local.length);
+      expect(shared).toEqual(local);
+      // And the mirror recall reads holds the same weights.
+      const mirror = new Database(mirrorStorePath(root), { readonly: true });
+      const mirrored = mirror
+        .query("SELECT kind, count(*) AS n, round(sum(weight), 4) AS w FROM edges GROUP BY kind")
+        .all();
+      mirror.close();
+      const again = new Database(storePath(root), { readonly: true });
+      expect(mirrored).toEqual(
+        again.query("SELECT kind, count(*) AS n, round(sum(weight), 4) AS w FROM edges GROUP BY kind").all(),
+      );
+      again.close();
+    }, 180_000);
+
     test("recall ranks the same from the shared store as from the local store on the same data, in every mode", async () => {
       const records = syntheticConversation(6, 6, "r");
       const localRoot = home.project(name("rank-local"));
@@ -358,7 +408,7 @@ describe.skipIf(!serverUrl)("shared memory in postgres: machines as processes (s
     ) as { name: string; ok: boolean; detail: string }[];
     const shared = checks.find((c) => c.name === "shared store");
     expect(shared?.ok).toBe(true);
-    expect(shared?.detail).toContain("schema version 2: 54 chunks from 9 sessions");
+    expect(shared?.detail).toContain(`schema version ${PG_SCHEMA_VERSION}: 54 chunks from 9 sessions`);
     expect(shared?.detail).not.toContain(":triforge@");
     const before = await sharedDump(admin, project);
     expect(before.chunks.length).toBe(54);

@@ -176,25 +176,31 @@ export async function pushToShared(
     const lastSummary =
       (db.query("SELECT max(id) AS id FROM summaries").get() as { id: number | null }).id ?? 0;
     const rows = chunkRows.filter((c) => !forgotten.has(c.session_id));
-    // Synonym edges the local store added since the last push, sent with the last batch, when every
-    // phrase they join is in the shared store (an edge to a phrase it lacks is skipped there).
-    const synonyms = db
+    // Synonym edges the local store added since the last push, and earlier ones a later batch changed
+    // (revived, or dropped to weight 0: synonym_changes), as they are now; sent with the last batch, when
+    // both phrases are in the shared store (an edge to a phrase it lacks is skipped there).
+    const changedSynonyms = db
       .query(
         `SELECT x.phrase AS a, y.phrase AS b, e.weight AS score FROM edges e JOIN entities x ON x.id = e.a
-           JOIN entities y ON y.id = e.b WHERE e.kind = 2 AND e.id > ? ORDER BY e.id`,
+         JOIN entities y ON y.id = e.b
+         WHERE e.kind = 2 AND (e.id > ? OR e.id IN (SELECT edge_id FROM synonym_changes WHERE chunk > ?))
+         ORDER BY e.id`,
       )
-      .all(state.edge) as SynonymEdge[];
+      .all(state.edge, state.chunk) as SynonymEdge[];
+    const synonyms = changedSynonyms.filter((e) => e.score > 0);
+    const synonymsDropped = changedSynonyms.filter((e) => e.score <= 0).map(({ a, b }) => ({ a, b }));
     const lastEdge = (db.query("SELECT max(id) AS id FROM edges").get() as { id: number | null }).id ?? 0;
     const done = { chunk: chunkRows.at(-1)?.id ?? state.chunk, summary: lastSummary, edge: lastEdge };
     if (!rows.length) {
       // Nothing new to send but synonym edges (a forget elsewhere let a phrase keep more neighbours).
-      if (synonyms.length)
+      if (changedSynonyms.length)
         await remote.writeBatch({
           model: "",
           chunks: [],
           entityVectors: new Map(),
           factVectors: new Map(),
           synonyms,
+          synonymsDropped,
           summaries: [],
         });
       writePushState(projectRoot, { ...state, ...done });
@@ -291,6 +297,7 @@ export async function pushToShared(
         entityVectors,
         factVectors,
         synonyms: end === rows.length ? synonyms : [],
+        synonymsDropped: end === rows.length ? synonymsDropped : [],
         summaries: summaries.filter((s) => sessions.has(s.sessionId)),
       };
       await remote.writeBatch(batch);
@@ -412,6 +419,7 @@ export async function pullMirror(
       new SqliteMemoryStore(target).close();
       forgotten = new Set(forgottenHere);
     }
+    let synonymsChanged = false;
     const db = new Database(target, { readwrite: true, create: false });
     try {
       db.run("PRAGMA busy_timeout = 5000");
@@ -427,9 +435,22 @@ export async function pullMirror(
           "edge_sources",
         ] as const)
           insertRows(db, table, changes.rows[table]);
-        const setWeight = db.prepare("UPDATE edges SET weight = ? WHERE id = ?");
-        for (const w of changes.weights) setWeight.run(w.weight, w.id);
+        // Earlier edges whose weight changed: a fact edge a new chunk added to (found again through
+        // edge_sources), or a synonym edge revived or dropped, noted in synonym_changes as the indexer
+        // notes its own, so the recall arrays' extension picks it up.
+        const setWeight = db.prepare("UPDATE edges SET weight = ? WHERE id = ? RETURNING kind");
+        const noteSynonym = db.prepare(
+          "INSERT OR REPLACE INTO synonym_changes(edge_id, chunk) VALUES (?, ?)",
+        );
+        for (const w of changes.weights) {
+          const row = setWeight.get(w.weight, w.id) as { kind: number } | null;
+          if (row?.kind === 2) {
+            noteSynonym.run(w.id, changes.marks.chunk);
+            synonymsChanged = true;
+          }
+        }
         setWeight.finalize();
+        noteSynonym.finalize();
         // Summaries are edited in place (a person's correction): taken whole. A session forgotten here
         // and not yet in the shared store (it was down) stays out.
         db.run("DELETE FROM summaries");
@@ -456,8 +477,10 @@ export async function pullMirror(
     if (changes.whole) {
       for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
       renameSync(target, path);
-      rmSync(mirrorSnapshotPath(projectRoot), { force: true });
     }
+    // Changes noted at a chunk mark the recall arrays already cover (no new chunk came): rebuilt instead.
+    if (changes.whole || (synonymsChanged && !changes.rows.chunks.length))
+      rmSync(mirrorSnapshotPath(projectRoot), { force: true });
     const mirror = new SqliteMemoryStore(path);
     try {
       for (const id of forgottenHere) if (await mirror.hasSession(id)) await mirror.forgetSession(id);

@@ -14,8 +14,8 @@ import { InsforgeClient } from "./insforge-client.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { migrateSchema, projectSchema } from "./pg-schema.ts";
 import { WRITER_KEYS, writerMetaKey } from "./postgres.ts";
-import { SqliteMemoryStore } from "./sqlite.ts";
 import type { StorageTarget } from "./settings.ts";
+import { SqliteMemoryStore } from "./sqlite.ts";
 
 type ColumnType = "int" | "real" | "text" | "blob";
 
@@ -142,6 +142,14 @@ export const TABLES: Table[] = [
     ],
   },
   {
+    name: "forgotten_records",
+    key: 1,
+    columns: [
+      ["uuid", "text"],
+      ["at", "text"],
+    ],
+  },
+  {
     name: "llm_usage",
     key: 2,
     columns: [
@@ -173,6 +181,12 @@ export const TABLES: Table[] = [
     ],
   },
 ];
+
+/**
+ * SQLite tables the copy leaves out: derived from the rows above, and rebuilt by the SQLite store when they
+ * are missing (a store without its `synonym_rule` recomputes its synonym graph, bands and all).
+ */
+export const DERIVED_TABLES = ["phrase_bands", "synonym_changes"];
 
 /** A row as comparable data: numbers, strings, blobs as base64, in column order. */
 type Row = (string | number | null)[];

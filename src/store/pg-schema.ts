@@ -7,7 +7,7 @@ import type { SqlClient } from "./pg-client.ts";
 import { StoreUnavailableError } from "./pg-client.ts";
 
 /** The highest step this version knows; a database migrated further by a newer triforge is refused. */
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 
 /** A project name as a Postgres identifier: lower-case letters, digits and `_`, quoted. */
 export function projectSchema(project: string): string {
@@ -64,6 +64,12 @@ export function schemaSteps(s: string, pgvector: boolean): string[] {
     // 2: chunk embeddings as pgvector values beside the exact float32 bytes (HNSW indexes per dimension
     // are made when the first vectors of that dimension arrive). Nothing where pgvector is absent.
     pgvector ? `ALTER TABLE ${s}.chunks ADD COLUMN embedding vector;` : "SELECT 1;",
+    // 3: the records of chunks deleted one by one (as SQLite's forgotten_records), and the synonym edges
+    // whose weight a later batch changed (revived, or dropped to 0), with the generation it committed:
+    // how a mirror pulled at an older generation learns of them.
+    `CREATE TABLE ${s}.forgotten_records(uuid text PRIMARY KEY, at text NOT NULL);
+     CREATE TABLE ${s}.synonym_updates(edge_id integer PRIMARY KEY, generation bigint NOT NULL);
+     CREATE INDEX ON ${s}.synonym_updates(generation);`,
   ];
 }
 

@@ -190,7 +190,9 @@ export class PgMemoryStore implements RemoteStore {
   async indexedRecords(uuids: string[]): Promise<Set<string>> {
     if (!uuids.length) return new Set();
     const rows = await this.client.query<{ uuid: string }>(
-      `SELECT t.uuid FROM ${this.schema}.turns t JOIN jsonb_array_elements_text($1::text::jsonb) u(uuid) ON t.uuid = u.uuid`,
+      `SELECT u.uuid FROM jsonb_array_elements_text($1::text::jsonb) u(uuid)
+       WHERE EXISTS (SELECT 1 FROM ${this.schema}.turns t WHERE t.uuid = u.uuid)
+          OR EXISTS (SELECT 1 FROM ${this.schema}.forgotten_records f WHERE f.uuid = u.uuid)`,
       [json(uuids)],
     );
     return new Set(rows.map((r) => r.uuid));
@@ -315,7 +317,7 @@ export class PgMemoryStore implements RemoteStore {
   private async addGraphs(
     tx: SqlClient,
     items: { chunkId: number; graph: ChunkGraph }[],
-    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors" | "synonyms">,
+    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors" | "synonyms" | "synonymsDropped">,
   ): Promise<void> {
     const s = this.schema;
     const labels = new Map<string, string>();
@@ -340,7 +342,10 @@ export class PgMemoryStore implements RemoteStore {
           vectors.model,
         ],
       );
-    const synonymPhrases = vectors.synonyms.flatMap((p) => [p.a, p.b]);
+    const synonymPhrases = [...vectors.synonyms, ...(vectors.synonymsDropped ?? [])].flatMap((p) => [
+      p.a,
+      p.b,
+    ]);
     const ids = await this.phraseIds(tx, [...new Set([...labels.keys(), ...synonymPhrases])]);
     for (const phrase of labels.keys())
       if (!ids.has(phrase)) throw new Error(`no vector for new phrase '${phrase}'`);
@@ -444,12 +449,41 @@ export class PgMemoryStore implements RemoteStore {
       const [x, y] = ordered(a, b);
       synonyms.push({ i: synonyms.length, kind: EDGE_KIND.synonym, a: x, b: y, w: p.score });
     }
+    const dropped: { a: number; b: number }[] = [];
+    for (const p of vectors.synonymsDropped ?? []) {
+      const a = ids.get(p.a);
+      const b = ids.get(p.b);
+      if (a === undefined || b === undefined || a === b) continue;
+      const [x, y] = ordered(a, b);
+      dropped.push({ a: x, b: y });
+    }
+    if (!synonyms.length && !dropped.length) return;
+    // As the SQLite store: an edge added again takes the new weight (revived), a dropped one keeps its row
+    // at weight 0. A change to an existing row is noted with the generation this write commits.
+    const [{ top }] = await tx.query<{ top: number }>(`SELECT coalesce(max(id), 0) AS top FROM ${s}.edges`);
+    const changed: number[] = [];
     if (synonyms.length)
-      await tx.query(
+      for (const r of await tx.query<{ id: number }>(
         `INSERT INTO ${s}.edges(kind, a, b, weight) SELECT x.kind, x.a, x.b, x.w
          FROM jsonb_to_recordset($1::text::jsonb) AS x(i integer, kind smallint, a integer, b integer, w double precision)
-         ORDER BY x.i ON CONFLICT (kind, a, b) DO NOTHING`,
+         ORDER BY x.i ON CONFLICT (kind, a, b) DO UPDATE SET weight = excluded.weight RETURNING id`,
         [json(synonyms)],
+      ))
+        if (Number(r.id) <= Number(top)) changed.push(Number(r.id));
+    if (dropped.length)
+      for (const r of await tx.query<{ id: number }>(
+        `UPDATE ${s}.edges e SET weight = 0 FROM jsonb_to_recordset($1::text::jsonb) AS x(a integer, b integer)
+         WHERE e.kind = ${EDGE_KIND.synonym} AND e.a = x.a AND e.b = x.b RETURNING e.id`,
+        [json(dropped)],
+      ))
+        changed.push(Number(r.id));
+    if (changed.length)
+      await tx.query(
+        `INSERT INTO ${s}.synonym_updates(edge_id, generation)
+         SELECT value::integer, coalesce((SELECT value::bigint FROM ${s}.meta WHERE key = 'generation'), 0) + 1
+         FROM jsonb_array_elements_text($1::text::jsonb)
+         ON CONFLICT (edge_id) DO UPDATE SET generation = excluded.generation`,
+        [json(changed)],
       );
   }
 
@@ -857,8 +891,9 @@ export class PgMemoryStore implements RemoteStore {
         : (
             await read(
               `SELECT e.id, e.weight FROM ${s}.edges e WHERE e.id <= $1
-               AND e.id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)`,
-              [base.edge, base.chunk],
+               AND (e.id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
+                 OR e.id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
+              [base.edge, base.chunk, since?.generation ?? 0],
             )
           ).map((r) => ({ id: Number(r.id), weight: Number(r.weight) }));
       const top = (list: Record<string, unknown>[], mark: number) =>
