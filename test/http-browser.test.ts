@@ -1,8 +1,8 @@
 /**
  * The web page in a real browser: Debian's chromium, headless, driven by playwright-core (both installed
- * by .ci/run). Search code and memory with the keyboard, forget a session and see recall lose it, pin a
- * chunk into the prelude, re-index with live progress, and read it on a narrow window. Screenshots go to
- * tmp/test-output/http-browser/.
+ * by .ci/run). Search code and memory with the keyboard, forget a session and delete one chunk and see
+ * recall lose them, pin a chunk into the prelude, re-index with live progress, and read it on a narrow
+ * window. Screenshots go to tmp/test-output/http-browser/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -70,6 +70,13 @@ describe.skipIf(!driver)("the web page in chromium", () => {
         "parseInvoice now escapes <script>alert(1)</script> before rendering the invoice totals.",
         2,
       ),
+      ...exchange(
+        "s-deploys",
+        "Should the nightly canary deploy use the blue-green switch?",
+        "Yes: the canary deploy flips the blue-green switch after the smoke checks pass.",
+        3,
+      ),
+      ...exchange("s-deploys", "And the rollback?", "The rollback restores the previous release tag.", 3),
     ]);
     await indexProject(app, { llm: null });
     appendRecord(app, { ts: "2025-03-01T09:00:00.000Z", event: "prelude", outcome: "ok", tokens: 640 });
@@ -179,6 +186,24 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     await page.locator('li.session[data-session="s-cookies"]').waitFor({ state: "detached" });
     expect((await recall(app, query)).hits.map((h) => h.session_id)).not.toContain("s-cookies");
     await page.screenshot({ path: join(SHOTS, "after-forget.png"), fullPage: true });
+  });
+
+  test("deleting one chunk on the page takes it out of recall and keeps the session's others", async () => {
+    const query = "canary deploy blue-green switch";
+    const texts = async () => (await recall(app, query, { topK: 5 })).hits.map((h) => h.text).join("\n");
+    expect(await texts()).toContain("blue-green switch");
+    await page.click('li.session[data-session="s-deploys"] button:text("Chunks")');
+    const chunk = page.locator('li.session[data-session="s-deploys"] .chunks li', { hasText: "blue-green" });
+    await chunk.locator('button:text("Delete chunk")').click();
+    await waitForText("#sessions-note", /^forgot chunk \d+: 2 chat-log lines/);
+    await chunk.waitFor({ state: "detached" });
+    expect(await texts()).not.toContain("blue-green");
+    // The session's other chunk stays, on the page and in recall.
+    await waitForText('li.session[data-session="s-deploys"] .chunks', /previous release tag/);
+    expect((await recall(app, "rollback previous release tag")).hits[0].text).toContain(
+      "previous release tag",
+    );
+    await page.screenshot({ path: join(SHOTS, "after-delete-chunk.png"), fullPage: true });
   });
 
   test("re-index shows live progress, and the new file is searchable after it", async () => {
