@@ -14,6 +14,7 @@ import { indexProject } from "../src/memory/indexer.ts";
 import { addPin, readPins } from "../src/memory/pins.ts";
 import { recall } from "../src/memory/recall/recall.ts";
 import { RagService } from "../src/rag/service.ts";
+import { runBinary } from "./support/helpers.ts";
 import {
   appendRecords,
   chatLog,
@@ -134,6 +135,43 @@ describe("deleting one chunk", () => {
       expect(
         (await fetch(`${server.url}/v1/memory/chunks/${id}`, { method: "DELETE", headers: bearer })).status,
       ).toBe(404);
+  });
+});
+
+describe("triforge forget --chunk", () => {
+  test("deletes one chunk from the command line; a bad or unknown id is a clear error", async () => {
+    const root = project("chunk-cli");
+    appendRecords(root, [
+      ...exchange(
+        "cli0",
+        "Where is the ferrymanQueue drained?",
+        "The ferrymanQueue drains in src/queue/ferry.ts.",
+        2,
+      ),
+      ...kept,
+    ]);
+    await indexProject(root, { llm: null });
+    const env = { TRIFORGE_HOME: process.env.TRIFORGE_HOME };
+    const ids = (await (await import("../src/memory/browse.ts")).sessionChunks(root, "cli0")).map(
+      (c) => c.id,
+    );
+    expect(ids).toHaveLength(1);
+    const done = await runBinary(["forget", "--chunk", String(ids[0]), "--project", root], { home, env });
+    expect(done.stderr).toBe("");
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain(`Forgot chunk ${ids[0]} of session cli0: 2 lines of the chat log`);
+    expect(readFileSync(chatLog(root), "utf8")).not.toContain("ferrymanQueue");
+    const again = await runBinary(["forget", "--chunk", String(ids[0]), "--project", root], { home, env });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`no chunk ${ids[0]} in the memory of`);
+    const bad = await runBinary(["forget", "--chunk", "x1", "--project", root], { home, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--chunk takes a chunk id");
+    const both = await runBinary(["forget", "--chunk", "1", "--session", "cli0", "--project", root], {
+      home,
+      env,
+    });
+    expect(both.code).toBe(2);
   });
 });
 
