@@ -282,7 +282,9 @@ export class InsforgeMemoryStore implements RemoteStore {
   async indexedRecords(uuids: string[]): Promise<Set<string>> {
     if (!uuids.length) return new Set();
     const rows = await this.client.sql<{ uuid: string }>(
-      `SELECT uuid FROM ${this.schema}.turns WHERE uuid IN (SELECT jsonb_array_elements_text($1::text::jsonb))`,
+      `SELECT u.uuid FROM jsonb_array_elements_text($1::text::jsonb) AS u(uuid)
+       WHERE EXISTS (SELECT 1 FROM ${this.schema}.turns t WHERE t.uuid = u.uuid)
+          OR EXISTS (SELECT 1 FROM ${this.schema}.forgotten_records f WHERE f.uuid = u.uuid)`,
       [JSON.stringify(uuids)],
     );
     return new Set(rows.map((r) => r.uuid));
@@ -361,7 +363,7 @@ export class InsforgeMemoryStore implements RemoteStore {
       const { generation, hashes, known } = await this.readKnown(
         batch.chunks.map((c) => c.hash),
         batch.chunks.map((c) => c.graph),
-        batch.synonyms.flatMap((p) => [p.a, p.b]),
+        [...batch.synonyms, ...(batch.synonymsDropped ?? [])].flatMap((p) => [p.a, p.b]),
       );
       // Already stored (by another writer, or before a crash): a chunk adds nothing the second time.
       const fresh: NewChunk[] = [];
@@ -404,6 +406,7 @@ export class InsforgeMemoryStore implements RemoteStore {
           fresh.map((c) => ({ hash: c.hash, graph: c.graph })),
           batch,
           known,
+          Number(generation || 0) + 1,
         ),
       );
       // A batch another writer stored first (every chunk already there) adds no second summary entry.
@@ -430,8 +433,10 @@ export class InsforgeMemoryStore implements RemoteStore {
    */
   private addGraphs(
     items: { hash: string; graph: ChunkGraph }[],
-    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors" | "synonyms">,
+    vectors: Pick<IndexBatch, "model" | "entityVectors" | "factVectors" | "synonyms" | "synonymsDropped">,
     known: Known,
+    /** The generation this write commits (synonym edges it changes are noted with it). */
+    generation: number,
   ): string[] {
     const s = this.schema;
     const statements: string[] = [];
@@ -563,20 +568,36 @@ export class InsforgeMemoryStore implements RemoteStore {
            ON CONFLICT (edge_id, chunk_id) DO UPDATE SET amount = ${s}.edge_sources.amount + excluded.amount`,
         );
     }
-    const synonyms: (string | number | null)[][] = [];
+    // As the SQLite store: a synonym edge added again takes its new weight (revived), a dropped one keeps
+    // its row at weight 0, and each change to an existing row is noted with the generation it commits.
     const pairs = new Set<string>();
-    for (const p of vectors.synonyms) {
-      if (!stored(p.a) || !stored(p.b) || p.a === p.b) continue;
-      const pair = p.a < p.b ? `${p.a}\u0001${p.b}` : `${p.b}\u0001${p.a}`;
-      if (pairs.has(pair)) continue;
-      pairs.add(pair);
-      synonyms.push([synonyms.length, EDGE_KIND.synonym, p.a, p.b, p.score, null]);
-    }
+    const synonymRows = (list: { a: string; b: string; score?: number }[]) => {
+      const rows: (string | number | null)[][] = [];
+      for (const p of list) {
+        if (!stored(p.a) || !stored(p.b) || p.a === p.b) continue;
+        const pair = p.a < p.b ? `${p.a}\u0001${p.b}` : `${p.b}\u0001${p.a}`;
+        if (pairs.has(pair)) continue;
+        pairs.add(pair);
+        rows.push([rows.length, EDGE_KIND.synonym, p.a, p.b, p.score ?? 0, null]);
+      }
+      return rows;
+    };
+    const noted = (changed: string) =>
+      `INSERT INTO ${s}.synonym_updates(edge_id, generation) SELECT id, ${generation} FROM ${changed}
+       ON CONFLICT (edge_id) DO UPDATE SET generation = excluded.generation`;
+    const setWeight = (rows: (string | number | null)[][], weight: string) =>
+      `WITH ${resolved(rows)}, changed AS (UPDATE ${s}.edges e SET weight = ${weight} FROM r
+         WHERE e.kind = r.kind AND e.a = r.a AND e.b = r.b RETURNING e.id) ${noted("changed")}`;
+    const synonyms = synonymRows(vectors.synonyms);
     if (synonyms.length)
       statements.push(
+        setWeight(synonyms, "r.w"),
         `WITH ${resolved(synonyms)} INSERT INTO ${s}.edges(kind, a, b, weight)
          SELECT r.kind, r.a, r.b, r.w FROM r WHERE ${absent} ORDER BY r.i`,
       );
+    pairs.clear();
+    const dropped = synonymRows(vectors.synonymsDropped ?? []);
+    if (dropped.length) statements.push(setWeight(dropped, "0"));
     return statements;
   }
 
@@ -758,7 +779,7 @@ export class InsforgeMemoryStore implements RemoteStore {
       const { known } = await this.readKnown(
         [],
         [graph],
-        vectors.synonyms.flatMap((p) => [p.a, p.b]),
+        [...vectors.synonyms, ...(vectors.synonymsDropped ?? [])].flatMap((p) => [p.a, p.b]),
       );
       const removed = this.removeChunkGraph([id], removal);
       // A fact whose phrases outlive the removal is still stored only if the removal keeps it.
@@ -766,7 +787,7 @@ export class InsforgeMemoryStore implements RemoteStore {
       for (const key of removed.goneFacts) known.facts.delete(key);
       const statements = [
         ...removed.statements,
-        ...this.addGraphs([{ hash: chunk.hash, graph }], vectors, known),
+        ...this.addGraphs([{ hash: chunk.hash, graph }], vectors, known, Number(generation || 0) + 1),
         `UPDATE ${s}.chunks SET graph_source = ${lit(source)} WHERE id = ${id}`,
       ];
       return { generation, statements, result: undefined };
@@ -970,8 +991,9 @@ export class InsforgeMemoryStore implements RemoteStore {
       : (
           await read(
             `SELECT id, weight FROM ${s}.edges WHERE id <= $1
-             AND id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)`,
-            [base.edge, base.chunk],
+             AND (id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
+               OR id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
+            [base.edge, base.chunk, since?.generation ?? 0],
             ["id", "weight"],
           )
         ).map((r) => ({ id: r.id as number, weight: r.weight as number }));
