@@ -65,6 +65,7 @@ if (values.phases) {
   personalizedPageRank(index.graph, reset, {
     damping: GRAPH_SETTINGS.damping,
     tolerance: GRAPH_SETTINGS.pprTolerance,
+    scored: index.chunkCount,
   });
   tick("ppr");
   index.smoothAlongSessions(index.feedbackBm25Scores(QUESTION, bm25));
@@ -190,6 +191,7 @@ for (const size of String(values.sizes).split(",").map(Number)) {
     const ours = personalizedPageRank(index.graph, reset, {
       damping: GRAPH_SETTINGS.damping,
       tolerance: GRAPH_SETTINGS.pprTolerance,
+      scored: P,
     });
     ppr.ours.push(performance.now() - started);
     started = performance.now();

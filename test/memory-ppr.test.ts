@@ -142,7 +142,7 @@ describe("personalised PageRank (Gauss–Seidel) against the power iteration", (
     }
   });
 
-  test("at recall's tolerance the passages' top 20 are the reference's, each score within 0.1 % of the top one", () => {
+  test("at recall's tolerance each passage's score is within the tolerance of the top one, and the top 20 differ only in near ties", () => {
     for (const seed of [11, 12, 13, 14, 15, 16]) {
       const { graph, reset, passages } = recallShapedGraph(seed, 2000, 400);
       const reference = powerIteration(graph, reset, GRAPH_SETTINGS.damping).subarray(0, passages);
@@ -150,11 +150,21 @@ describe("personalised PageRank (Gauss–Seidel) against the power iteration", (
         damping: GRAPH_SETTINGS.damping,
         tolerance: GRAPH_SETTINGS.pprTolerance,
         maxIterations: GRAPH_SETTINGS.pprMaxIterations,
+        scored: passages,
       });
       const ours = scores.subarray(0, passages);
-      const best = reference[topIndices(reference, 1)[0]];
-      for (let i = 0; i < passages; i++) expect(Math.abs(ours[i] - reference[i])).toBeLessThan(1e-3 * best);
-      expect(topIndices(ours, 20)).toEqual(topIndices(reference, 20));
+      const expected = topIndices(reference, 20);
+      const tie = 2 * GRAPH_SETTINGS.pprTolerance * reference[expected[0]];
+      for (let i = 0; i < passages; i++)
+        expect(Math.abs(ours[i] - reference[i])).toBeLessThan(
+          GRAPH_SETTINGS.pprTolerance * reference[expected[0]],
+        );
+      const got = topIndices(ours, 20);
+      // Ranked in the reference's order, or the two swapped are a tie within the tolerance.
+      for (let r = 1; r < got.length; r++)
+        expect(reference[got[r]]).toBeLessThan(reference[got[r - 1]] + tie);
+      for (const node of got) expect(reference[node]).toBeGreaterThan(reference[expected[19]] - tie);
+      expect(got.filter((node) => expected.includes(node)).length).toBeGreaterThanOrEqual(19);
     }
   });
 
