@@ -4,9 +4,10 @@
  * every machine's memory through the local mirror pulled from it. The indexer, recall, forget and the
  * CLI reach InsForge exactly as they would a real one: INSFORGE_BASE_URL and INSFORGE_API_KEY.
  */
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { errorLogPath } from "../src/home/paths.ts";
+import { errorLogPath, mirrorStorePath, storePath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { MODES } from "../src/memory/recall/modes.ts";
@@ -136,6 +137,56 @@ describe("shared memory in InsForge (contract server)", () => {
     const { hits } = await recall(one, "mine1 Session 1 step 0", { topK: 20, mode: "bm25" });
     expect(hits.some((h) => h.session_id === "mine1")).toBe(false);
   }, 120_000);
+
+  test("one machine indexing in several runs: the shared graph is its local graph, synonym edges revived and dropped included", async () => {
+    const project = name("runs");
+    const root = home.project(name("runs"), config(project));
+    const records = syntheticConversation(8, 8, "run");
+    for (let part = 0; part < 4; part++) {
+      appendRecords(root, records.slice(part * 32, (part + 1) * 32));
+      expect((await index(root)).shared?.error).toBeUndefined();
+    }
+    const db = new Database(storePath(root), { readonly: true });
+    // The capped synonym graph changed earlier edges on later runs: what the push must carry over.
+    expect((db.query("SELECT count(*) AS n FROM synonym_changes").get() as { n: number }).n).toBeGreaterThan(
+      0,
+    );
+    const named = (rows: { k: string; w: number }[]) =>
+      rows.map((r) => `${r.k}|${Number(r.w).toFixed(6)}`).sort();
+    const local = named(
+      db
+        .query(
+          `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
+             ELSE min(x.phrase, y.phrase) || '|' || max(x.phrase, y.phrase) END AS k, e.weight AS w
+           FROM edges e LEFT JOIN chunks c ON e.kind = 1 AND c.id = e.a
+           LEFT JOIN entities x ON e.kind != 1 AND x.id = e.a JOIN entities y ON y.id = e.b`,
+        )
+        .all() as { k: string; w: number }[],
+    );
+    db.close();
+    const sc = projectSchema(project);
+    const shared = named(
+      (
+        await fake.db.query<{ k: string; w: number }>(
+          `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
+             ELSE least(x.phrase, y.phrase) || '|' || greatest(x.phrase, y.phrase) END AS k, e.weight AS w
+           FROM ${sc}.edges e LEFT JOIN ${sc}.chunks c ON e.kind = 1 AND c.id = e.a
+           LEFT JOIN ${sc}.entities x ON e.kind != 1 AND x.id = e.a JOIN ${sc}.entities y ON y.id = e.b`,
+        )
+      ).rows,
+    );
+    expect(shared.length).toBe(local.length);
+    expect(shared).toEqual(local);
+    // And the mirror recall reads holds the same weights.
+    const groups =
+      "SELECT kind, count(*) AS n, round(sum(weight), 4) AS w FROM edges GROUP BY kind ORDER BY kind";
+    const mirror = new Database(mirrorStorePath(root), { readonly: true });
+    const mirrored = mirror.query(groups).all();
+    mirror.close();
+    const again = new Database(storePath(root), { readonly: true });
+    expect(mirrored).toEqual(again.query(groups).all());
+    again.close();
+  }, 180_000);
 
   test("recall ranks the same from InsForge as from the local store on the same data, in every mode", async () => {
     const records = syntheticConversation(6, 6, "r");
