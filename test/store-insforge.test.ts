@@ -178,6 +178,46 @@ for (const server of servers) {
       await store.closeAsync();
     }, 60_000);
 
+    test("records deleted one by one go as SQLite's forgetChunk takes them, and are never stored again", async () => {
+      const ref = reference();
+      const store = await open();
+      await fill(ref, 11);
+      await fill(store, 11);
+      const snapshot = await ref.snapshot();
+      const decided = (line: string) => line.replace("- Decided: keep ", "");
+      const summaries = await ref.summaries();
+      // A chunk that names a phrase its session's summary decided on, so the rewrite has work to do.
+      const chunk = snapshot.chunks.find((c) =>
+        summaries.some(
+          (e) =>
+            e.sessionId === c.sessionId &&
+            e.text
+              .split("\n")
+              .slice(1)
+              .some((l) => c.text.includes(decided(l))),
+        ),
+      ) as (typeof snapshot.chunks)[number];
+      const uuids = chunk.turns.map((t) => t.uuid);
+      // A decision goes when the removed chunk names its phrase; an entry left with its title alone goes
+      // whole (a rewrite both stores run alike).
+      const rewrite = (entry: string, removed: string) => {
+        const lines = entry.split("\n").filter((line, i) => i === 0 || !removed.includes(decided(line)));
+        return lines.length > 1 ? lines.join("\n") : "";
+      };
+      const forgot = await ref.forgetChunk(chunk.id, rewrite);
+      expect(forgot?.summaryLines).toBeGreaterThan(0);
+      expect(await store.forgetRecords([uuids[0]], rewrite)).toBe(1);
+      expect(await observed(store)).toEqual(await observed(ref));
+      expect(await store.forgottenRecords()).toEqual(new Set(uuids));
+      expect((await store.indexedRecords(uuids)).size).toBe(uuids.length);
+      // Pushed again by a machine that never saw the delete: the chunk is not stored again.
+      for (const batch of storeBatches(11)) await store.writeBatch(batch);
+      expect((await store.status()).chunks).toBe(snapshot.chunks.length - 1);
+      expect(await store.forgetRecords(["never-seen"], rewrite)).toBe(0);
+      ref.close();
+      await store.closeAsync();
+    }, 60_000);
+
     test("a new phrase without a vector fails the whole batch and writes nothing", async () => {
       const store = await open();
       const [batch] = storeBatches(5, 1);

@@ -34,6 +34,7 @@ import {
   type StoreSnapshot,
   type StoreStatus,
   type SummaryEntry,
+  type SummaryRewrite,
   type Turn,
 } from "./types.ts";
 
@@ -326,7 +327,8 @@ export class InsforgeMemoryStore implements RemoteStore {
     hashes: string[],
     graphs: ChunkGraph[],
     synonyms: string[],
-  ): Promise<{ generation: string; hashes: Set<string>; known: Known }> {
+    uuids: string[] = [],
+  ): Promise<{ generation: string; hashes: Set<string>; known: Known; blocked: Set<string> }> {
     const s = this.schema;
     const phrases = [...new Set([...graphs.flatMap((g) => g.entities.map((e) => e.phrase)), ...synonyms])];
     const facts = graphs.flatMap((g) => g.facts.map((f) => ({ s: f.subject, p: f.predicate, o: f.object })));
@@ -335,6 +337,7 @@ export class InsforgeMemoryStore implements RemoteStore {
       hashes: string[];
       phrases: string[];
       facts: string[][];
+      blocked: string[];
     }>(
       `SELECT (${this.generationOf()}) AS generation,
         (SELECT coalesce(json_agg(c.hash), '[]'::json) FROM ${s}.chunks c
@@ -344,8 +347,10 @@ export class InsforgeMemoryStore implements RemoteStore {
         (SELECT coalesce(json_agg(json_build_array(x.s, x.p, x.o)), '[]'::json)
           FROM (SELECT DISTINCT * FROM jsonb_to_recordset($3::text::jsonb) AS r(s text, p text, o text)) x
           JOIN ${s}.entities es ON es.phrase = x.s JOIN ${s}.entities eo ON eo.phrase = x.o
-          JOIN ${s}.facts f ON f.subject = es.id AND f.predicate = x.p AND f.object = eo.id) AS facts`,
-      [JSON.stringify(hashes), JSON.stringify(phrases), JSON.stringify(facts)],
+          JOIN ${s}.facts f ON f.subject = es.id AND f.predicate = x.p AND f.object = eo.id) AS facts,
+        (SELECT coalesce(json_agg(f.uuid), '[]'::json) FROM ${s}.forgotten_records f
+          WHERE f.uuid IN (SELECT jsonb_array_elements_text($4::text::jsonb))) AS blocked`,
+      [JSON.stringify(hashes), JSON.stringify(phrases), JSON.stringify(facts), JSON.stringify(uuids)],
     );
     return {
       generation: row?.generation ?? "",
@@ -354,22 +359,25 @@ export class InsforgeMemoryStore implements RemoteStore {
         phrases: new Set(row?.phrases ?? []),
         facts: new Set((row?.facts ?? []).map(([subject, p, o]) => factKey(subject, p, o))),
       },
+      blocked: new Set(row?.blocked ?? []),
     };
   }
 
   async writeBatch(batch: IndexBatch): Promise<void> {
     const s = this.schema;
     await this.write(async () => {
-      const { generation, hashes, known } = await this.readKnown(
+      const { generation, hashes, known, blocked } = await this.readKnown(
         batch.chunks.map((c) => c.hash),
         batch.chunks.map((c) => c.graph),
         [...batch.synonyms, ...(batch.synonymsDropped ?? [])].flatMap((p) => [p.a, p.b]),
+        batch.chunks.flatMap((c) => c.turns.map((t) => t.uuid)),
       );
-      // Already stored (by another writer, or before a crash): a chunk adds nothing the second time.
+      // Already stored (by another writer, or before a crash): a chunk adds nothing the second time. A
+      // record deleted on some machine (forgetRecords) is stored by no writer again.
       const fresh: NewChunk[] = [];
       const seen = new Set(hashes);
       for (const c of batch.chunks) {
-        if (seen.has(c.hash)) continue;
+        if (seen.has(c.hash) || c.turns.some((t) => blocked.has(t.uuid))) continue;
         seen.add(c.hash);
         fresh.push(c);
       }
@@ -832,6 +840,100 @@ export class InsforgeMemoryStore implements RemoteStore {
     for (const key of this.cache.keys())
       if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
     return result.result;
+  }
+
+  /** Record uuids some machine deleted one by one (their chunks gone, never stored again). */
+  async forgottenRecords(): Promise<Set<string>> {
+    const rows = await this.client.sql<{ uuid: string }>(`SELECT uuid FROM ${this.schema}.forgotten_records`);
+    return new Set(rows.map((r) => r.uuid));
+  }
+
+  /**
+   * Records deleted one by one on some machine (the web page's Delete): every chunk holding one goes as
+   * SQLite's forgetChunk removes it (its graph weight exactly, turns, cached LLM results, the summary
+   * lines `rewrite` traces to it), and the uuids are remembered, so no writer stores them again. How
+   * many chunks went. `rewrite` runs here, on the entries read with the chunks.
+   */
+  async forgetRecords(uuids: string[], rewrite: SummaryRewrite): Promise<number> {
+    if (!uuids.length) return 0;
+    const s = this.schema;
+    const result = await this.write(async () => {
+      const [row] = await this.client.sql<{
+        generation: string | null;
+        chunks: [number, string, string, string][] | null;
+        turns: string[] | null;
+        summaries: [number, string, string][] | null;
+        texts: [number, string, string][] | null;
+      }>(
+        `WITH gone AS (SELECT DISTINCT c.id, c.hash, c.session_id, c.text FROM ${s}.chunks c
+            JOIN ${s}.turns t ON t.chunk_id = c.id WHERE t.uuid IN (SELECT jsonb_array_elements_text($1::text::jsonb)))
+         SELECT (${this.generationOf()}) AS generation,
+          (SELECT json_agg(json_build_array(id, hash, session_id, text) ORDER BY id) FROM gone) AS chunks,
+          (SELECT json_agg(uuid) FROM ${s}.turns WHERE chunk_id IN (SELECT id FROM gone)) AS turns,
+          (SELECT json_agg(json_build_array(id, session_id, text) ORDER BY id) FROM ${s}.summaries
+            WHERE session_id IN (SELECT session_id FROM gone)) AS summaries,
+          (SELECT json_agg(json_build_array(id, session_id, text) ORDER BY id) FROM ${s}.chunks
+            WHERE session_id IN (SELECT session_id FROM gone)) AS texts`,
+        [JSON.stringify(uuids)],
+      );
+      const generation = row?.generation ?? "";
+      const chunks = (row?.chunks ?? []).map(([id, hash, sessionId, text]) => ({
+        id: Number(id),
+        hash,
+        sessionId,
+        text,
+      }));
+      const ids = chunks.map((c) => c.id);
+      // The chunks' other records go with them, as a chunk deleted here takes all its turns.
+      const at = new Date().toISOString();
+      const statements = [
+        `INSERT INTO ${s}.forgotten_records(uuid, at)
+         SELECT DISTINCT value, ${lit(at)} FROM jsonb_array_elements_text(${data([...uuids, ...(row?.turns ?? [])])})
+         ON CONFLICT DO NOTHING`,
+      ];
+      if (ids.length) {
+        const { removal } = await this.readRemoval(`(${ids.join(", ")})`, []);
+        statements.push(...this.removeChunkGraph(ids, removal).statements);
+        const set = `(${ids.join(", ")})`;
+        statements.push(
+          `DELETE FROM ${s}.turns WHERE chunk_id IN ${set}`,
+          `DELETE FROM ${s}.llm_cache WHERE chunk_hash IN (SELECT jsonb_array_elements_text(${data(chunks.map((c) => c.hash))}))`,
+          `DELETE FROM ${s}.chunks WHERE id IN ${set}`,
+        );
+        // The session's summary entries as the Postgres store rewrites them, one removed chunk after another.
+        const removed = new Set(ids);
+        const summaries = new Map(
+          (row?.summaries ?? []).map(([id, sessionId, text]) => [Number(id), { sessionId, text }]),
+        );
+        const before = new Map([...summaries].map(([id, e]) => [id, e.text]));
+        for (const chunk of chunks) {
+          const kept = (row?.texts ?? [])
+            .filter(([id, sessionId]) => sessionId === chunk.sessionId && !removed.has(Number(id)))
+            .map(([, , text]) => text);
+          for (const [id, entry] of summaries) {
+            if (entry.sessionId !== chunk.sessionId) continue;
+            const text = rewrite(entry.text, chunk.text, kept);
+            if (text === entry.text) continue;
+            if (text.trim()) entry.text = text;
+            else summaries.delete(id);
+          }
+        }
+        const changed = [...summaries].filter(([id, e]) => e.text !== before.get(id));
+        const deleted = [...before.keys()].filter((id) => !summaries.has(id));
+        if (changed.length)
+          statements.push(
+            `UPDATE ${s}.summaries x SET text = y.text FROM jsonb_to_recordset(${data(
+              changed.map(([id, e]) => ({ id, text: e.text })),
+            )}) AS y(id integer, text text) WHERE x.id = y.id`,
+          );
+        if (deleted.length) statements.push(`DELETE FROM ${s}.summaries WHERE id IN (${deleted.join(", ")})`);
+      }
+      return { generation, statements, result: chunks };
+    });
+    const hashes = new Set(result.map((c) => c.hash));
+    for (const key of this.cache.keys())
+      if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+    return result.length;
   }
 
   async replaceSummaryLine(sessionId: string, line: string, replacement: string): Promise<number> {
