@@ -47,9 +47,10 @@ const ALTERNATIVES: Record<string, Config[]> = {
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
-  centrality: single("centralityWeight", [0.05, 0.1, 0.2, 0.4]),
-  neighbour: single("neighbourWeight", [0.05, 0.1, 0.2, 0.3]),
-  docsMap: single("docsMapWeight", [0.05, 0.1, 0.2, 0.4]),
+  importGraph: product(
+    { centralityWeight: 0, neighbourWeight: 0 },
+    { centralityWeight: [0, 0.1, 0.2, 0.4], neighbourWeight: [0, 0.1, 0.2, 0.3] },
+  ),
   feedback: product(
     { feedbackWeight: 0 },
     {
@@ -243,6 +244,7 @@ console.log(`grid: ${gridSeconds.toFixed(1)} s for ${settings} settings`);
 /** Mechanisms that cost query time, and what turns each off: `--timing` compares them with the constants. */
 const MECHANISMS_OFF: Record<string, Config> = {
   feedback: { feedbackWeight: 0 },
+  importGraph: { centralityWeight: 0, neighbourWeight: 0 },
 };
 if (args.timing) {
   const ROUNDS = 5;

@@ -61,9 +61,9 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
-  ...Object.fromEntries([0.05, 0.1, 0.2, 0.4].map((w) => [`centrality-${w}`, { centralityWeight: w }])),
-  ...Object.fromEntries([0.05, 0.1, 0.2, 0.3].map((w) => [`neighbour-${w}`, { neighbourWeight: w }])),
-  ...Object.fromEntries([0.05, 0.1, 0.2, 0.4].map((w) => [`docs-${w}`, { docsMapWeight: w }])),
+  "import-graph-off": { centralityWeight: 0, neighbourWeight: 0 },
+  "centrality-only": { neighbourWeight: 0 },
+  "neighbours-only": { centralityWeight: 0 },
 };
 
 const { values: args } = parseArgs({

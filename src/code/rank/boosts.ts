@@ -13,7 +13,6 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
-import { boostByDocs } from "./docs-map.ts";
 import { boostByImports } from "./imports.ts";
 import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
@@ -50,10 +49,7 @@ export function rerank(
   symbolQuery: boolean,
   isAllowed: (chunk: number) => boolean,
 ): void {
-  if (!symbolQuery) {
-    boostByImports(index, scores);
-    boostByDocs(index, scores, text);
-  }
+  if (!symbolQuery) boostByImports(index, scores);
   boostFileCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {

@@ -10,10 +10,14 @@
 import type { CodeIndex } from "../store.ts";
 import { tuned } from "./tuning.ts";
 
-/** Share of its score a chunk of the most imported file gains (0: in-degree unused). */
-const CENTRALITY_WEIGHT = 0;
-/** Share of the best neighbouring file's score a candidate file's best chunk gains (0: unused). */
-const NEIGHBOUR_WEIGHT = 0;
+/**
+ * Share of its score a chunk of the most imported file gains. 0.2 with NEIGHBOUR_WEIGHT 0.2: the pair
+ * chosen on all 19 development repositories (NDCG@10 0.880 → 0.881; leave-one-out 0.877, flat) that
+ * raised recall@5 of file localisation on 16 unseen repositories 0.818 → 0.841.
+ */
+const CENTRALITY_WEIGHT = 0.2;
+/** Share of the best neighbouring file's score a candidate file's best chunk gains (see above). */
+const NEIGHBOUR_WEIGHT = 0.2;
 /** A specifier that matches more files than this names nothing in particular (`utils`, `types`). */
 const MAX_TARGETS = 8;
 
@@ -166,9 +170,30 @@ interface Specifier {
 }
 
 /** Every specifier a file's text imports, as relative paths or name segments. */
-function specifiers(path: string, text: string): Specifier[] {
+/** Every import statement holds one of these words on its line (Go's block lines aside). */
+const IMPORT_WORDS = ["import", "from", "require", "include", "use", "mod", "alias", "load"];
+
+/**
+ * The lines of `text` that hold an import word, joined: the patterns then scan a small part of the
+ * file (indexOf is far cheaper than a regular expression over every character).
+ */
+function importLines(text: string): string {
+  const starts = new Set<number>();
+  for (const word of IMPORT_WORDS)
+    for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length))
+      starts.add(text.lastIndexOf("\n", at) + 1);
+  const lines: string[] = [];
+  for (const start of [...starts].sort((a, b) => a - b)) {
+    const end = text.indexOf("\n", start);
+    lines.push(text.slice(start, end < 0 ? undefined : end));
+  }
+  return lines.join("\n");
+}
+
+function specifiers(path: string, whole: string): Specifier[] {
   const found: Specifier[] = [];
   const isGo = path.endsWith(".go");
+  const text = importLines(whole);
   const quoted = (spec: string) => {
     if (isGo) found.push({ goPackage: spec });
     else if (spec.startsWith(".")) found.push({ relative: spec });
@@ -176,7 +201,7 @@ function specifiers(path: string, text: string): Specifier[] {
   };
   for (const match of text.matchAll(QUOTED)) quoted(match[1]);
   if (isGo)
-    for (const block of text.matchAll(GO_IMPORT_BLOCK))
+    for (const block of whole.matchAll(GO_IMPORT_BLOCK))
       for (const line of block[1].matchAll(GO_IMPORT_LINE)) quoted(line[1]);
   for (const match of text.matchAll(PYTHON_FROM)) {
     const [, dots, module, items] = match;
@@ -216,6 +241,14 @@ export function importGraph(index: CodeIndex): ImportGraph {
   if (known) return known;
   const keys = fileKeys(index);
   const modules = goModules(index);
+  // Files share most of their imports (`<string>`, `absl/base/config.h`): each name is resolved once.
+  const resolved = new Map<string, number[]>();
+  const resolveNamed = (segments: string[]) => {
+    const key = segments.join("\0");
+    let targets = resolved.get(key);
+    if (!targets) resolved.set(key, (targets = resolveSegments(keys, segments)));
+    return targets;
+  };
   const files = index.files;
   const inDegree = new Float64Array(files.length);
   const neighbours: Set<number>[] = files.map(() => new Set());
@@ -230,7 +263,7 @@ export function importGraph(index: CodeIndex): ImportGraph {
           ? resolveGoPackage(index, keys, modules, spec.goPackage)
           : spec.relative
             ? resolveRelative(keys, file.path, spec.relative)
-            : resolveSegments(keys, spec.segments ?? [])
+            : resolveNamed(spec.segments ?? [])
       ).filter((t) => files[t].kind === "code");
       if (!targets.length || targets.length > MAX_TARGETS) continue;
       for (const t of targets)

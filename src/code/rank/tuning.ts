@@ -17,8 +17,7 @@ export type TunableWeight =
   | "feedbackTerms"
   | "feedbackSupport"
   | "centralityWeight"
-  | "neighbourWeight"
-  | "docsMapWeight";
+  | "neighbourWeight";
 
 const overrides = new Map<TunableWeight, number>();
 
