@@ -47,10 +47,6 @@ const ALTERNATIVES: Record<string, Config[]> = {
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
-  importGraph: product(
-    { centralityWeight: 0, neighbourWeight: 0 },
-    { centralityWeight: [0, 0.1, 0.2, 0.4], neighbourWeight: [0, 0.1, 0.2, 0.3] },
-  ),
   feedback: product(
     { feedbackWeight: 0 },
     {
@@ -244,7 +240,6 @@ console.log(`grid: ${gridSeconds.toFixed(1)} s for ${settings} settings`);
 /** Mechanisms that cost query time, and what turns each off: `--timing` compares them with the constants. */
 const MECHANISMS_OFF: Record<string, Config> = {
   feedback: { feedbackWeight: 0 },
-  importGraph: { centralityWeight: 0, neighbourWeight: 0 },
 };
 if (args.timing) {
   const ROUNDS = 5;

@@ -61,9 +61,6 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
-  "import-graph-off": { centralityWeight: 0, neighbourWeight: 0 },
-  "centrality-only": { neighbourWeight: 0 },
-  "neighbours-only": { centralityWeight: 0 },
 };
 
 const { values: args } = parseArgs({

@@ -13,7 +13,6 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
-import { boostByImports } from "./imports.ts";
 import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -49,7 +48,6 @@ export function rerank(
   symbolQuery: boolean,
   isAllowed: (chunk: number) => boolean,
 ): void {
-  if (!symbolQuery) boostByImports(index, scores);
   boostFileCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {

@@ -15,9 +15,7 @@ export type TunableWeight =
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
-  | "feedbackSupport"
-  | "centralityWeight"
-  | "neighbourWeight";
+  | "feedbackSupport";
 
 const overrides = new Map<TunableWeight, number>();
 
