@@ -22,7 +22,15 @@ import {
 import { TABLES } from "../store/migrate.ts";
 import type { Connect, MirrorMarks, RemoteStore, RemoteTarget } from "../store/remote.ts";
 import { factKey, type SqliteMemoryStore } from "../store/sqlite.ts";
-import type { IndexBatch, NewChunk, StoreStatus, SummaryEntry, SynonymEdge, Turn } from "../store/types.ts";
+import type {
+  IndexBatch,
+  NewChunk,
+  StoreStatus,
+  SummaryEntry,
+  SummaryRewrite,
+  SynonymEdge,
+  Turn,
+} from "../store/types.ts";
 import { tryLock, waitForLock } from "./lock.ts";
 import { writeSummaryFile } from "./summary.ts";
 
@@ -120,6 +128,8 @@ export interface PushResult {
   forgottenThere: number;
   /** Sessions forgotten on another machine, now forgotten here too. */
   forgottenHere: number;
+  /** Chunks deleted one by one here (their records), now deleted in the shared store too. */
+  chunksForgottenThere: number;
 }
 
 /** Bytes of a float32 vector BLOB as a Float32Array (copied: the BLOB's buffer may be unaligned). */
@@ -142,7 +152,13 @@ export async function pushToShared(
   remote: RemoteStore,
   forgetHere: (sessionId: string) => Promise<void>,
 ): Promise<PushResult> {
-  const result: PushResult = { chunks: 0, batches: 0, forgottenThere: 0, forgottenHere: 0 };
+  const result: PushResult = {
+    chunks: 0,
+    batches: 0,
+    forgottenThere: 0,
+    forgottenHere: 0,
+    chunksForgottenThere: 0,
+  };
   const [here, there] = await Promise.all([local.forgottenSessions(), remote.forgottenSessions()]);
   for (const id of here)
     if (!there.has(id)) {
@@ -154,6 +170,24 @@ export async function pushToShared(
       await forgetHere(id);
       result.forgottenHere++;
     }
+  // Chunks deleted one by one here (the web page's Delete): deleted there too.
+  if (remote.forgottenRecords && remote.forgetRecords) {
+    const db = new Database(storePath(projectRoot), { readonly: true });
+    let records: string[];
+    try {
+      records = (db.query("SELECT uuid FROM forgotten_records").all() as { uuid: string }[]).map(
+        (r) => r.uuid,
+      );
+    } finally {
+      db.close();
+    }
+    const done = await remote.forgottenRecords();
+    const missing = records.filter((uuid) => !done.has(uuid));
+    if (missing.length) {
+      const { summaryWithout } = await import("./forget-chunk.ts");
+      result.chunksForgottenThere = await remote.forgetRecords(missing, summaryWithout);
+    }
+  }
   const forgotten = new Set([...here, ...there]);
   const { store: remoteId } = await remote.marks();
   let state = pushedUpTo(projectRoot, local.storeId(), remoteId);
@@ -628,13 +662,37 @@ export async function forgetInShared(
 
 /** Removes a session from the mirror (exactly) and rebuilds its recall arrays and summary.md. */
 async function forgetInMirror(projectRoot: string, sessionId: string): Promise<void> {
+  await inMirror(projectRoot, async (mirror) => {
+    if (await mirror.hasSession(sessionId)) await mirror.forgetSession(sessionId);
+  });
+}
+
+/** Changes the mirror (under its lock), then brings its recall arrays and summary.md up to date. */
+async function inMirror(
+  projectRoot: string,
+  change: (mirror: SqliteMemoryStore & { chunkIdsOfRecords(uuids: string[]): number[] }) => Promise<void>,
+): Promise<void> {
   const path = mirrorStorePath(projectRoot);
   if (!existsSync(path)) return;
   const { SqliteMemoryStore } = await import("../store/sqlite.ts");
-  const lock = await waitForLock(mirrorLockPath(projectRoot), "forget in the mirror", MIRROR_LOCK_WAIT_MS);
-  const mirror = new SqliteMemoryStore(path);
+  const lock = await waitForLock(mirrorLockPath(projectRoot), "change the mirror", MIRROR_LOCK_WAIT_MS);
+  const mirror = Object.assign(new SqliteMemoryStore(path), {
+    /** The mirror's chunks holding these records (read on a connection closed before any write). */
+    chunkIdsOfRecords(uuids: string[]): number[] {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (
+          db
+            .query("SELECT DISTINCT chunk_id FROM turns WHERE uuid IN (SELECT value FROM json_each(?))")
+            .all(JSON.stringify(uuids)) as { chunk_id: number }[]
+        ).map((r) => r.chunk_id);
+      } finally {
+        db.close();
+      }
+    },
+  });
   try {
-    if (await mirror.hasSession(sessionId)) await mirror.forgetSession(sessionId);
+    await change(mirror);
     const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
     await refreshSnapshotFile(mirrorSnapshotPath(projectRoot), mirror, modelId).catch(() =>
       rmSync(mirrorSnapshotPath(projectRoot), { force: true }),
@@ -708,4 +766,93 @@ export async function sharedStatus(
     await remote?.closeAsync().catch(() => {});
   }
   return status;
+}
+
+/**
+ * A chunk of the mirror by its shared row id (what the web page lists with a shared store): the records
+ * it was made of, its session, and the id this machine's store holds it under, if it does. Undefined for
+ * a local project, or when the mirror has no such chunk.
+ */
+export async function mirroredChunk(
+  projectRoot: string,
+  chunkId: number,
+): Promise<{ uuids: string[]; sessionId: string; localId?: number } | undefined> {
+  const target = await sharedTarget(projectRoot).catch(() => undefined);
+  const path = mirrorStorePath(projectRoot);
+  if (!target || !existsSync(path)) return undefined;
+  const mirror = new Database(path, { readonly: true });
+  let uuids: string[];
+  let sessionId: string;
+  try {
+    const chunk = mirror.query("SELECT session_id FROM chunks WHERE id = ?").get(chunkId) as {
+      session_id: string;
+    } | null;
+    if (!chunk) return undefined;
+    sessionId = chunk.session_id;
+    uuids = (
+      mirror.query("SELECT uuid FROM turns WHERE chunk_id = ? ORDER BY ord").all(chunkId) as {
+        uuid: string;
+      }[]
+    ).map((t) => t.uuid);
+  } finally {
+    mirror.close();
+  }
+  if (!existsSync(storePath(projectRoot))) return { uuids, sessionId };
+  const local = new Database(storePath(projectRoot), { readonly: true });
+  try {
+    const row = local
+      .query("SELECT chunk_id FROM turns WHERE uuid IN (SELECT value FROM json_each(?)) LIMIT 1")
+      .get(JSON.stringify(uuids)) as { chunk_id: number } | null;
+    return { uuids, sessionId, localId: row?.chunk_id };
+  } finally {
+    local.close();
+  }
+}
+
+/**
+ * A chunk's Delete in the shared store: its records remembered as forgotten here (so the next push
+ * carries the deletion whatever happens now), the chunks holding them deleted there, and the mirror
+ * pulled again. When the shared store cannot be reached they leave the mirror at once.
+ */
+export async function forgetRecordsInShared(
+  projectRoot: string,
+  uuids: string[],
+  rewrite: SummaryRewrite,
+  options: SharedOptions = {},
+): Promise<"forgotten" | "pending" | undefined> {
+  const target = await sharedTarget(projectRoot).catch(() => undefined);
+  if (!target || !uuids.length) return undefined;
+  if (existsSync(storePath(projectRoot))) {
+    const local = new Database(storePath(projectRoot), { readwrite: true, create: false });
+    try {
+      local.run("PRAGMA busy_timeout = 5000");
+      const at = new Date().toISOString();
+      const remember = local.prepare("INSERT OR IGNORE INTO forgotten_records(uuid, at) VALUES (?, ?)");
+      local.transaction(() => {
+        for (const uuid of uuids) remember.run(uuid, at);
+      })();
+      remember.finalize();
+    } finally {
+      local.close();
+    }
+  }
+  let remote: RemoteStore | undefined;
+  try {
+    remote = await openShared(projectRoot, target, options);
+    if (!remote.forgetRecords) throw new Error(`${target.kind} cannot delete single chunks`);
+    await remote.forgetRecords(uuids, rewrite);
+    if ((await pullMirror(projectRoot, remote, modelId, { wait: true })) !== "busy") return "forgotten";
+  } catch (error) {
+    logError(
+      "forget chunk: shared store not reached, the next index run deletes it there",
+      error,
+      projectRoot,
+    );
+  } finally {
+    await remote?.closeAsync().catch(() => {});
+  }
+  await inMirror(projectRoot, async (mirror) => {
+    for (const id of mirror.chunkIdsOfRecords(uuids)) await mirror.forgetChunk(id, rewrite);
+  });
+  return "pending";
 }

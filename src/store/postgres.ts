@@ -27,6 +27,7 @@ import {
   type StoreSnapshot,
   type StoreStatus,
   type SummaryEntry,
+  type SummaryRewrite,
   type Turn,
 } from "./types.ts";
 
@@ -226,6 +227,21 @@ export class PgMemoryStore implements RemoteStore {
   async writeBatch(batch: IndexBatch): Promise<void> {
     const s = this.schema;
     await this.write(async (tx) => {
+      // A record deleted on some machine (forgetRecords) is stored by no writer again.
+      const uuids = batch.chunks.flatMap((c) => c.turns.map((t) => t.uuid));
+      const blocked = uuids.length
+        ? new Set(
+            (
+              await tx.query<{ uuid: string }>(
+                `SELECT f.uuid FROM ${s}.forgotten_records f JOIN jsonb_array_elements_text($1::text::jsonb) u(uuid) ON u.uuid = f.uuid`,
+                [json(uuids)],
+              )
+            ).map((r) => r.uuid),
+          )
+        : new Set<string>();
+      const allowed = blocked.size
+        ? batch.chunks.filter((c) => !c.turns.some((t) => blocked.has(t.uuid)))
+        : batch.chunks;
       const embedding = this.pgvector ? ", embedding" : "";
       const embeddingValue = this.pgvector ? ", x.embedding::vector" : "";
       const inserted = await tx.query<{ id: number; hash: string }>(
@@ -236,7 +252,7 @@ export class PgMemoryStore implements RemoteStore {
          ORDER BY x.i ON CONFLICT (hash) DO NOTHING RETURNING id, hash`,
         [
           json(
-            batch.chunks.map((c, i) => ({
+            allowed.map((c, i) => ({
               i,
               hash: c.hash,
               session_id: c.sessionId,
@@ -252,7 +268,7 @@ export class PgMemoryStore implements RemoteStore {
       );
       const idOf = new Map(inserted.map((r) => [r.hash, Number(r.id)]));
       // Already indexed (by another writer, or before a crash): idempotent by chunk hash.
-      const fresh = batch.chunks.filter((c) => idOf.has(c.hash));
+      const fresh = allowed.filter((c) => idOf.has(c.hash));
       const turns = fresh.flatMap((c) =>
         c.turns.map((t, ord) => ({ ...t, ord, chunk_id: idOf.get(c.hash) })),
       );
@@ -654,6 +670,73 @@ export class PgMemoryStore implements RemoteStore {
       for (const key of this.cache.keys())
         if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
       return { chunks: chunks.length, ...removed };
+    });
+  }
+
+  /** Record uuids some machine deleted one by one (their chunks gone, never stored again). */
+  async forgottenRecords(): Promise<Set<string>> {
+    const rows = await this.client.query<{ uuid: string }>(
+      `SELECT uuid FROM ${this.schema}.forgotten_records`,
+    );
+    return new Set(rows.map((r) => r.uuid));
+  }
+
+  /**
+   * Records deleted one by one on some machine (the web page's Delete): every chunk holding one goes as
+   * SQLite's forgetChunk removes it (its graph weight exactly, turns, cached LLM results, the summary
+   * lines `rewrite` traces to it), and the uuids are remembered, so no writer stores them again. How
+   * many chunks went.
+   */
+  async forgetRecords(uuids: string[], rewrite: SummaryRewrite): Promise<number> {
+    if (!uuids.length) return 0;
+    const s = this.schema;
+    return this.write(async (tx) => {
+      const at = new Date().toISOString();
+      const chunks = await tx.query<{ id: number; hash: string; session_id: string; text: string }>(
+        `SELECT DISTINCT c.id, c.hash, c.session_id, c.text FROM ${s}.chunks c JOIN ${s}.turns t ON t.chunk_id = c.id
+         JOIN jsonb_array_elements_text($1::text::jsonb) u(uuid) ON u.uuid = t.uuid ORDER BY c.id`,
+        [json(uuids)],
+      );
+      const ids = chunks.map((c) => Number(c.id));
+      const set = `(SELECT value::integer FROM jsonb_array_elements_text($1::text::jsonb))`;
+      // The chunks' other records go with them, as a chunk deleted here takes all its turns.
+      await tx.query(
+        `INSERT INTO ${s}.forgotten_records(uuid, at)
+         SELECT value, $2 FROM jsonb_array_elements_text($1::text::jsonb)
+         UNION SELECT uuid, $2 FROM ${s}.turns WHERE chunk_id IN (SELECT value::integer FROM jsonb_array_elements_text($3::text::jsonb))
+         ON CONFLICT DO NOTHING`,
+        [json(uuids), at, json(ids)],
+      );
+      if (!ids.length) return 0;
+      await this.removeChunkGraph(tx, ids);
+      await tx.query(`DELETE FROM ${s}.turns WHERE chunk_id IN ${set}`, [json(ids)]);
+      await tx.query(
+        `DELETE FROM ${s}.llm_cache WHERE chunk_hash IN (SELECT value FROM jsonb_array_elements_text($1::text::jsonb))`,
+        [json(chunks.map((c) => c.hash))],
+      );
+      await tx.query(`DELETE FROM ${s}.chunks WHERE id IN ${set}`, [json(ids)]);
+      for (const chunk of chunks) {
+        const kept = (
+          await tx.query<{ text: string }>(`SELECT text FROM ${s}.chunks WHERE session_id = $1`, [
+            chunk.session_id,
+          ])
+        ).map((r) => r.text);
+        for (const row of await tx.query<{ id: number; text: string }>(
+          `SELECT id, text FROM ${s}.summaries WHERE session_id = $1 ORDER BY id`,
+          [chunk.session_id],
+        )) {
+          const text = rewrite(row.text, chunk.text, kept);
+          if (text === row.text) continue;
+          if (text.trim())
+            await tx.query(`UPDATE ${s}.summaries SET text = $1 WHERE id = $2`, [text, row.id]);
+          else await tx.query(`DELETE FROM ${s}.summaries WHERE id = $1`, [row.id]);
+        }
+      }
+      await this.bump(tx, "generation");
+      const hashes = new Set(chunks.map((c) => c.hash));
+      for (const key of this.cache.keys())
+        if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+      return ids.length;
     });
   }
 

@@ -6,7 +6,7 @@
  */
 import { redactUrl, type SqlClient } from "./pg-client.ts";
 import type { StorageTarget } from "./settings.ts";
-import type { MemoryStore } from "./types.ts";
+import type { MemoryStore, SummaryRewrite } from "./types.ts";
 
 export type RemoteTarget = Exclude<StorageTarget, { kind: "local" }>;
 
@@ -57,6 +57,10 @@ export interface RemoteStore extends MemoryStore {
   marks(): Promise<RemoteMarks>;
   changesSince(since: MirrorMarks | undefined): Promise<RemoteChanges>;
   schemaVersion(): Promise<number>;
+  /** Record uuids deleted one by one (a chunk's Delete) on some machine; a backend without them has none. */
+  forgottenRecords?(): Promise<Set<string>>;
+  /** Deletes the chunks holding these records, as MemoryStore.forgetChunk does, and remembers the uuids. */
+  forgetRecords?(uuids: string[], rewrite: SummaryRewrite): Promise<number>;
   /** Waits for pending writes, then closes the connection. */
   closeAsync(): Promise<void>;
 }
