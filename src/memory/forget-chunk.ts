@@ -30,6 +30,8 @@ export interface ChunkForgetReport extends ForgetResult {
   summaryLines: number;
   /** 1 when the chunk was pinned (the pin is dropped with it). */
   pins: number;
+  /** With a shared store: deleted there too, or `pending` (unreachable: the next index run deletes it there). */
+  shared?: "forgotten" | "pending";
 }
 
 const squeeze = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
@@ -122,38 +124,54 @@ export async function forgetChunk(projectRoot: string, chunkId: number): Promise
     summaryLines: 0,
     pins: 0,
   };
+  // With a shared store the page lists the mirror's chunks (every machine's) by their shared row ids:
+  // the id names the records, which this machine's store may hold under another id, or not at all.
+  const { mirroredChunk, forgetRecordsInShared } = await import("./shared.ts");
+  const mirrored = await mirroredChunk(projectRoot, chunkId);
   // No store yet, nothing to delete: and none is created just to say so.
   const existing = openStoreForRead(projectRoot);
-  if (!existing) return { status: "unknown", ...empty };
-  existing.close();
+  if (!existing && !mirrored) return { status: "unknown", ...empty };
+  existing?.close();
   const lock = await waitForLock(indexLockPath(projectRoot), "forget", LOCK_WAIT_MS);
   if (!lock) return { status: "busy", ...empty };
   try {
-    const store = openStoreForWrite(projectRoot);
-    try {
-      const result = await store.forgetChunk(chunkId, summaryWithout);
-      if (!result) return { status: "unknown", ...empty };
-      const { sessionId, uuids, summaryLines, ...removed } = result;
-      const lines = removeRecordLines(projectRoot, new Set(uuids));
-      const pins = removePin(projectRoot, chunkId) ? 1 : 0;
-      // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
-      if (lines) await store.setState({ offset: 0, offsetCheck: "" });
-      writeSummaryFile(summaryPath(projectRoot), await store.summaries());
-      const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
-        import("./recall/snapshot-file.ts"),
-        import("../embed/source.ts"),
-      ]);
-      const snapshot = recallSnapshotPath(projectRoot);
-      await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
-        // Not left holding the chunk's words: recall reads the store until the next index run.
-        rmSync(snapshot, { force: true });
-        logError("forget chunk: recall snapshot not rebuilt, removed", error, projectRoot);
-      });
-      return { status: "forgotten", session_id: sessionId, ...removed, lines, summaryLines, pins };
-    } finally {
-      store.close();
-    }
+    const localId = mirrored ? mirrored.localId : chunkId;
+    const here = localId === undefined ? undefined : await forgetHere(projectRoot, localId);
+    if (!mirrored) return here ?? { status: "unknown", ...empty };
+    const shared = await forgetRecordsInShared(projectRoot, mirrored.uuids, summaryWithout);
+    return { ...empty, ...here, status: "forgotten", session_id: mirrored.sessionId, shared };
   } finally {
     lock.release();
+  }
+}
+
+/** Deletes the chunk from this machine's store, chats.jsonl, pins, summary.md and recall snapshot. */
+async function forgetHere(projectRoot: string, chunkId: number): Promise<ChunkForgetReport | undefined> {
+  const existing = openStoreForRead(projectRoot);
+  if (!existing) return undefined;
+  existing.close();
+  const store = openStoreForWrite(projectRoot);
+  try {
+    const result = await store.forgetChunk(chunkId, summaryWithout);
+    if (!result) return undefined;
+    const { sessionId, uuids, summaryLines, ...removed } = result;
+    const lines = removeRecordLines(projectRoot, new Set(uuids));
+    const pins = removePin(projectRoot, chunkId) ? 1 : 0;
+    // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
+    if (lines) await store.setState({ offset: 0, offsetCheck: "" });
+    writeSummaryFile(summaryPath(projectRoot), await store.summaries());
+    const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
+      import("./recall/snapshot-file.ts"),
+      import("../embed/source.ts"),
+    ]);
+    const snapshot = recallSnapshotPath(projectRoot);
+    await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
+      // Not left holding the chunk's words: recall reads the store until the next index run.
+      rmSync(snapshot, { force: true });
+      logError("forget chunk: recall snapshot not rebuilt, removed", error, projectRoot);
+    });
+    return { status: "forgotten", session_id: sessionId, ...removed, lines, summaryLines, pins };
+  } finally {
+    store.close();
   }
 }
