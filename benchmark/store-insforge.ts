@@ -64,6 +64,7 @@ async function main(): Promise<void> {
     for (const backend of backends) {
       const store = await backend.open();
       const sent = bytesSent();
+      const reloads = fake.schemaReloads;
       let started = performance.now();
       for (const batch of batches) await store.writeBatch(batch);
       const write = performance.now() - started;
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
         "whole pull (ms)": ms(snapshotMs),
         "pull × sqlite": Number((snapshotMs / baseline.snapshot).toFixed(2)),
         "request MB": backend.name.startsWith("insforge") ? Number((requestBytes / 1e6).toFixed(1)) : "-",
+        // Writes InsForge would follow with a PostgREST schema reload (a DDL word anywhere in the query).
+        "schema reloads": backend.name.startsWith("insforge") ? fake.schemaReloads - reloads : "-",
         "rankings = sqlite": signature === baseline.rankings ? "yes" : "NO",
       });
       console.log(JSON.stringify(rows.at(-1)));

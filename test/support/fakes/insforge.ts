@@ -29,6 +29,11 @@ export interface FakeInsforge {
   /** Raw SQL calls received (every one, refused or not). */
   calls: { query: string; params?: unknown[] }[];
   /**
+   * Calls after which InsForge would reload PostgREST's schema: it does for any query whose text matches
+   * /CREATE|ALTER|DROP/i (database-advance.service.ts, executeRawSQL), data included.
+   */
+  schemaReloads: number;
+  /**
    * The next raw SQL call whose query `when` accepts (default: any) kills every connection: after running
    * it (`ran`) or before. `restart`: the server listens again at once, else it stays down until restart().
    */
@@ -130,6 +135,7 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
     calls.push({ query, params: body.params as unknown[] | undefined });
     for (const [pattern, message] of GUARDS)
       if (pattern.test(query)) return errorBody(403, "FORBIDDEN", message);
+    if (/CREATE|ALTER|DROP/i.test(query)) fake.schemaReloads++;
     if (hang) {
       hang = false;
       return new Promise<Response>(() => {});
@@ -181,11 +187,12 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
   };
   listen();
 
-  return {
+  const fake: FakeInsforge = {
     url: `http://127.0.0.1:${port}`,
     apiKey,
     db,
     calls,
+    schemaReloads: 0,
     dropNext(options) {
       drop = options;
     },
@@ -204,4 +211,5 @@ export async function startFakeInsforge(options: { apiKey?: string } = {}): Prom
       await db.close();
     },
   };
+  return fake;
 }
