@@ -8,8 +8,10 @@
  * RSS and the files' sizes. Baselines in the same run: an empty Bun binary's start (compiled with the same
  * flags) and the 1× figures. Indexing and fresh recall run the compiled binary.
  *
- * Usage: bun benchmark/memory-scale.ts [--sizes 1,4,16] [--synthetic 20000] [--runs 10] [--json]
- * (TRIFORGE_TEST_BINARY=dist/triforge reuses a built binary instead of building one.)
+ * Usage: bun benchmark/memory-scale.ts [--sizes 1,4,16] [--synthetic 20000] [--runs 10] [--json] [--keep]
+ * (`--sizes 0`: the synthetic store alone; `--keep`: the stores stay, their folder is printed, to measure
+ * more one-session runs on them without indexing again. TRIFORGE_TEST_BINARY=dist/triforge reuses a
+ * built binary instead of building one.)
  */
 import { appendFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,9 +31,13 @@ const { values } = parseArgs({
     synthetic: { type: "string", default: "20000" },
     runs: { type: "string", default: "10" },
     json: { type: "boolean" },
+    keep: { type: "boolean" },
   },
 });
-const sizes = String(values.sizes).split(",").map(Number);
+const sizes = String(values.sizes)
+  .split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const syntheticRecords = Number(values.synthetic);
 const freshRuns = Math.max(3, Number(values.runs));
 const WARM_QUERIES = 100;
@@ -41,7 +47,8 @@ const work = mkdtempSync(join(tmpdir(), "triforge-bench-scale-"));
 const scratch = scratchHome("scale");
 process.on("exit", () => {
   rmSync(work, { recursive: true, force: true });
-  scratch.cleanup();
+  if (values.keep) console.error(`stores kept in ${scratch.home} (TRIFORGE_HOME=${process.env.TRIFORGE_HOME})`);
+  else scratch.cleanup();
 });
 
 const [empty, triforge] = await Promise.all([

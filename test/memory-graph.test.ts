@@ -4,6 +4,7 @@ import { graphFromOpenIE, nearest, SYNONYM_NEIGHBOURS, SynonymGraph } from "../s
 import { normalizePhrase } from "../src/memory/phrases.ts";
 import { buildCsr, personalizedPageRank } from "../src/memory/recall/ppr.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
+import { seededRandom } from "./support/random.ts";
 
 describe("phrase normalisation", () => {
   test("keeps identifiers, C++ and Cyrillic intact", () => {
@@ -89,7 +90,12 @@ describe("synonym edges", () => {
     const n = Math.hypot(...v);
     return v.map((x) => x / n);
   };
-  const nothingStored = { phrasesInBands: () => [], synonymNeighbours: () => [] };
+  const nothingStored = {
+    phrasesInBands: () => [],
+    bucketSizes: () => new Map(),
+    phraseVector: () => undefined,
+    synonymNeighbours: () => [],
+  };
   const names = (edges: { a: string; b: string }[]) => edges.map((e) => [e.a, e.b].sort().join("-")).sort();
 
   test("new phrases meet their neighbours at cosine ≥ 0.8, each pair once", () => {
@@ -113,6 +119,52 @@ describe("synonym edges", () => {
     const changes = graph.add(["p10"], new Float32Array(at(10)));
     expect(names(changes.add)).toEqual(["p0-p10", "p10-p20", "p10-p30"]);
     expect(names(changes.drop)).toEqual(["p0-p30"]);
+  });
+
+  test("the same edges whatever order and batches phrases come in, crowded buckets included", () => {
+    const random = seededRandom(7);
+    // Four tight clusters of 30 phrases (cosine > 0.9 inside a cluster) in 16 dimensions.
+    const centres = Array.from({ length: 4 }, () => Array.from({ length: 16 }, () => random() - 0.5));
+    const phrases = Array.from({ length: 120 }, (_, i) => ({
+      name: `p${i}`,
+      vector: unit(centres[i % 4].map((x) => x + (random() - 0.5) * 0.08)),
+    }));
+    /** The edges after adding the phrases in this order, `size` at a time, with buckets of at most 6. */
+    const edgesAfter = (order: typeof phrases, size: number) => {
+      const graph = new SynonymGraph(nothingStored, 3, 6);
+      const edges = new Set<string>();
+      for (let at = 0; at < order.length; at += size) {
+        const batch = order.slice(at, at + size);
+        const changes = graph.add(
+          batch.map((p) => p.name),
+          new Float32Array(batch.flatMap((p) => p.vector)),
+        );
+        for (const e of changes.add) edges.add([e.a, e.b].sort().join("-"));
+        for (const e of changes.drop) edges.delete([e.a, e.b].sort().join("-"));
+      }
+      return [...edges].sort();
+    };
+    const once = edgesAfter(phrases, phrases.length);
+    expect(once.length).toBeGreaterThan(60);
+    expect(edgesAfter([...phrases].reverse(), 7)).toEqual(once);
+    expect(
+      edgesAfter(
+        [...phrases].sort(() => random() - 0.5),
+        1,
+      ),
+    ).toEqual(once);
+    expect(
+      edgesAfter(
+        [...phrases].sort(() => random() - 0.5),
+        25,
+      ),
+    ).toEqual(once);
+    // Crowded buckets were skipped: with no limit the same phrases meet more candidates.
+    const unlimited = new SynonymGraph(nothingStored, 3, Number.POSITIVE_INFINITY).add(
+      phrases.map((p) => p.name),
+      new Float32Array(phrases.flatMap((p) => p.vector)),
+    );
+    expect(unlimited.add.length).not.toBe(once.length);
   });
 
   test("the k nearest: by cosine, then phrase text", () => {

@@ -25,7 +25,14 @@ import {
 } from "../src/home/paths.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
-import { bandKeys, cosine, nearest, SYNONYM_NEIGHBOURS, SYNONYM_THRESHOLD } from "../src/memory/graph.ts";
+import {
+  BUCKET_LIMIT,
+  bandKeys,
+  cosine,
+  nearest,
+  SYNONYM_NEIGHBOURS,
+  SYNONYM_THRESHOLD,
+} from "../src/memory/graph.ts";
 import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
 import { isLocked, tryLock } from "../src/memory/lock.ts";
 import { closeWarmIndexes, MODES, rankChunks, recall } from "../src/memory/recall/recall.ts";
@@ -217,13 +224,18 @@ describe("capped synonym edges", () => {
     }
     return root;
   }
-  /** Whether two vectors meet in the LSH buckets: in some band, keys at most one bit apart. */
-  function sharesBucket(v: Float32Array, w: Float32Array): boolean {
+  /**
+   * Whether two vectors are candidates: in some band, keys at most one bit apart, and neither bucket
+   * holding more than BUCKET_LIMIT phrases (`sizes`: phrases per key).
+   */
+  function candidates(v: Float32Array, w: Float32Array, sizes: Map<number, number>): boolean {
     const x = bandKeys(v);
     const y = bandKeys(w);
     return x.some((key, band) => {
       const diff = key ^ y[band];
-      return (diff & (diff - 1)) === 0;
+      return (
+        (diff & (diff - 1)) === 0 && sizes.get(key)! <= BUCKET_LIMIT && sizes.get(y[band])! <= BUCKET_LIMIT
+      );
     });
   }
   /** Each phrase's synonym neighbours, by name. */
@@ -264,11 +276,15 @@ describe("capped synonym edges", () => {
     const row = (i: number) => vectors.subarray(i * dim, (i + 1) * dim);
     const kept = new Set(synonyms(root).map((e) => e.split("|").slice(1, 3).join("|")));
     // The rule by brute force over every pair, restricted to pairs the LSH buckets can find.
+    const sizes = new Map<number, number>();
+    phrases.forEach((_, i) => {
+      for (const key of bandKeys(row(i))) sizes.set(key, (sizes.get(key) ?? 0) + 1);
+    });
     const nearestOf = new Map<string, string[]>();
     phrases.forEach((p, i) => {
       const found: [string, number][] = [];
       phrases.forEach((q, j) => {
-        if (i !== j && cosine(row(i), row(j)) >= SYNONYM_THRESHOLD && sharesBucket(row(i), row(j)))
+        if (i !== j && cosine(row(i), row(j)) >= SYNONYM_THRESHOLD && candidates(row(i), row(j), sizes))
           found.push([q, cosine(row(i), row(j))]);
       });
       nearestOf.set(

@@ -23,14 +23,18 @@ export const SYNONYM_NEIGHBOURS = 5;
  * against fixed pseudo-random hyperplanes, stored as one bucket key; a new phrase probes its own key and
  * the LSH_BITS keys one bit away in every band (multi-probe), and is compared only with what they hold.
  * Each bit agrees with probability q = 1 − acos(c)/π for a pair at cosine c, so a band finds the pair
- * with probability q^b + b·q^(b−1)·(1 − q): at c = 0.8 about 0.13 per band and 89 % over 16 bands, at
- * 0.85 97 %, at 0.9 99.8 %. Buckets of 2^16 keys keep the candidates a small share of the phrases.
+ * with probability q^b + b·q^(b−1)·(1 − q): at c = 0.8 about 0.09 per band and 78 % over 16 bands, at
+ * 0.85 92 %, at 0.9 99 % (the k nearest are mostly far above 0.8). 2^18 keys per band keep a newcomer's
+ * candidates near 16 · 19 · N / 2^18: about 800 at N = 700,000 phrases.
  */
 export const LSH_BANDS = 16;
-export const LSH_BITS = 16;
+export const LSH_BITS = 18;
+
+/** A bucket holding more phrases than this is a dense cluster: its phrases are not candidates through it. */
+export const BUCKET_LIMIT = 64;
 
 /** Names the synonym rule a store's edges follow: a store built under another is recomputed. */
-export const SYNONYM_RULE = `knn${SYNONYM_NEIGHBOURS}-t${SYNONYM_THRESHOLD}-lsh${LSH_BANDS}x${LSH_BITS}`;
+export const SYNONYM_RULE = `knn${SYNONYM_NEIGHBOURS}-t${SYNONYM_THRESHOLD}-lsh${LSH_BANDS}x${LSH_BITS}-cap${BUCKET_LIMIT}`;
 
 /** A chunk's graph from a validated OpenIE result: each triple term is a phrase node, as in HippoRAG 2. */
 export function graphFromOpenIE(result: OpenIEResult): ChunkGraph {
@@ -54,24 +58,33 @@ export function graphFromOpenIE(result: OpenIEResult): ChunkGraph {
   return { entities: [...entities.values()], facts: [...facts.values()] };
 }
 
-/** The hyperplanes of `dim`-wide vectors: the same for every process (a fixed-seed generator). */
-const planesByDim = new Map<number, Float32Array>();
+/**
+ * The hyperplanes of `dim`-wide vectors, the same in every process (a fixed-seed generator), stored
+ * dimension-major (`planes[d · P + p]`) so a vector's P projections are summed one dimension at a time.
+ */
+const planesByDim = new Map<number, Float64Array>();
+const PLANES = LSH_BANDS * LSH_BITS;
 
-function hyperplanes(dim: number): Float32Array {
+function hyperplanes(dim: number): Float64Array {
   let planes = planesByDim.get(dim);
   if (planes) return planes;
-  planes = new Float32Array(LSH_BANDS * LSH_BITS * dim);
+  planes = new Float64Array(PLANES * dim);
   let seed = 0x5eed_1234;
   const uniform = () => {
     seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
     return (seed + 1) / 2 ** 32;
   };
   // Gaussian components (Box–Muller) make the hyperplanes' directions uniform on the sphere.
-  for (let i = 0; i < planes.length; i++)
-    planes[i] = Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+  for (let p = 0; p < PLANES; p++)
+    for (let d = 0; d < dim; d++)
+      planes[d * PLANES + p] = Math.fround(
+        Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform()),
+      );
   planesByDim.set(dim, planes);
   return planes;
 }
+
+const projections = new Float64Array(PLANES);
 
 /** The keys a phrase is looked up under: each band's key and those one bit away from it. */
 export function probeKeys(keys: number[]): number[] {
@@ -86,15 +99,17 @@ export function probeKeys(keys: number[]): number[] {
 /** A vector's LSH_BANDS bucket keys (band number and its sign bits in one integer). */
 export function bandKeys(vector: Float32Array, dim = vector.length): number[] {
   const planes = hyperplanes(dim);
+  projections.fill(0);
+  for (let d = 0; d < dim; d++) {
+    const x = vector[d];
+    const row = d * PLANES;
+    for (let p = 0; p < PLANES; p++) projections[p] += planes[row + p] * x;
+  }
   const keys: number[] = [];
   for (let band = 0; band < LSH_BANDS; band++) {
     let bits = 0;
-    for (let bit = 0; bit < LSH_BITS; bit++) {
-      const at = (band * LSH_BITS + bit) * dim;
-      let s = 0;
-      for (let d = 0; d < dim; d++) s += planes[at + d] * vector[d];
-      bits = (bits << 1) | (s >= 0 ? 1 : 0);
-    }
+    for (let bit = 0; bit < LSH_BITS; bit++)
+      bits = (bits << 1) | (projections[band * LSH_BITS + bit] >= 0 ? 1 : 0);
     keys.push(band * 2 ** LSH_BITS + bits);
   }
   return keys;
@@ -151,8 +166,14 @@ export function nearest(neighbours: Iterable<[string, number]>, k = SYNONYM_NEIG
 
 /** Where the synonym graph reads stored phrases: the store, as it was when a run started. */
 export interface SynonymSource {
-  /** Stored phrases in any of these LSH buckets, with their vectors (a phrase may come more than once). */
-  phrasesInBands(keys: number[]): { phrase: string; vector: Float32Array }[];
+  /** Nothing stored to read (a first run): the graph then never asks. */
+  readonly empty?: boolean;
+  /** Stored phrases in these LSH buckets, with their vectors and the bucket each came from. */
+  phrasesInBands(keys: number[]): { phrase: string; vector: Float32Array; key: number }[];
+  /** How many stored phrases each of these buckets holds (absent: none). */
+  bucketSizes(keys: number[]): Map<number, number>;
+  /** A stored phrase's vector. */
+  phraseVector(phrase: string): Float32Array | undefined;
   /** A stored phrase's synonym edges (other phrase, cosine). */
   synonymNeighbours(phrase: string): [string, number][];
 }
@@ -163,26 +184,38 @@ export interface SynonymChanges {
   drop: { a: string; b: string }[];
 }
 
+type Neighbours = [string, number][];
+
 /**
- * The capped synonym graph as phrases arrive. Holds the phrases a run registered (vectors and buckets)
- * and the neighbour lists it touched, so a batch not written yet is seen by the next one; everything
- * else is read from the source on first use, so a run's cost follows the phrases it touches.
+ * The capped synonym graph as phrases arrive or leave. Two phrases are candidates when, in some band,
+ * their bucket keys are at most one bit apart and neither bucket holds more than BUCKET_LIMIT phrases;
+ * each phrase keeps the k best candidates at cosine ≥ the threshold. A bucket past the limit is a dense
+ * cluster of look-alikes (error codes, generated names): scanning it would make every newcomer pay for
+ * the whole cluster, the square of its size in all. The rule depends on the set of phrases alone.
+ *
+ * Holds the phrases a run registered (vectors and buckets) and the neighbour lists it touched, so a
+ * batch not written yet is seen by the next one; everything else is read from the source on first use,
+ * so a run's cost follows the phrases it touches.
  */
 export class SynonymGraph {
-  /** Registered phrases by number: names and vectors. */
+  /** Registered phrases by number: names, vectors, norms past BOUND_DIMS. */
   private readonly names: string[] = [];
   private readonly vectors: Float32Array[] = [];
   private tails = new Float64Array(1024);
+  private readonly numbers = new Map<string, number>();
   /**
    * The buckets of registered phrases as linked lists over typed arrays (keys are dense, below
    * LSH_BANDS · 2^LSH_BITS): `head[key]` is the bucket's last entry, entry e holds phrase `member[e]`
-   * and continues at `link[e]` (-1 ends it). Map lookups of the 272 probe keys cost more than the
-   * comparisons they lead to.
+   * and continues at `link[e]` (-1 ends it); `count[key]` its size. Map lookups of the probe keys cost
+   * more than the comparisons they lead to.
    */
   private readonly head = new Int32Array(LSH_BANDS * 2 ** LSH_BITS).fill(-1);
+  private readonly count = new Int32Array(LSH_BANDS * 2 ** LSH_BITS);
   private member = new Int32Array(1024);
   private link = new Int32Array(1024);
   private entries = 0;
+  /** Stored phrases per bucket, as read once (the source does not change under a run); -1: not read yet. */
+  private readonly stored: Int32Array;
   /** Marks the registered phrases met while collecting one phrase's candidates. */
   private seen = new Int32Array(0);
   private stamp = 0;
@@ -191,21 +224,34 @@ export class SynonymGraph {
   constructor(
     private readonly source: SynonymSource,
     private readonly k = SYNONYM_NEIGHBOURS,
-  ) {}
+    private readonly limit = BUCKET_LIMIT,
+  ) {
+    this.stored = new Int32Array(LSH_BANDS * 2 ** LSH_BITS).fill(source.empty ? 0 : -1);
+  }
 
   private enter(key: number, phrase: number): void {
     if (this.entries === this.member.length) {
-      const grow = (a: Int32Array) => {
-        const out = new Int32Array(a.length * 2);
-        out.set(a);
-        return out;
-      };
       this.member = grow(this.member);
       this.link = grow(this.link);
     }
     this.member[this.entries] = phrase;
     this.link[this.entries] = this.head[key];
     this.head[key] = this.entries++;
+    this.count[key]++;
+  }
+
+  /** Reads the stored sizes of the buckets not read yet. */
+  private readSizes(keys: number[]): void {
+    const missing: number[] = [];
+    for (const key of keys) if (this.stored[key] < 0) missing.push(key);
+    if (!missing.length) return;
+    const found = this.source.bucketSizes(missing);
+    for (const key of missing) this.stored[key] = found.get(key) ?? 0;
+  }
+
+  /** Phrases in a bucket, registered and stored (after readSizes). */
+  private sizeOf(key: number): number {
+    return this.count[key] + this.stored[key];
   }
 
   private edgesOf(phrase: string): Map<string, number> {
@@ -215,16 +261,29 @@ export class SynonymGraph {
   }
 
   /** The phrase's k nearest: by the rule, the k best of its edges (its own k are among them). */
-  private nearestOf(phrase: string): [string, number][] {
+  private nearestOf(phrase: string): Neighbours {
     return nearest(this.edgesOf(phrase), this.k);
   }
 
-  /** Every phrase (registered or stored) at cosine ≥ the threshold that shares a bucket with `vector`. */
-  private neighboursOf(phrase: string, vector: Float32Array, keys: number[]): [string, number][] {
+  /** The probe keys of `keys` that lead to candidates: the band's own bucket and the probe within the limit. */
+  private openProbes(keys: number[]): number[] {
+    const probes = probeKeys(keys);
+    this.readSizes(probes);
+    const open: number[] = [];
+    for (let band = 0; band < keys.length; band++) {
+      if (this.sizeOf(keys[band]) > this.limit) continue;
+      for (let p = band * (LSH_BITS + 1); p < (band + 1) * (LSH_BITS + 1); p++)
+        if (this.sizeOf(probes[p]) <= this.limit) open.push(probes[p]);
+    }
+    return open;
+  }
+
+  /** Every candidate (registered or stored) of a phrase at cosine ≥ the threshold. */
+  private neighboursOf(phrase: string, vector: Float32Array, keys = bandKeys(vector)): Neighbours {
     if (this.seen.length < this.names.length) this.seen = new Int32Array(this.names.length * 2);
     const stamp = ++this.stamp;
-    const out: [string, number][] = [];
-    const probes = probeKeys(keys);
+    const out: Neighbours = [];
+    const probes = this.openProbes(keys);
     const hits: number[] = [];
     const tail = tailNorm(vector);
     for (const key of probes) {
@@ -237,7 +296,7 @@ export class SynonymGraph {
         if (score >= SYNONYM_THRESHOLD && this.names[j] !== phrase) out.push([this.names[j], score]);
       }
     }
-    const stored = this.source.phrasesInBands(probes);
+    const stored = probes.length && !this.source.empty ? this.source.phrasesInBands(probes) : [];
     if (!stored.length) return out;
     // A stored phrase may also be registered (its batch written), and sits in up to LSH_BANDS buckets.
     const met = new Set<string>([phrase, ...hits.map((j) => this.names[j])]);
@@ -250,87 +309,145 @@ export class SynonymGraph {
     return out;
   }
 
+  /** A phrase's vector: registered, else stored. */
+  private vectorOf(phrase: string): Float32Array | undefined {
+    const n = this.numbers.get(phrase);
+    return n === undefined ? this.source.phraseVector(phrase) : this.vectors[n];
+  }
+
+  /** The phrases a bucket holds, registered and stored. */
+  private membersOf(key: number): string[] {
+    const out = new Set<string>();
+    for (let e = this.head[key]; e >= 0; e = this.link[e]) out.add(this.names[this.member[e]]);
+    for (const { phrase } of this.source.phrasesInBands([key])) out.add(phrase);
+    return [...out];
+  }
+
   /**
    * Registers new phrases (rows of `vectors`) and returns how the edges change: each new phrase's k
-   * nearest, and for each phrase a new one enters the k of, its list recomputed from the old k plus the
-   * newcomers; an edge that falls out of one list stays while the other end still keeps it.
+   * nearest; for each phrase a newcomer is a candidate of, its list recomputed from its old k plus the
+   * newcomers; and for the phrases of a bucket the newcomers took past the limit (they lost candidates),
+   * and those joined to them, their lists recomputed from their candidates.
    */
   add(fresh: string[], vectors: Float32Array): SynonymChanges {
     const dim = fresh.length ? vectors.length / fresh.length : 0;
-    const keysOf = new Map<string, number[]>();
-    const vectorOf = (i: number) => vectors.subarray(i * dim, (i + 1) * dim);
+    const row = (i: number) => vectors.subarray(i * dim, (i + 1) * dim);
+    const filled: number[] = [];
+    const keysOf: number[][] = [];
     fresh.forEach((phrase, i) => {
-      const keys = bandKeys(vectorOf(i), dim);
-      keysOf.set(phrase, keys);
       const n = this.names.push(phrase) - 1;
-      this.vectors.push(vectorOf(i));
+      this.numbers.set(phrase, n);
+      this.vectors.push(row(i));
       if (n === this.tails.length) {
         const grown = new Float64Array(n * 2);
         grown.set(this.tails);
         this.tails = grown;
       }
-      this.tails[n] = tailNorm(vectorOf(i));
-      for (const key of keys) this.enter(key, n);
+      this.tails[n] = tailNorm(row(i));
+      const keys = bandKeys(row(i), dim);
+      keysOf.push(keys);
+      this.readSizes(keys);
+      for (const key of keys) {
+        if (this.sizeOf(key) === this.limit) filled.push(key);
+        this.enter(key, n);
+      }
     });
+    const newNearest = new Map<string, Neighbours>();
+    const recompute = new Set<string>();
+    for (const key of filled)
+      for (const phrase of this.membersOf(key)) {
+        recompute.add(phrase);
+        for (const other of this.edgesOf(phrase).keys()) recompute.add(other);
+      }
     const freshSet = new Set(fresh);
-    const newNearest = new Map<string, [string, number][]>();
-    const arrivals = new Map<string, [string, number][]>();
+    const arrivals = new Map<string, Neighbours>();
     for (const [i, phrase] of fresh.entries()) {
-      const found = this.neighboursOf(phrase, vectorOf(i), keysOf.get(phrase)!);
+      const found = this.neighboursOf(phrase, row(i), keysOf[i]);
       newNearest.set(phrase, nearest(found, this.k));
       for (const [other, score] of found) {
-        if (freshSet.has(other)) continue;
+        if (freshSet.has(other) || recompute.has(other)) continue;
         let list = arrivals.get(other);
         if (!list) arrivals.set(other, (list = []));
         list.push([phrase, score]);
       }
     }
-    const oldNearest = new Map<string, [string, number][]>();
-    for (const [phrase, newcomers] of arrivals) {
-      const old = this.nearestOf(phrase);
-      oldNearest.set(phrase, old);
-      newNearest.set(phrase, nearest([...old, ...newcomers], this.k));
+    for (const phrase of recompute) {
+      if (freshSet.has(phrase)) continue;
+      const vector = this.vectorOf(phrase);
+      if (vector) newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector), this.k));
     }
-    const keeps = (phrase: string, other: string) =>
-      (newNearest.get(phrase) ?? this.nearestOf(phrase)).some(([p]) => p === other);
-    const changes: SynonymChanges = { add: [], drop: [] };
+    // A phrase a newcomer lands near only gains candidates: its old k plus the newcomers hold its new k.
+    for (const [phrase, newcomers] of arrivals)
+      newNearest.set(phrase, nearest([...this.nearestOf(phrase), ...newcomers], this.k));
+    return this.reconcile(newNearest);
+  }
+
+  /**
+   * After phrases left the source (with their bucket rows and edges): `phrases` — those joined to a
+   * phrase that left, and those of buckets that fell back within the limit or probe one — get their
+   * lists recomputed from their candidates.
+   */
+  repair(phrases: Iterable<string>): SynonymChanges {
+    const newNearest = new Map<string, Neighbours>();
+    for (const phrase of phrases) {
+      const vector = this.vectorOf(phrase);
+      if (vector) newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector), this.k));
+    }
+    return this.reconcile(newNearest);
+  }
+
+  /**
+   * The edge changes once the phrases of `newNearest` have those lists (every other phrase keeps its own,
+   * the k best of its edges): an edge stays or comes when either end keeps the other.
+   */
+  private reconcile(newNearest: Map<string, Neighbours>): SynonymChanges {
+    const keeps = new Map<string, Set<string>>();
+    const keptBy = (phrase: string): Set<string> => {
+      let set = keeps.get(phrase);
+      if (!set) {
+        const list = newNearest.get(phrase) ?? this.nearestOf(phrase);
+        keeps.set(phrase, (set = new Set(list.map(([p]) => p))));
+      }
+      return set;
+    };
+    // Every list is read before any edge changes: the lists of untouched phrases come from their edges.
+    const pairs = new Map<string, { a: string; b: string; score: number }>();
     for (const [phrase, list] of newNearest) {
-      const edges = this.edgesOf(phrase);
+      keptBy(phrase);
       for (const [other, score] of list) {
-        if (edges.has(other)) continue;
-        edges.set(other, score);
-        this.edgesOf(other).set(phrase, score);
-        changes.add.push({ a: phrase, b: other, score });
+        keptBy(other);
+        pairs.set(pairKey(phrase, other), { a: phrase, b: other, score });
+      }
+      for (const [other, score] of this.edgesOf(phrase)) {
+        keptBy(other);
+        if (!pairs.has(pairKey(phrase, other)))
+          pairs.set(pairKey(phrase, other), { a: phrase, b: other, score });
       }
     }
-    for (const [phrase, old] of oldNearest) {
-      const kept = new Set(newNearest.get(phrase)!.map(([p]) => p));
-      for (const [other] of old) {
-        if (kept.has(other) || keeps(other, phrase) || !this.edgesOf(phrase).has(other)) continue;
-        this.edgesOf(phrase).delete(other);
-        this.edgesOf(other).delete(phrase);
-        changes.drop.push({ a: phrase, b: other });
+    const changes: SynonymChanges = { add: [], drop: [] };
+    for (const { a, b, score } of pairs.values()) {
+      const wanted = keptBy(a).has(b) || keptBy(b).has(a);
+      const present = this.edgesOf(a).has(b);
+      if (wanted && !present) {
+        this.edgesOf(a).set(b, score);
+        this.edgesOf(b).set(a, score);
+        changes.add.push({ a, b, score });
+      } else if (!wanted && present) {
+        this.edgesOf(a).delete(b);
+        this.edgesOf(b).delete(a);
+        changes.drop.push({ a, b });
       }
     }
     return changes;
   }
+}
 
-  /**
-   * After phrases were removed from the source (and their edges with them): the edges the remaining
-   * `phrases` gain, each one's k nearest recomputed from its buckets. Removal only ever lets a phrase
-   * keep more of its neighbours, so nothing else changes.
-   */
-  repair(phrases: Iterable<{ phrase: string; vector: Float32Array }>): SynonymEdge[] {
-    const added: SynonymEdge[] = [];
-    for (const { phrase, vector } of phrases) {
-      const edges = this.edgesOf(phrase);
-      for (const [other, score] of nearest(this.neighboursOf(phrase, vector, bandKeys(vector)), this.k)) {
-        if (edges.has(other)) continue;
-        edges.set(other, score);
-        this.edgesOf(other).set(phrase, score);
-        added.push({ a: phrase, b: other, score });
-      }
-    }
-    return added;
-  }
+function pairKey(a: string, b: string): string {
+  return a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`;
+}
+
+function grow(a: Int32Array): Int32Array<ArrayBuffer> {
+  const out = new Int32Array(a.length * 2);
+  out.set(a);
+  return out;
 }

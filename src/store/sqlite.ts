@@ -1,7 +1,15 @@
 import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { LlmUsage } from "../llm/usage.ts";
-import { bandKeys, SYNONYM_RULE, SynonymGraph, type SynonymSource } from "../memory/graph.ts";
+import {
+  BUCKET_LIMIT,
+  bandKeys,
+  probeKeys,
+  SYNONYM_RULE,
+  type SynonymChanges,
+  SynonymGraph,
+  type SynonymSource,
+} from "../memory/graph.ts";
 import {
   type ChunkForgetResult,
   type ChunkGraph,
@@ -156,6 +164,11 @@ export function addEdge(
 /** Undirected edges are stored once, smaller id first, so the same pair never appears twice. */
 export function ordered(a: number, b: number): [number, number] {
   return a < b ? [a, b] : [b, a];
+}
+
+/** A synonym graph's changes in a batch's shape. */
+function changesOf(changes: SynonymChanges): Pick<IndexBatch, "synonyms" | "synonymsDropped"> {
+  return { synonyms: changes.add, synonymsDropped: changes.drop };
 }
 
 export function factKey(subject: string, predicate: string, object: string): string {
@@ -522,21 +535,42 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of before a run). */
   synonymSource(upTo = Number.MAX_SAFE_INTEGER): SynonymSource {
-    const inBands = this.sql(
-      "SELECT e.phrase AS phrase, e.vector AS vector FROM phrase_bands b JOIN entities e ON e.id = b.entity WHERE b.key IN (SELECT value FROM json_each(?)) AND b.entity <= ?",
-    );
     const neighbours = this.sql(
       `SELECT e.phrase AS phrase, x.weight AS weight FROM (
          SELECT b AS other, weight FROM edges WHERE kind = ${EDGE_KIND.synonym} AND a = ?1 AND weight > 0
          UNION ALL SELECT a, weight FROM edges WHERE kind = ${EDGE_KIND.synonym} AND b = ?1 AND weight > 0
        ) x JOIN entities e ON e.id = x.other`,
     );
+    const vector = this.sql("SELECT vector FROM entities WHERE phrase = ? AND id <= ?");
     return {
-      phrasesInBands: (keys) => {
-        if (upTo <= 0) return [];
-        return (inBands.all(JSON.stringify(keys), upTo) as { phrase: string; vector: Uint8Array }[]).map(
-          (r) => ({ phrase: r.phrase, vector: readVectors([r]).vectors }),
-        );
+      empty: upTo <= 0,
+      phrasesInBands: (keys) =>
+        upTo <= 0
+          ? []
+          : this.byKeys(
+              keys,
+              (list) =>
+                `SELECT b.key AS key, e.phrase AS phrase, e.vector AS vector FROM phrase_bands b JOIN entities e ON e.id = b.entity WHERE b.key IN (${list}) AND b.entity <= ?`,
+              upTo,
+            ).map((r) => ({
+              key: r.key as number,
+              phrase: r.phrase as string,
+              vector: readVectors([r as { vector: Uint8Array }]).vectors,
+            })),
+      bucketSizes: (keys) =>
+        new Map(
+          upTo <= 0
+            ? []
+            : this.byKeys(
+                keys,
+                (list) =>
+                  `SELECT key, count(*) AS n FROM phrase_bands WHERE key IN (${list}) AND entity <= ? GROUP BY key`,
+                upTo,
+              ).map((r) => [r.key as number, r.n as number]),
+        ),
+      phraseVector: (phrase) => {
+        const r = vector.get(phrase, upTo) as { vector: Uint8Array } | null;
+        return r ? readVectors([r]).vectors : undefined;
       },
       synonymNeighbours: (phrase) => {
         const id = this.phraseId(phrase);
@@ -544,6 +578,24 @@ export class SqliteMemoryStore implements MemoryStore {
         return (neighbours.all(id) as { phrase: string; weight: number }[]).map((r) => [r.phrase, r.weight]);
       },
     };
+  }
+
+  /**
+   * Rows of a query over a list of bucket keys, run in slices of up to 512 keys: `key IN (?, …)` is
+   * looked up through phrase_bands' key, where a subquery over json_each made SQLite scan the table.
+   */
+  private byKeys(
+    keys: number[],
+    text: (list: string) => string,
+    upTo: number,
+  ): Record<string, number | string | Uint8Array>[] {
+    const out: Record<string, number | string | Uint8Array>[] = [];
+    for (let at = 0; at < keys.length; at += 512) {
+      const slice = keys.slice(at, at + 512);
+      const statement = this.sql(text(slice.map(() => "?").join(", ")));
+      out.push(...(statement.all(...slice, upTo) as Record<string, number | string | Uint8Array>[]));
+    }
+    return out;
   }
 
   /**
@@ -558,7 +610,7 @@ export class SqliteMemoryStore implements MemoryStore {
       this.sql("DELETE FROM synonym_changes").run();
       this.sql("DELETE FROM phrase_bands").run();
       const band = this.sql("INSERT OR IGNORE INTO phrase_bands(key, entity) VALUES (?, ?)");
-      const phrases: { phrase: string; vector: Float32Array }[] = [];
+      const phrases: string[] = [];
       for (const r of this.sql(
         "SELECT id, phrase, vector FROM entities ORDER BY id",
       ).iterate() as IterableIterator<{
@@ -566,11 +618,10 @@ export class SqliteMemoryStore implements MemoryStore {
         phrase: string;
         vector: Uint8Array;
       }>) {
-        const vector = readVectors([r]).vectors;
-        for (const key of bandKeys(vector)) band.run(key, r.id);
-        phrases.push({ phrase: r.phrase, vector });
+        for (const key of bandKeys(readVectors([r]).vectors)) band.run(key, r.id);
+        phrases.push(r.phrase);
       }
-      this.addSynonyms({ synonyms: new SynonymGraph(this.synonymSource()).repair(phrases) });
+      this.addSynonyms(changesOf(new SynonymGraph(this.synonymSource()).repair(phrases)));
       this.setMeta("synonym_rule", SYNONYM_RULE);
       this.bumpGeneration();
     });
@@ -686,6 +737,8 @@ export class SqliteMemoryStore implements MemoryStore {
     // Phrases that lose a synonym neighbour may take in the next nearest one (repaired below).
     const bereaved = new Set<number>();
     const removed = new Set<number>();
+    /** Bucket keys the removed phrases leave, with how many left each. */
+    const emptied = new Map<number, number>();
     for (const entityId of touchedEntities) {
       if (this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, entityId)) continue;
       // No passage mentions this phrase any more: it goes, and with it its synonym edges.
@@ -693,7 +746,10 @@ export class SqliteMemoryStore implements MemoryStore {
         vector: Uint8Array;
       };
       const band = this.sql("DELETE FROM phrase_bands WHERE key = ? AND entity = ?");
-      for (const key of bandKeys(readVectors([{ vector }]).vectors)) band.run(key, entityId);
+      for (const key of bandKeys(readVectors([{ vector }]).vectors)) {
+        band.run(key, entityId);
+        emptied.set(key, (emptied.get(key) ?? 0) + 1);
+      }
       removed.add(entityId);
       const gone = this.sql(
         "DELETE FROM edges WHERE kind != ? AND (a = ? OR b = ?) RETURNING id, kind, a, b, weight",
@@ -715,26 +771,35 @@ export class SqliteMemoryStore implements MemoryStore {
       ).length;
       entities++;
     }
-    this.repairSynonyms([...bereaved].filter((id) => !removed.has(id)));
+    this.repairSynonyms(
+      [...bereaved].filter((id) => !removed.has(id)),
+      emptied,
+    );
     this.ids = undefined;
     return { facts, entities, edgesRemoved, edgesLowered };
   }
 
   /**
-   * After phrases left: the given remaining ones take in their next nearest neighbours. Rows were deleted,
-   * so the recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change records go.
+   * After phrases left, the phrases whose candidates changed get their lists recomputed: those joined to
+   * a phrase that left (`bereaved`), and where a bucket fell back within BUCKET_LIMIT, its phrases and
+   * those of the buckets one bit from it (candidates of each other again). Rows were deleted, so the
+   * recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change records go.
    */
-  private repairSynonyms(entityIds: number[]): void {
+  private repairSynonyms(bereaved: number[], emptied: Map<number, number>): void {
     this.sql("DELETE FROM edges WHERE kind = ? AND weight <= 0").run(EDGE_KIND.synonym);
     this.sql("DELETE FROM synonym_changes").run();
     this.ids = undefined;
-    const row = this.sql("SELECT phrase, vector FROM entities WHERE id = ?");
-    const phrases = entityIds.map((id) => {
-      const r = row.get(id) as { phrase: string; vector: Uint8Array };
-      return { phrase: r.phrase, vector: readVectors([r]).vectors };
+    const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
+    const phrases = new Set(bereaved.map((id) => (name.get(id) as { phrase: string }).phrase));
+    const source = this.synonymSource();
+    const reopened = [...emptied].filter(([key, left]) => {
+      const now = source.bucketSizes([key]).get(key) ?? 0;
+      return now <= BUCKET_LIMIT && now + left > BUCKET_LIMIT;
     });
-    if (phrases.length)
-      this.addSynonyms({ synonyms: new SynonymGraph(this.synonymSource()).repair(phrases) });
+    if (reopened.length)
+      for (const { phrase } of source.phrasesInBands(probeKeys(reopened.map(([key]) => key))))
+        phrases.add(phrase);
+    if (phrases.size) this.addSynonyms(changesOf(new SynonymGraph(source).repair(phrases)));
   }
 
   async forgetSession(sessionId: string): Promise<ForgetResult> {
