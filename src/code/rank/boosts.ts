@@ -13,6 +13,7 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
+import { boostByDocComments } from "./doc-comments.ts";
 import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -48,6 +49,7 @@ export function rerank(
   symbolQuery: boolean,
   isAllowed: (chunk: number) => boolean,
 ): void {
+  if (!symbolQuery) boostByDocComments(index, scores, text);
   boostFileCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {

@@ -15,7 +15,8 @@ export type TunableWeight =
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
-  | "feedbackSupport";
+  | "feedbackSupport"
+  | "docCommentWeight";
 
 const overrides = new Map<TunableWeight, number>();
 
