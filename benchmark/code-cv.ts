@@ -47,7 +47,6 @@ const ALTERNATIVES: Record<string, Config[]> = {
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
-  docComments: single("docCommentWeight", [0.1, 0.2, 0.4, 0.8]),
   feedback: product(
     { feedbackWeight: 0 },
     {

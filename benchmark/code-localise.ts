@@ -61,7 +61,6 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
-  ...Object.fromEntries([0.1, 0.2, 0.4, 0.8].map((w) => [`doc-comments-${w}`, { docCommentWeight: w }])),
 };
 
 const { values: args } = parseArgs({

@@ -13,7 +13,6 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
-import { boostByDocComments } from "./doc-comments.ts";
 import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -49,7 +48,6 @@ export function rerank(
   symbolQuery: boolean,
   isAllowed: (chunk: number) => boolean,
 ): void {
-  if (!symbolQuery) boostByDocComments(index, scores, text);
   boostFileCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {

@@ -15,8 +15,7 @@ export type TunableWeight =
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
-  | "feedbackSupport"
-  | "docCommentWeight";
+  | "feedbackSupport";
 
 const overrides = new Map<TunableWeight, number>();
 
