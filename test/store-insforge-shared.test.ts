@@ -230,7 +230,24 @@ describe("shared memory in InsForge (contract server)", () => {
     const wrong = "ik_not_the_key_0123456789";
     const refused = await cli(["activate", "--storage", "insforge"], wrong);
     expect(refused.stderr).toContain(`insforge at ${fake.url}: the API key was refused`);
-    for (const out of [activated, status, doctor, refused]) {
+    // The server down: doctor fails its check with InsForge's fix, status says it was not reached.
+    fake.down();
+    let downDoctor: Awaited<ReturnType<typeof cli>>;
+    let downStatus: Awaited<ReturnType<typeof cli>>;
+    try {
+      downDoctor = await cli(["doctor", "--json"]);
+      downStatus = await cli(["status"]);
+    } finally {
+      fake.restart();
+    }
+    const down = (
+      JSON.parse(downDoctor.stdout) as { name: string; ok: boolean; detail: string; fix?: string }[]
+    ).find((c) => c.name === "shared store");
+    expect(down?.ok).toBe(false);
+    expect(down?.detail).toContain(`insforge at ${fake.url} cannot be reached`);
+    expect(down?.fix).toContain("set INSFORGE_BASE_URL and INSFORGE_API_KEY");
+    expect(downStatus.stdout).toContain(`insforge at ${fake.url} not reached`);
+    for (const out of [activated, status, doctor, refused, downDoctor, downStatus]) {
       expect(out.stdout + out.stderr).not.toContain(fake.apiKey);
       expect(out.stdout + out.stderr).not.toContain(wrong);
     }

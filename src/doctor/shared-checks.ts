@@ -1,4 +1,4 @@
-/** doctor's check of a shared store (`storage: postgres`): reachable, its schema version, what is left to push. */
+/** doctor's check of a shared store (`storage: postgres` or `insforge`): reachable, its schema version, what is left to push. */
 import type { Check } from "./checks.ts";
 
 export async function sharedStoreChecks(root: string): Promise<Check[]> {
@@ -24,7 +24,7 @@ export async function sharedStoreChecks(root: string): Promise<Check[]> {
           name,
           ok: false,
           detail: `${status.backend} at ${status.location}: ${status.problem}; ${pending}`,
-          fix: "start the database or set TRIFORGE_PG_URL to one that answers (memory keeps being indexed here, and the next index pushes it)",
+          fix: `${status.backend === "insforge" ? "start InsForge or set INSFORGE_BASE_URL and INSFORGE_API_KEY (the project's admin key) to one that answers" : "start the database or set TRIFORGE_PG_URL to one that answers"} (memory keeps being indexed here, and the next index pushes it)`,
         },
       ];
     const version = status.schemaVersion ?? 0;
