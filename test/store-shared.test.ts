@@ -101,9 +101,13 @@ for (const backend of backends) {
       if (backend.url) process.env.TRIFORGE_PG_URL = backend.url;
       else delete process.env.TRIFORGE_PG_URL;
     }, 60_000);
+    const previousUrl = process.env.TRIFORGE_PG_URL;
     afterAll(async () => {
       closeWarmIndexes();
       await client?.close();
+      // Test files share the process: the next one sees the environment it started with.
+      if (previousUrl === undefined) delete process.env.TRIFORGE_PG_URL;
+      else process.env.TRIFORGE_PG_URL = previousUrl;
     });
 
     test("two machines index one project's memory at once: recall on either sees both, counts exact, a second push adds nothing", async () => {

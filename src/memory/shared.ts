@@ -58,7 +58,7 @@ export interface SharedOptions {
 export async function openShared(
   projectRoot: string,
   target: RemoteTarget,
-  options: SharedOptions & { reader?: boolean } = {},
+  options: SharedOptions & { reader?: boolean; llmCache?: boolean } = {},
 ): Promise<RemoteStore> {
   const [{ openRemoteStore }, { writerName }] = await Promise.all([
     import("../store/remote.ts"),
@@ -68,6 +68,7 @@ export async function openShared(
     writer: writerName(projectRoot),
     connect: options.connect,
     reader: options.reader,
+    llmCache: options.llmCache,
   });
 }
 
@@ -542,6 +543,8 @@ const modelId = async () => (await (await import("../embed/source.ts")).loadMode
  */
 let keepConnections = false;
 const readers = new Map<string, Promise<RemoteStore>>();
+/** Per mirror file: the shared store's marks it was last found current at, in this process. */
+const seenAt = new Map<string, string>();
 
 export function keepSharedConnections(): void {
   keepConnections = true;
@@ -570,7 +573,12 @@ export async function refreshMirror(projectRoot: string, options: SharedOptions 
   let remote: RemoteStore | undefined;
   try {
     remote = await opening;
-    await pullMirror(projectRoot, remote, modelId);
+    // The shared store where this process last saw the mirror: nothing to pull, no file to open. (The
+    // mirror only ever moves on to the shared store's state; a change made to it here is seen by recall.)
+    const mirror = mirrorStorePath(projectRoot);
+    const marks = JSON.stringify(await remote.marks());
+    if (seenAt.get(mirror) === marks && existsSync(mirror)) return;
+    if ((await pullMirror(projectRoot, remote, modelId)) !== "busy") seenAt.set(mirror, marks);
   } catch (error) {
     // A dropped connection is opened again at the next question.
     if (kept) readers.delete(key);
@@ -603,7 +611,7 @@ export async function syncShared(
   try {
     const target = await sharedTarget(projectRoot);
     if (!target) return result;
-    remote = await openShared(projectRoot, target, options);
+    remote = await openShared(projectRoot, target, { ...options, llmCache: false });
     result.push = await pushToShared(projectRoot, local, remote, forgetHere);
     if (result.push.chunks) await remote.setState({ lastIndexed: new Date().toISOString() });
     result.pull = await pullMirror(projectRoot, remote, modelId, { wait: true });
@@ -728,7 +736,12 @@ export async function sharedStatus(
   try {
     target = await sharedTarget(projectRoot);
   } catch (error) {
-    const config = (await import("../project/config.ts")).readProjectConfig(projectRoot);
+    let config: { storage: string };
+    try {
+      config = (await import("../project/config.ts")).readProjectConfig(projectRoot);
+    } catch {
+      return undefined; // a config that does not parse: its own check (status, doctor) says so
+    }
     return {
       backend: config.storage,
       location: "(not set)",

@@ -90,6 +90,15 @@ async function ensurePgvector(client: SqlClient): Promise<boolean> {
 
 /** Creates or migrates the project's schema; returns whether chunks carry a pgvector column. */
 export async function migrateSchema(client: SqlClient, schema: string): Promise<{ pgvector: boolean }> {
+  // Already at this version (every open after the first): one read, no lock.
+  const [current] = await client
+    .query<{ v: number | null; pgvector: boolean }>(
+      `SELECT (SELECT max(version) FROM ${schema}.schema_version) AS v, EXISTS (SELECT 1 FROM information_schema.columns
+         WHERE table_schema = $1 AND table_name = 'chunks' AND column_name = 'embedding') AS pgvector`,
+      [schema.slice(1, -1)],
+    )
+    .catch(() => [undefined]);
+  if (current && Number(current.v) === PG_SCHEMA_VERSION) return { pgvector: Boolean(current.pgvector) };
   const pgvector = await ensurePgvector(client);
   return client.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [lockKey(schema)]);

@@ -59,6 +59,8 @@ export interface PgStoreOptions {
   location?: string;
   /** Only reads (recall, status): the schema is not created or migrated and the LLM cache not loaded. */
   reader?: boolean;
+  /** false: the LLM cache is not loaded (a writer that only pushes finished batches never asks it). */
+  llmCache?: boolean;
 }
 
 export class PgMemoryStore implements RemoteStore {
@@ -91,10 +93,11 @@ export class PgMemoryStore implements RemoteStore {
       `INSERT INTO ${s}.meta(key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING`,
       [crypto.randomUUID()],
     );
-    for (const r of await client.query<{ key: string; value: string }>(
-      `SELECT key, value FROM ${s}.llm_cache`,
-    ))
-      store.cache.set(r.key, r.value);
+    if (options.llmCache !== false)
+      for (const r of await client.query<{ key: string; value: string }>(
+        `SELECT key, value FROM ${s}.llm_cache`,
+      ))
+        store.cache.set(r.key, r.value);
     return store;
   }
 

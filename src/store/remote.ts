@@ -84,6 +84,8 @@ export interface OpenRemoteOptions {
   connect?: Connect;
   /** Only reads (recall, status): no schema migration, no LLM cache loaded. */
   reader?: boolean;
+  /** false: the LLM cache is not loaded (the push never asks it). */
+  llmCache?: boolean;
 }
 
 /** Opens the shared store a target names. Throws StoreUnavailableError (one line, no secret) when it cannot. */
@@ -109,6 +111,7 @@ export async function openRemoteStore(
       writer: options.writer,
       location: describeTarget(target),
       reader: options.reader,
+      llmCache: options.llmCache,
     });
   } catch (error) {
     await client.close().catch(() => {});
