@@ -5,16 +5,17 @@
  * 1. Load: `triforge serve --http` (a separate process) over a generated workspace of 10,000 files;
  *    50 concurrent clients send 20,000 `POST /v1/query` in all (distinct queries, so no answer is reused),
  *    then the same load of `GET /health`, the baseline in the same run: latency p50/p99, throughput,
- *    errors, and the server's RSS before and after. Goal: p99 ≤ 50 ms for code queries.
+ *    errors, and the server's RSS (with its query workers') before and after. Once per `--workers`
+ *    count (default 0 and the machine's cores), each its own server. Goal: p99 ≤ 50 ms for code queries.
  * 2. Growth: one code query over indexes of ~1k, ~10k and ~100k chunks (generated the same way), next to
  *    the linear scan claw-rag-service runs per query (cosine against every stored vector; 1,536
  *    dimensions, its default text-embedding-3-small), timed in the same process and run.
  *
- * Usage: bun benchmark/http.ts [--files 10000] [--requests 20000] [--clients 50] [--json]
+ * Usage: bun benchmark/http.ts [--files 10000] [--requests 20000] [--clients 50] [--workers 0,2] [--json]
  * The workspaces are generated under /tmp and removed at the end.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openIndex, searchLoaded } from "../src/code/code-search.ts";
 import { ingestWorkspace } from "../src/rag/service.ts";
@@ -28,6 +29,10 @@ const option = (name: string, fallback: number) => {
 const FILES = option("files", 10_000);
 const REQUESTS = option("requests", 20_000);
 const CLIENTS = option("clients", 50);
+const WORKER_COUNTS = (() => {
+  const at = args.indexOf("--workers");
+  return at >= 0 ? args[at + 1].split(",").map(Number) : [0, availableParallelism()];
+})();
 const FUNCTIONS_PER_FILE = 10;
 /** claw-rag-service's default embedding model (text-embedding-3-small) has 1,536 dimensions. */
 const CLAW_DIM = 1536;
@@ -132,6 +137,17 @@ function rssMb(pid: number): number {
   return line ? Number(line[1]) / 1024 : Number.NaN;
 }
 
+/** The server's RSS and its query workers' (its child processes), in MB. */
+function treeRssMb(pid: number): number {
+  const children = Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)])
+    .stdout.toString()
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
+  return [pid, ...children].reduce((sum, p) => sum + rssMb(p), 0);
+}
+
 interface LoadResult {
   requests: number;
   errors: number;
@@ -176,6 +192,7 @@ async function load(total: number, send: (i: number) => Promise<Response>): Prom
 
 async function startServer(
   workspace: string,
+  workers: number,
 ): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const proc = Bun.spawn(
     [
@@ -189,6 +206,8 @@ async function startServer(
       workspace,
       "--db",
       catalogPath,
+      "--workers",
+      String(workers),
     ],
     {
       env: { ...process.env },
@@ -261,32 +280,37 @@ try {
   console.error(
     `ingested ${ingested.files} files, ${ingested.chunks} chunks in ${(report.ingest as { seconds: number }).seconds.toFixed(1)} s`,
   );
-  const server = await startServer(big);
-  try {
-    // One query loads the index and the model, as a server's first client would.
-    await fetch(`${server.url}/v1/query`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ query: queries[0] }),
-    });
-    const rssBefore = rssMb(server.pid);
-    const health = await load(REQUESTS, () => fetch(`${server.url}/health`));
-    const query = await load(REQUESTS, (i) =>
-      fetch(`${server.url}/v1/query`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query: loadQueries[i], top_k: 8 }),
-      }),
-    );
-    report.load = {
-      health,
-      query,
-      rssMb: { before: rssBefore, after: rssMb(server.pid) },
-      distinctQueries: loadQueries.length,
-    };
-  } finally {
-    await server.stop();
+  const loads: {
+    workers: number;
+    health: LoadResult;
+    query: LoadResult;
+    rssMb: { before: number; after: number };
+  }[] = [];
+  for (const workers of WORKER_COUNTS) {
+    const server = await startServer(big, workers);
+    try {
+      const ask = (query: string) =>
+        fetch(`${server.url}/v1/query`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query, top_k: 8 }),
+        });
+      // Queries at once until every worker has loaded the index and the model, as first clients would.
+      await Promise.all(
+        queries.slice(0, Math.max(1, workers) * 4).map(async (q) => (await ask(q)).arrayBuffer()),
+      );
+      const rssBefore = treeRssMb(server.pid);
+      const health = await load(REQUESTS, () => fetch(`${server.url}/health`));
+      const query = await load(REQUESTS, (i) => ask(loadQueries[i]));
+      loads.push({ workers, health, query, rssMb: { before: rssBefore, after: treeRssMb(server.pid) } });
+      console.error(
+        `workers ${workers}: /health p99 ${health.p99.toFixed(1)} ms, /v1/query p50 ${query.p50.toFixed(1)} p99 ${query.p99.toFixed(1)} ms, ${Math.round(query.perSecond)} req/s`,
+      );
+    } finally {
+      await server.stop();
+    }
   }
+  report.load = { runs: loads, distinctQueries: loadQueries.length };
 
   // 2. Growth: 1k, 10k, 100k chunks, next to a 1,536-dimension linear scan of as many vectors.
   const growth: { chunks: number; triforgeMs: number; linearScanMs: number }[] = [];
@@ -330,7 +354,14 @@ try {
 if (args.includes("--json")) console.log(JSON.stringify(report, null, 2));
 else {
   const { load: l, growth } = report as {
-    load: { health: LoadResult; query: LoadResult; rssMb: { before: number; after: number } };
+    load: {
+      runs: {
+        workers: number;
+        health: LoadResult;
+        query: LoadResult;
+        rssMb: { before: number; after: number };
+      }[];
+    };
     growth: { chunks: number; triforgeMs: number; linearScanMs: number }[];
   };
   const row = (name: string, r: LoadResult) =>
@@ -341,9 +372,15 @@ else {
   console.log(
     "| route | requests | errors | p50 ms | p99 ms | max ms | req/s |\n|---|---|---|---|---|---|---|",
   );
-  console.log(row("GET /health (baseline)", l.health));
-  console.log(row("POST /v1/query", l.query));
-  console.log(`server RSS: ${l.rssMb.before.toFixed(0)} MB before, ${l.rssMb.after.toFixed(0)} MB after`);
+  for (const run of l.runs) {
+    const name = run.workers ? `--workers ${run.workers}` : "in the server";
+    console.log(row(`GET /health (baseline, ${name})`, run.health));
+    console.log(row(`POST /v1/query (${name})`, run.query));
+  }
+  for (const run of l.runs)
+    console.log(
+      `server RSS (--workers ${run.workers}, workers included): ${run.rssMb.before.toFixed(0)} MB before, ${run.rssMb.after.toFixed(0)} MB after`,
+    );
   console.log("\n| chunks | triforge query p50 ms | linear scan 1536-d p50 ms | ratio |\n|---|---|---|---|");
   for (const g of growth)
     console.log(
