@@ -18,6 +18,7 @@ import { writerMetaKey } from "./postgres.ts";
 import {
   MIRROR_TABLES,
   type MirrorMarks,
+  type MirrorTable,
   type RemoteChanges,
   type RemoteMarks,
   type RemoteStore,
@@ -975,14 +976,18 @@ export class InsforgeMemoryStore implements RemoteStore {
     }));
   }
 
+  /** One call: recall asks for the marks before every pull. A project not created yet has none. */
   async marks(): Promise<RemoteMarks> {
-    const [row] = await this.client.sql<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
-      `${this.schema}.meta`,
-    ]);
-    if (!row?.ok) return { store: "", generation: 0, deletions: 0 };
-    const rows = await this.client.sql<{ key: string; value: string }>(
-      `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`,
-    );
+    let rows: { key: string; value: string }[];
+    try {
+      rows = await this.client.sql<{ key: string; value: string }>(
+        `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`,
+      );
+    } catch (error) {
+      if (error instanceof InsforgeSqlError && /does not exist/.test(error.message))
+        return { store: "", generation: 0, deletions: 0 };
+      throw error;
+    }
     const value = (key: string) => rows.find((r) => r.key === key)?.value;
     return {
       store: value("store_id") ?? "",
@@ -1043,62 +1048,81 @@ export class InsforgeMemoryStore implements RemoteStore {
       }
       return rows;
     };
-    const rows: RemoteChanges["rows"] = {
-      chunks: await read(
+    // The tables at once (one call each): the marks read before and after tell whether a write came between.
+    const reads: [MirrorTable | "weights", string, unknown[], string[]][] = [
+      [
+        "chunks",
         `SELECT id, hash, session_id, ts, text, graph_source, model, encode(vector, 'base64') AS vector
          FROM ${s}.chunks WHERE id > $1 ORDER BY id`,
         [base.chunk],
         ["id"],
-      ),
-      turns: await read(
+      ],
+      [
+        "turns",
         `SELECT uuid, chunk_id, ord, role, ts, start, "end" FROM ${s}.turns WHERE chunk_id > $1 ORDER BY chunk_id, ord`,
         [base.chunk],
         ["chunk_id", "ord", "start", "end"],
-      ),
-      entities: await read(
+      ],
+      [
+        "entities",
         `SELECT id, phrase, label, model, encode(vector, 'base64') AS vector FROM ${s}.entities WHERE id > $1 ORDER BY id`,
         [base.entity],
         ["id"],
-      ),
-      facts: await read(
+      ],
+      [
+        "facts",
         `SELECT id, subject, predicate, object, model, encode(vector, 'base64') AS vector
          FROM ${s}.facts WHERE id > $1 ORDER BY id`,
         [base.fact],
         ["id", "subject", "object"],
-      ),
-      fact_sources: await read(
+      ],
+      [
+        "fact_sources",
         `SELECT fact_id, chunk_id FROM ${s}.fact_sources WHERE chunk_id > $1`,
         [base.chunk],
         ["fact_id", "chunk_id"],
-      ),
-      edges: await read(
+      ],
+      [
+        "edges",
         `SELECT id, kind, a, b, weight FROM ${s}.edges WHERE id > $1 ORDER BY id`,
         [base.edge],
         ["id", "kind", "a", "b", "weight"],
-      ),
-      edge_sources: await read(
+      ],
+      [
+        "edge_sources",
         `SELECT edge_id, chunk_id, amount FROM ${s}.edge_sources WHERE chunk_id > $1`,
         [base.chunk],
         ["edge_id", "chunk_id", "amount"],
-      ),
-      summaries: await read(
+      ],
+      [
+        "summaries",
         `SELECT id, session_id, date, ts, text, source FROM ${s}.summaries ORDER BY id`,
         [],
         ["id"],
+      ],
+      ["forgotten", `SELECT session_id, at FROM ${s}.forgotten`, [], []],
+    ];
+    if (!whole)
+      reads.push([
+        "weights",
+        `SELECT id, weight FROM ${s}.edges WHERE id <= $1
+         AND (id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
+           OR id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
+        [base.edge, base.chunk, since?.generation ?? 0],
+        ["id", "weight"],
+      ]);
+    const results = new Map(
+      await Promise.all(
+        reads.map(async ([name, sql, params, numbers]) => [name, await read(sql, params, numbers)] as const),
       ),
-      forgotten: await read(`SELECT session_id, at FROM ${s}.forgotten`, [], []),
-    };
-    const weights = whole
-      ? []
-      : (
-          await read(
-            `SELECT id, weight FROM ${s}.edges WHERE id <= $1
-             AND (id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
-               OR id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
-            [base.edge, base.chunk, since?.generation ?? 0],
-            ["id", "weight"],
-          )
-        ).map((r) => ({ id: r.id as number, weight: r.weight as number }));
+    );
+    const rows = Object.fromEntries(
+      MIRROR_TABLES.map((t) => [t, results.get(t) ?? []]),
+    ) as RemoteChanges["rows"];
+    const weights = (results.get("weights") ?? []).map((r) => ({
+      id: r.id as number,
+      weight: r.weight as number,
+    }));
     const top = (list: Record<string, unknown>[], mark: number) =>
       list.reduce((max, r) => Math.max(max, r.id as number), mark);
     return {
