@@ -331,6 +331,24 @@ for (const server of servers) {
       for (const store of writers) await store.closeAsync();
     }, 120_000);
 
+    test("the schema is versioned: reopening sends no DDL (no PostgREST reload), a newer version is refused in one line", async () => {
+      const project = `tf_ver_${run}_${++projects}`;
+      const store = await open(project);
+      const reloads = fake?.schemaReloads ?? 0;
+      const raw = client();
+      const versions = await raw.sql<{ version: number }>(
+        `SELECT version FROM ${store.schema}.schema_version ORDER BY version`,
+      );
+      expect(versions.map((v) => v.version)).toEqual(
+        Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+      );
+      await (await open(project)).closeAsync();
+      if (fake) expect(fake.schemaReloads).toBe(reloads);
+      await raw.sql(`INSERT INTO ${store.schema}.schema_version VALUES (99, 'later')`);
+      await expect(open(project)).rejects.toThrow(/schema version 99, newer than this triforge knows/);
+      await store.closeAsync();
+    }, 60_000);
+
     test("a wrong key is one line that names the server and never the key", async () => {
       const wrong = `ik_${"0".repeat(32)}`;
       const error = await failure(() => connectInsforge({ baseUrl: url, apiKey: wrong }));

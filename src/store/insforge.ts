@@ -75,6 +75,12 @@ const MAX_PLANS = 20;
  * pgvector is left out: the rows carry the exact float32 bytes, and recall ranks in the process.
  */
 export async function ensureInsforgeSchema(client: InsforgeClient, schema: string): Promise<void> {
+  // Already at this version (every open after the first): one read, and no DDL text, after which InsForge
+  // would reload PostgREST's schema.
+  const [known] = await client
+    .sql<{ v: number | null }>(`SELECT max(version) AS v FROM ${schema}.schema_version`)
+    .catch(() => [undefined]);
+  if (known && Number(known.v) === PG_SCHEMA_VERSION) return;
   const lock = `SELECT pg_advisory_xact_lock(${lockKey(schema)})`;
   await client.script([
     lock,
@@ -153,6 +159,8 @@ export interface InsforgeStoreOptions {
   writer: string;
   /** Only reads (recall, status): the tables are not created and the LLM cache not loaded. */
   reader?: boolean;
+  /** false: the LLM cache is not loaded (a writer that only pushes finished batches never asks it). */
+  llmCache?: boolean;
 }
 
 export class InsforgeMemoryStore implements RemoteStore {
@@ -180,8 +188,11 @@ export class InsforgeMemoryStore implements RemoteStore {
       "store_id",
       crypto.randomUUID(),
     ]);
-    for (const r of await client.sql<{ key: string; value: string }>(`SELECT key, value FROM ${s}.llm_cache`))
-      store.cache.set(r.key, r.value);
+    if (options.llmCache !== false)
+      for (const r of await client.sql<{ key: string; value: string }>(
+        `SELECT key, value FROM ${s}.llm_cache`,
+      ))
+        store.cache.set(r.key, r.value);
     return store;
   }
 
@@ -1298,17 +1309,4 @@ export class InsforgeMemoryStore implements RemoteStore {
 /** Rows whose `vector` came as base64 text, with it as bytes. */
 function vectorRows<T extends { vector: string }>(rows: T[]): (Omit<T, "vector"> & { vector: Uint8Array })[] {
   return rows.map((r) => ({ ...r, vector: new Uint8Array(Buffer.from(r.vector, "base64")) }));
-}
-
-/** Opens (creating its tables) the project's memory in an InsForge project. One line when it cannot. */
-export async function openInsforgeStore(
-  target: { baseUrl: string; apiKey: string; project: string },
-  options: { writer: string; reader?: boolean; client?: InsforgeClient },
-): Promise<InsforgeMemoryStore> {
-  const client = options.client ?? (await (await import("./insforge-client.ts")).connectInsforge(target));
-  return InsforgeMemoryStore.open(client, {
-    project: target.project,
-    writer: options.writer,
-    reader: options.reader,
-  });
 }

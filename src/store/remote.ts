@@ -105,6 +105,7 @@ export async function openRemoteStore(
         project: target.project,
         writer: options.writer,
         reader: options.reader,
+        llmCache: options.llmCache,
       });
     return await PgMemoryStore.open(client, {
       project: target.project,
