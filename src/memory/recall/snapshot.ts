@@ -26,10 +26,10 @@ export const GRAPH_SETTINGS = {
   passageDenseMix: 0.25,
   /**
    * PPR stops when a sweep moves no passage's score by more than this share of the top passage's: ~4
-   * sweeps at 1× and 16× LoCoMo instead of 16 power iterations. Against the exact solution, per question:
-   * hybrid recall unchanged on LoCoMo's 1,536 (74.3) and MuSiQue's 100 (66.2); graph mode 5 LoCoMo
-   * questions changed (2 up, 3 down; 71.6), none of MuSiQue's. 3e-3 (5 sweeps) changed 2 in graph mode;
-   * a fixed 2 or 3 sweeps lost 7 and 4 MuSiQue hybrid questions (docs/memory.md, "Query cost").
+   * sweeps at 1× and 16× LoCoMo instead of 16 power iterations. Against the exact solution, per question
+   * on the same store: hybrid recall unchanged on LoCoMo's 1,536 (74.3) and MuSiQue's 100 (66.2); graph
+   * mode 2 LoCoMo questions changed (1 up, 1 down; 71.6), none of MuSiQue's. A fixed 2 or 3 sweeps lost
+   * 7 and 4 MuSiQue hybrid questions (docs/memory.md, "Query cost").
    */
   pprTolerance: 1e-2,
   pprMaxIterations: 100,
