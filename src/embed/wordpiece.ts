@@ -105,6 +105,8 @@ export class WordPieceTable {
    * ids with gaps). Throws on text that is not JSON.
    */
   static fromTokenizerJson(json: string): WordPieceTable | undefined {
+    // Another kind of tokenizer is told apart without parsing its JSON (~12 ms for 700 KB, cold).
+    if (!json.includes('"BertPreTokenizer"') || !json.includes('"WordPiece"')) return undefined;
     const config = JSON.parse(json) as TokenizerJson;
     const { model, normalizer } = config;
     const vocab = model?.vocab;
