@@ -214,14 +214,21 @@ export async function pushToShared(
     // Synonym edges the local store added since the last push, and earlier ones a later batch changed
     // (revived, or dropped to weight 0: synonym_changes), as they are now; sent with the last batch, when
     // both phrases are in the shared store (an edge to a phrase it lacks is skipped there).
-    const changedSynonyms = db
-      .query(
-        `SELECT x.phrase AS a, y.phrase AS b, e.weight AS score FROM edges e JOIN entities x ON x.id = e.a
-         JOIN entities y ON y.id = e.b
-         WHERE e.kind = 2 AND (e.id > ? OR e.id IN (SELECT edge_id FROM synonym_changes WHERE chunk > ?))
-         ORDER BY e.id`,
-      )
-      .all(state.edge, state.chunk) as SynonymEdge[];
+    // Two indexed reads (new rows by id, changed rows by synonym_changes' chunk), not a scan of every edge.
+    const synonymRows = (where: string, mark: number) =>
+      db
+        .query(
+          `SELECT e.id, x.phrase AS a, y.phrase AS b, e.weight AS score FROM edges e JOIN entities x ON x.id = e.a
+           JOIN entities y ON y.id = e.b WHERE e.kind = 2 AND ${where}`,
+        )
+        .all(mark) as (SynonymEdge & { id: number })[];
+    const byId = new Map<number, SynonymEdge>();
+    for (const e of [
+      ...synonymRows("e.id > ?", state.edge),
+      ...synonymRows("e.id IN (SELECT edge_id FROM synonym_changes WHERE chunk > ?)", state.chunk),
+    ])
+      byId.set(e.id, { a: e.a, b: e.b, score: e.score });
+    const changedSynonyms = [...byId.entries()].sort((x, y) => x[0] - y[0]).map(([, e]) => e);
     const synonyms = changedSynonyms.filter((e) => e.score > 0);
     const synonymsDropped = changedSynonyms.filter((e) => e.score <= 0).map(({ a, b }) => ({ a, b }));
     const lastEdge = (db.query("SELECT max(id) AS id FROM edges").get() as { id: number | null }).id ?? 0;
@@ -550,6 +557,15 @@ export function keepSharedConnections(): void {
   keepConnections = true;
 }
 
+/** Recall's reason for not reading the shared store, logged once per process (not at every question). */
+const logged = new Set<string>();
+function logOnce(projectRoot: string, error: unknown): void {
+  const line = `${projectRoot}\u0000${(error as Error)?.message ?? String(error)}`;
+  if (logged.has(line)) return;
+  logged.add(line);
+  logError("recall: shared store not read, answering from the local mirror", error, projectRoot);
+}
+
 /**
  * Recall's refresh of the mirror before it answers. The shared store down or refusing us is not a
  * failure: recall answers from the mirror as last pulled, and errors.log says why.
@@ -559,7 +575,7 @@ export async function refreshMirror(projectRoot: string, options: SharedOptions 
   try {
     target = await sharedTarget(projectRoot);
   } catch (error) {
-    logError("recall: shared store not read, answering from the local mirror", error, projectRoot);
+    logOnce(projectRoot, error);
     return;
   }
   if (!target) return;
@@ -583,7 +599,7 @@ export async function refreshMirror(projectRoot: string, options: SharedOptions 
     // A dropped connection is opened again at the next question.
     if (kept) readers.delete(key);
     if (kept) await remote?.closeAsync().catch(() => {});
-    logError("recall: shared store not read, answering from the local mirror", error, projectRoot);
+    logOnce(projectRoot, error);
   } finally {
     if (!kept) await remote?.closeAsync().catch(() => {});
   }
