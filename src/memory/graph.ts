@@ -31,7 +31,7 @@ export const LSH_BANDS = 16;
 export const LSH_BITS = 18;
 
 /** A bucket holding more phrases than this is a dense cluster: its phrases are not candidates through it. */
-export const BUCKET_LIMIT = 64;
+export const BUCKET_LIMIT = 16;
 
 /** Names the synonym rule a store's edges follow: a store built under another is recomputed. */
 export const SYNONYM_RULE = `knn${SYNONYM_NEIGHBOURS}-t${SYNONYM_THRESHOLD}-lsh${LSH_BANDS}x${LSH_BITS}-cap${BUCKET_LIMIT}`;
@@ -201,6 +201,7 @@ export class SynonymGraph {
   /** Registered phrases by number: names, vectors, norms past BOUND_DIMS. */
   private readonly names: string[] = [];
   private readonly vectors: Float32Array[] = [];
+  private readonly keys: number[][] = [];
   private tails = new Float64Array(1024);
   private readonly numbers = new Map<string, number>();
   /**
@@ -315,6 +316,30 @@ export class SynonymGraph {
     return n === undefined ? this.source.phraseVector(phrase) : this.vectors[n];
   }
 
+  /** A phrase's bucket keys. */
+  private keysOf(phrase: string): number[] {
+    const n = this.numbers.get(phrase);
+    if (n !== undefined) return this.keys[n];
+    const vector = this.source.phraseVector(phrase);
+    return vector ? bandKeys(vector) : [];
+  }
+
+  /** Whether two phrases are candidates by their keys: in some band one bit apart at most, both buckets within the limit. */
+  private candidates(x: number[], y: number[]): boolean {
+    this.readSizes(x);
+    this.readSizes(y);
+    for (let band = 0; band < x.length && band < y.length; band++) {
+      const diff = x[band] ^ y[band];
+      if (
+        (diff & (diff - 1)) === 0 &&
+        this.sizeOf(x[band]) <= this.limit &&
+        this.sizeOf(y[band]) <= this.limit
+      )
+        return true;
+    }
+    return false;
+  }
+
   /** The phrases a bucket holds, registered and stored. */
   private membersOf(key: number): string[] {
     const out = new Set<string>();
@@ -346,6 +371,7 @@ export class SynonymGraph {
       this.tails[n] = tailNorm(row(i));
       const keys = bandKeys(row(i), dim);
       keysOf.push(keys);
+      this.keys.push(keys);
       this.readSizes(keys);
       for (const key of keys) {
         if (this.sizeOf(key) === this.limit) filled.push(key);
@@ -354,10 +380,16 @@ export class SynonymGraph {
     });
     const newNearest = new Map<string, Neighbours>();
     const recompute = new Set<string>();
+    // A bucket past the limit: an edge whose ends were candidates only through it needs both lists
+    // recomputed (any other list keeps its k: losing candidates outside the k changes nothing).
     for (const key of filled)
       for (const phrase of this.membersOf(key)) {
-        recompute.add(phrase);
-        for (const other of this.edgesOf(phrase).keys()) recompute.add(other);
+        const mine = this.keysOf(phrase);
+        for (const other of this.edgesOf(phrase).keys()) {
+          if (this.candidates(mine, this.keysOf(other))) continue;
+          recompute.add(phrase);
+          recompute.add(other);
+        }
       }
     const freshSet = new Set(fresh);
     const arrivals = new Map<string, Neighbours>();
