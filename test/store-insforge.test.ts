@@ -272,7 +272,8 @@ for (const server of servers) {
     }, 60_000);
 
     test("a mirror pulled in steps (changesSince) holds what one whole pull holds", async () => {
-      const store = await open();
+      const project = `tf_pull_${run}_${++projects}`;
+      const store = await open(project);
       const batches = storeBatches(7);
       await store.writeBatch(batches[0]);
       const first = await store.changesSince(undefined);
@@ -291,6 +292,14 @@ for (const server of servers) {
       expect(next.weights.length).toBeGreaterThan(0);
       for (const w of next.weights) expect(w.weight).toBe(weight.get(w.id) as number);
       expect(whole.marks).toMatchObject({ chunk: next.marks.chunk, edge: next.marks.edge });
+      // In pages of 4 rows (windows of 4 chunks for turns and sources): the same rows, the same marks.
+      const paged = await InsforgeMemoryStore.open(client(), {
+        project,
+        writer: "w",
+        pageRows: 4,
+      });
+      expect(await paged.changesSince(undefined)).toEqual(whole);
+      expect(await paged.changesSince(first.marks)).toEqual(next);
       await store.forgetSession("s7-0");
       expect((await store.changesSince(next.marks)).whole).toBe(true);
       expect(await store.schemaVersion()).toBe(PG_SCHEMA_VERSION);

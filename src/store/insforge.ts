@@ -18,7 +18,6 @@ import { writerMetaKey } from "./postgres.ts";
 import {
   MIRROR_TABLES,
   type MirrorMarks,
-  type MirrorTable,
   type RemoteChanges,
   type RemoteMarks,
   type RemoteStore,
@@ -68,6 +67,9 @@ function isConflict(error: unknown): boolean {
 
 /** How often a write is planned again when other writers keep coming in between. */
 const MAX_PLANS = 20;
+
+/** Rows a pull asks for at once (and chunks per window of their turns and sources): answers of a few MB. */
+const PAGE_ROWS = 5000;
 
 /**
  * Creates or migrates the project's tables: the Postgres store's steps, each batch of them one script
@@ -161,6 +163,8 @@ export interface InsforgeStoreOptions {
   reader?: boolean;
   /** false: the LLM cache is not loaded (a writer that only pushes finished batches never asks it). */
   llmCache?: boolean;
+  /** Rows per answer of a pull (PAGE_ROWS; tests make it small). */
+  pageRows?: number;
 }
 
 export class InsforgeMemoryStore implements RemoteStore {
@@ -1059,81 +1063,91 @@ export class InsforgeMemoryStore implements RemoteStore {
       }
       return rows;
     };
-    // The tables at once (one call each): the marks read before and after tell whether a write came between.
-    const reads: [MirrorTable | "weights", string, unknown[], string[]][] = [
-      [
-        "chunks",
-        `SELECT id, hash, session_id, ts, text, graph_source, model, encode(vector, 'base64') AS vector
-         FROM ${s}.chunks WHERE id > $1 ORDER BY id`,
-        [base.chunk],
-        ["id"],
-      ],
-      [
-        "turns",
-        `SELECT uuid, chunk_id, ord, role, ts, start, "end" FROM ${s}.turns WHERE chunk_id > $1 ORDER BY chunk_id, ord`,
-        [base.chunk],
-        ["chunk_id", "ord", "start", "end"],
-      ],
-      [
-        "entities",
-        `SELECT id, phrase, label, model, encode(vector, 'base64') AS vector FROM ${s}.entities WHERE id > $1 ORDER BY id`,
-        [base.entity],
-        ["id"],
-      ],
-      [
-        "facts",
-        `SELECT id, subject, predicate, object, model, encode(vector, 'base64') AS vector
-         FROM ${s}.facts WHERE id > $1 ORDER BY id`,
-        [base.fact],
-        ["id", "subject", "object"],
-      ],
-      [
-        "fact_sources",
-        `SELECT fact_id, chunk_id FROM ${s}.fact_sources WHERE chunk_id > $1`,
-        [base.chunk],
-        ["fact_id", "chunk_id"],
-      ],
-      [
-        "edges",
-        `SELECT id, kind, a, b, weight FROM ${s}.edges WHERE id > $1 ORDER BY id`,
-        [base.edge],
-        ["id", "kind", "a", "b", "weight"],
-      ],
-      [
-        "edge_sources",
-        `SELECT edge_id, chunk_id, amount FROM ${s}.edge_sources WHERE chunk_id > $1`,
-        [base.chunk],
-        ["edge_id", "chunk_id", "amount"],
-      ],
-      [
-        "summaries",
-        `SELECT id, session_id, date, ts, text, source FROM ${s}.summaries ORDER BY id`,
-        [],
-        ["id"],
-      ],
-      ["forgotten", `SELECT session_id, at FROM ${s}.forgotten`, [], []],
-    ];
-    if (!whole)
-      reads.push([
-        "weights",
-        `SELECT id, weight FROM ${s}.edges WHERE id <= $1
-         AND (id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
-           OR id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
-        [base.edge, base.chunk, since?.generation ?? 0],
-        ["id", "weight"],
-      ]);
-    const results = new Map(
-      await Promise.all(
-        reads.map(async ([name, sql, params, numbers]) => [name, await read(sql, params, numbers)] as const),
-      ),
+    // Bounded answers, whatever the memory's size: rows by id in pages, a chunk's rows by windows of chunks.
+    const page = this.options.pageRows ?? PAGE_ROWS;
+    const byId = async (columns: string, table: string, after: number, numbers: string[]) => {
+      const out: Record<string, unknown>[] = [];
+      for (let cursor = after; ; ) {
+        const rows = await read(
+          `SELECT ${columns} FROM ${s}.${table} WHERE id > $1 ORDER BY id LIMIT ${page}`,
+          [cursor],
+          numbers,
+        );
+        out.push(...rows);
+        if (rows.length < page) return out;
+        cursor = rows[rows.length - 1].id as number;
+      }
+    };
+    const chunks = await byId(
+      "id, hash, session_id, ts, text, graph_source, model, encode(vector, 'base64') AS vector",
+      "chunks",
+      base.chunk,
+      ["id"],
     );
-    const rows = Object.fromEntries(
-      MIRROR_TABLES.map((t) => [t, results.get(t) ?? []]),
-    ) as RemoteChanges["rows"];
-    const weights = (results.get("weights") ?? []).map((r) => ({
-      id: r.id as number,
-      weight: r.weight as number,
-    }));
+    const windows: [number, number][] = [];
+    for (let i = 0; i < chunks.length; i += page)
+      windows.push([
+        i ? (chunks[i - 1].id as number) : base.chunk,
+        chunks[Math.min(i + page, chunks.length) - 1].id as number,
+      ]);
+    const byChunk = async (columns: string, table: string, order: string, numbers: string[]) =>
+      (
+        await Promise.all(
+          windows.map(([after, last]) =>
+            read(
+              `SELECT ${columns} FROM ${s}.${table} WHERE chunk_id > $1 AND chunk_id <= $2 ORDER BY ${order}`,
+              [after, last],
+              numbers,
+            ),
+          ),
+        )
+      ).flat();
+    // The tables at once: the marks read before and after tell whether a write came between.
+    const [turns, entities, facts, factSources, edges, edgeSources, summaries, forgotten, weights] =
+      await Promise.all([
+        byChunk('uuid, chunk_id, ord, role, ts, start, "end"', "turns", "chunk_id, ord", [
+          "chunk_id",
+          "ord",
+          "start",
+          "end",
+        ]),
+        byId("id, phrase, label, model, encode(vector, 'base64') AS vector", "entities", base.entity, ["id"]),
+        byId(
+          "id, subject, predicate, object, model, encode(vector, 'base64') AS vector",
+          "facts",
+          base.fact,
+          ["id", "subject", "object"],
+        ),
+        byChunk("fact_id, chunk_id", "fact_sources", "chunk_id, fact_id", ["fact_id", "chunk_id"]),
+        byId("id, kind, a, b, weight", "edges", base.edge, ["id", "kind", "a", "b", "weight"]),
+        byChunk("edge_id, chunk_id, amount", "edge_sources", "chunk_id, edge_id", [
+          "edge_id",
+          "chunk_id",
+          "amount",
+        ]),
+        read(`SELECT id, session_id, date, ts, text, source FROM ${s}.summaries ORDER BY id`, [], ["id"]),
+        read(`SELECT session_id, at FROM ${s}.forgotten`, [], []),
+        whole
+          ? []
+          : read(
+              `SELECT id, weight FROM ${s}.edges WHERE id <= $1
+             AND (id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
+               OR id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
+              [base.edge, base.chunk, since?.generation ?? 0],
+              ["id", "weight"],
+            ),
+      ]);
+    const rows: RemoteChanges["rows"] = {
+      chunks,
+      turns,
+      entities,
+      facts,
+      fact_sources: factSources,
+      edges,
+      edge_sources: edgeSources,
+      summaries,
+      forgotten,
+    };
     const top = (list: Record<string, unknown>[], mark: number) =>
       list.reduce((max, r) => Math.max(max, r.id as number), mark);
     return {
@@ -1146,7 +1160,7 @@ export class InsforgeMemoryStore implements RemoteStore {
       },
       whole,
       rows,
-      weights,
+      weights: weights.map((r) => ({ id: r.id as number, weight: r.weight as number })),
     };
   }
 
