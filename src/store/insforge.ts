@@ -1090,18 +1090,19 @@ export class InsforgeMemoryStore implements RemoteStore {
         i ? (chunks[i - 1].id as number) : base.chunk,
         chunks[Math.min(i + page, chunks.length) - 1].id as number,
       ]);
-    const byChunk = async (columns: string, table: string, order: string, numbers: string[]) =>
-      (
-        await Promise.all(
-          windows.map(([after, last]) =>
-            read(
-              `SELECT ${columns} FROM ${s}.${table} WHERE chunk_id > $1 AND chunk_id <= $2 ORDER BY ${order}`,
-              [after, last],
-              numbers,
-            ),
-          ),
-        )
-      ).flat();
+    // One window after another: the tables' reads together keep a handful of calls in flight, not one per window.
+    const byChunk = async (columns: string, table: string, order: string, numbers: string[]) => {
+      const out: Record<string, unknown>[] = [];
+      for (const [after, last] of windows)
+        out.push(
+          ...(await read(
+            `SELECT ${columns} FROM ${s}.${table} WHERE chunk_id > $1 AND chunk_id <= $2 ORDER BY ${order}`,
+            [after, last],
+            numbers,
+          )),
+        );
+      return out;
+    };
     // The tables at once: the marks read before and after tell whether a write came between.
     const [turns, entities, facts, factSources, edges, edgeSources, summaries, forgotten, weights] =
       await Promise.all([
