@@ -14,7 +14,9 @@
  * - a commit on HEAD's first-parent line, not a merge, newest first, `--per-repo` per repository;
  * - its subject does not say it is a merge, bump, release, revert, formatting, lint, typo, CI,
  *   docs or dependency change, and no bot wrote it;
- * - its message, without trailers (Signed-off-by:, Closes #…, …) and bare URLs, has 8–250 words;
+ * - its message, without trailers (Signed-off-by:, Closes #…, …) and bare URLs, has 8–250 words,
+ *   and its subject is no other scanned commit's (a series of one mechanical change, "Reorder the
+ *   includes" ×12, does not say which files each commit touched);
  * - it changes 1–4 non-test source files (code by languages.ts, not a test, example, vendored or
  *   generated path by the ranking's path penalties) and at most 12 files in all;
  * - the targets are the source files it modified (added ones do not exist at the base), at least one.
@@ -187,8 +189,15 @@ function instancesOf(source: Source, limit: number): Instance[] {
     "HEAD",
   ]);
   const found: Instance[] = [];
-  for (const record of log.split("\x1e").slice(1)) {
+  const records = log.split("\x1e").slice(1);
+  const subjectOf = (record: string) => record.split("\x1f")[2].trim().split("\n")[0].toLowerCase();
+  const subjectCount = new Map<string, number>();
+  for (const record of records)
+    subjectCount.set(subjectOf(record), (subjectCount.get(subjectOf(record)) ?? 0) + 1);
+  for (const record of records) {
     if (found.length >= limit) break;
+    // A subject shared by several commits is a series of one mechanical change: it names none of them.
+    if ((subjectCount.get(subjectOf(record)) ?? 0) > 1) continue;
     const [ids, author, message, status] = record.split("\x1f");
     const [commit, parent, ...more] = ids.trim().split(" ");
     if (!parent || more.length || BOT_AUTHOR.test(author)) continue;
