@@ -6,9 +6,10 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { errorLogPath, mirrorStorePath, storePath } from "../src/home/paths.ts";
+import { readFileSync, rmSync } from "node:fs";
+import { errorLogPath, mirrorStorePath, pushStatePath, storePath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
+import { forgetChunk } from "../src/memory/forget-chunk.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { MODES } from "../src/memory/recall/modes.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
@@ -186,6 +187,45 @@ describe("shared memory in InsForge (contract server)", () => {
     const again = new Database(storePath(root), { readonly: true });
     expect(mirrored).toEqual(again.query(groups).all());
     again.close();
+  }, 180_000);
+
+  test("a chunk deleted on the web page leaves InsForge and every mirror, and no machine pushes it again", async () => {
+    const project = name("chunk");
+    const one = home.project(name("c1"), config(project));
+    const two = home.project(name("c2"), config(project));
+    appendRecords(one, syntheticConversation(2, 3, "own"));
+    appendRecords(two, syntheticConversation(2, 3, "other"));
+    await index(one);
+    await index(two);
+    const inMirror = (root: string, session: string) => {
+      const db = new Database(mirrorStorePath(root), { readonly: true });
+      try {
+        return db
+          .query("SELECT id, hash FROM chunks WHERE session_id = ? ORDER BY id LIMIT 1")
+          .get(session) as {
+          id: number;
+          hash: string;
+        };
+      } finally {
+        db.close();
+      }
+    };
+    // Machine two deletes a chunk machine one captured, by the id its page shows (the mirror's).
+    const target = inMirror(two, "own1");
+    const report = await forgetChunk(two, target.id);
+    expect(report.status).toBe("forgotten");
+    expect(report.shared).toBe("forgotten");
+    const held = async () => (await sharedDump(project)).chunks.map((c) => c.split("|")[0]);
+    expect(await held()).not.toContain(target.hash);
+    expect((await held()).length).toBe(11);
+    await index(one);
+    expect(inMirror(one, "own1").hash).not.toBe(target.hash);
+    // Machine one's store is rebuilt from its chat log (which still holds those records) and pushed whole:
+    // the deleted chunk stays out of the shared store.
+    for (const file of [storePath(one), pushStatePath(one)]) rmSync(file, { force: true });
+    expect((await index(one)).shared?.error).toBeUndefined();
+    expect(await held()).not.toContain(target.hash);
+    expect((await held()).length).toBe(11);
   }, 180_000);
 
   test("recall ranks the same from InsForge as from the local store on the same data, in every mode", async () => {
