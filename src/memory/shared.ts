@@ -552,6 +552,12 @@ let keepConnections = false;
 const readers = new Map<string, Promise<RemoteStore>>();
 /** Per mirror file: the shared store's marks it was last found current at, in this process. */
 const seenAt = new Map<string, string>();
+/**
+ * A long-lived process asks the shared store for its marks at most this often: questions in a burst
+ * (an agent's several rag_search calls) cost no round trip, and a push shows within a second.
+ */
+const CHECK_EVERY_MS = 1000;
+const checkedAt = new Map<string, number>();
 
 export function keepSharedConnections(): void {
   keepConnections = true;
@@ -581,6 +587,12 @@ export async function refreshMirror(projectRoot: string, options: SharedOptions 
   if (!target) return;
   const key = `${projectRoot}\u0000${JSON.stringify(target)}`;
   const kept = keepConnections && !options.connect;
+  if (
+    kept &&
+    Date.now() - (checkedAt.get(key) ?? 0) < CHECK_EVERY_MS &&
+    existsSync(mirrorStorePath(projectRoot))
+  )
+    return;
   let opening = kept ? readers.get(key) : undefined;
   if (!opening) {
     opening = openShared(projectRoot, target, { ...options, reader: true });
@@ -593,6 +605,7 @@ export async function refreshMirror(projectRoot: string, options: SharedOptions 
     // mirror only ever moves on to the shared store's state; a change made to it here is seen by recall.)
     const mirror = mirrorStorePath(projectRoot);
     const marks = JSON.stringify(await remote.marks());
+    if (kept) checkedAt.set(key, Date.now());
     if (seenAt.get(mirror) === marks && existsSync(mirror)) return;
     if ((await pullMirror(projectRoot, remote, modelId)) !== "busy") seenAt.set(mirror, marks);
   } catch (error) {
