@@ -4,7 +4,8 @@
  * shared on the server of TRIFORGE_TEST_PG_URL (or TRIFORGE_PG_URL) when set. Reported per backend: the
  * index run (local index + push + pull of the mirror), its shared phase alone, a second run with nothing
  * new, recall through `recall()` (the path rag_search takes: the shared store's marks are checked first)
- * in a new process, cold (no warm index in this process) and warm (the MCP server's kept connection),
+ * in a new process, cold (no warm index in this process) and warm (as the MCP server: a kept connection,
+ * the marks asked at most once a second; PGlite, reached through a test connection, is asked every time),
  * and evidence recall@10 per mode, which must not change.
  *
  *   bun benchmark/store-shared.ts
