@@ -215,8 +215,10 @@ export class SynonymGraph {
   private member = new Int32Array(1024);
   private link = new Int32Array(1024);
   private entries = 0;
-  /** Stored phrases per bucket, as read once (the source does not change under a run); -1: not read yet. */
-  private readonly stored: Int32Array;
+  /** Stored phrases per bucket, as read once (the source does not change under a run). */
+  private readonly stored = new Map<number, number>();
+  /** Stored members of buckets, read for a whole batch at once (see prefetch). */
+  private readonly storedMembers = new Map<number, { phrase: string; vector: Float32Array }[]>();
   /** Marks the registered phrases met while collecting one phrase's candidates. */
   private seen = new Int32Array(0);
   private stamp = 0;
@@ -226,9 +228,7 @@ export class SynonymGraph {
     private readonly source: SynonymSource,
     private readonly k = SYNONYM_NEIGHBOURS,
     private readonly limit = BUCKET_LIMIT,
-  ) {
-    this.stored = new Int32Array(LSH_BANDS * 2 ** LSH_BITS).fill(source.empty ? 0 : -1);
-  }
+  ) {}
 
   private enter(key: number, phrase: number): void {
     if (this.entries === this.member.length) {
@@ -244,15 +244,16 @@ export class SynonymGraph {
   /** Reads the stored sizes of the buckets not read yet. */
   private readSizes(keys: number[]): void {
     const missing: number[] = [];
-    for (const key of keys) if (this.stored[key] < 0) missing.push(key);
+    if (this.source.empty) return;
+    for (const key of keys) if (!this.stored.has(key)) missing.push(key);
     if (!missing.length) return;
     const found = this.source.bucketSizes(missing);
-    for (const key of missing) this.stored[key] = found.get(key) ?? 0;
+    for (const key of missing) this.stored.set(key, found.get(key) ?? 0);
   }
 
   /** Phrases in a bucket, registered and stored (after readSizes). */
   private sizeOf(key: number): number {
-    return this.count[key] + this.stored[key];
+    return this.count[key] + (this.stored.get(key) ?? 0);
   }
 
   private edgesOf(phrase: string): Map<string, number> {
@@ -297,7 +298,7 @@ export class SynonymGraph {
         if (score >= SYNONYM_THRESHOLD && this.names[j] !== phrase) out.push([this.names[j], score]);
       }
     }
-    const stored = probes.length && !this.source.empty ? this.source.phrasesInBands(probes) : [];
+    const stored = this.source.empty ? [] : this.storedIn(probes);
     if (!stored.length) return out;
     // A stored phrase may also be registered (its batch written), and sits in up to LSH_BANDS buckets.
     const met = new Set<string>([phrase, ...hits.map((j) => this.names[j])]);
@@ -307,6 +308,34 @@ export class SynonymGraph {
       const score = cosine(vector, w);
       if (score >= SYNONYM_THRESHOLD) out.push([other, score]);
     }
+    return out;
+  }
+
+  /**
+   * Reads, in a few queries, the stored sizes and members of the buckets these phrases probe: one query
+   * per phrase cost a one-session run ~5 ms per new phrase.
+   */
+  private prefetch(keys: number[][]): void {
+    if (this.source.empty) return;
+    const probes = [...new Set(keys.flatMap(probeKeys))];
+    this.readSizes(probes);
+    const open = probes.filter((key) => !this.storedMembers.has(key) && (this.stored.get(key) ?? 0) > 0);
+    for (const key of open) this.storedMembers.set(key, []);
+    for (const row of open.length ? this.source.phrasesInBands(open) : [])
+      this.storedMembers.get(row.key)?.push(row);
+  }
+
+  /** Stored members of these buckets (prefetched ones from memory, the rest read now). */
+  private storedIn(probes: number[]): { phrase: string; vector: Float32Array }[] {
+    const out: { phrase: string; vector: Float32Array }[] = [];
+    const unread: number[] = [];
+    for (const key of probes) {
+      if ((this.stored.get(key) ?? 0) === 0) continue;
+      const members = this.storedMembers.get(key);
+      if (members) out.push(...members);
+      else unread.push(key);
+    }
+    if (unread.length) out.push(...this.source.phrasesInBands(unread));
     return out;
   }
 
@@ -358,7 +387,8 @@ export class SynonymGraph {
     const dim = fresh.length ? vectors.length / fresh.length : 0;
     const row = (i: number) => vectors.subarray(i * dim, (i + 1) * dim);
     const filled: number[] = [];
-    const keysOf: number[][] = [];
+    const keysOf = fresh.map((_, i) => bandKeys(row(i), dim));
+    this.prefetch(keysOf);
     fresh.forEach((phrase, i) => {
       const n = this.names.push(phrase) - 1;
       this.numbers.set(phrase, n);
@@ -369,10 +399,8 @@ export class SynonymGraph {
         this.tails = grown;
       }
       this.tails[n] = tailNorm(row(i));
-      const keys = bandKeys(row(i), dim);
-      keysOf.push(keys);
+      const keys = keysOf[i];
       this.keys.push(keys);
-      this.readSizes(keys);
       for (const key of keys) {
         if (this.sizeOf(key) === this.limit) filled.push(key);
         this.enter(key, n);
@@ -421,10 +449,19 @@ export class SynonymGraph {
    */
   repair(phrases: Iterable<string>): SynonymChanges {
     const newNearest = new Map<string, Neighbours>();
-    for (const phrase of phrases) {
-      const vector = this.vectorOf(phrase);
-      if (vector) newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector), this.k));
+    const list = [...phrases];
+    // In slices, each slice's buckets read at once (a store recomputed whole has every phrase here).
+    for (let at = 0; at < list.length; at += 256) {
+      const slice = list.slice(at, at + 256).flatMap((phrase) => {
+        const vector = this.vectorOf(phrase);
+        return vector ? [{ phrase, vector, keys: bandKeys(vector) }] : [];
+      });
+      this.storedMembers.clear();
+      this.prefetch(slice.map((p) => p.keys));
+      for (const { phrase, vector, keys } of slice)
+        newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector, keys), this.k));
     }
+    this.storedMembers.clear();
     return this.reconcile(newNearest);
   }
 
