@@ -9,17 +9,19 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { errorLogPath, mirrorStorePath, pushStatePath, storePath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
-import { forgetChunk } from "../src/memory/forget-chunk.ts";
+import { forgetChunk, summaryWithout } from "../src/memory/forget-chunk.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { MODES } from "../src/memory/recall/modes.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { refreshMirror } from "../src/memory/shared.ts";
 import { connectPostgres, type SqlClient, StoreUnavailableError } from "../src/store/pg-client.ts";
 import { lockKey, PG_SCHEMA_VERSION, projectSchema } from "../src/store/pg-schema.ts";
+import { PgMemoryStore } from "../src/store/postgres.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 import { appendRecords, chatLog, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 import { pgliteClient } from "./support/pglite.ts";
+import { storeBatches } from "./support/store-batches.ts";
 
 const home = memoryHome();
 const serverUrl = process.env.TRIFORGE_TEST_PG_URL;
@@ -280,10 +282,28 @@ for (const backend of backends) {
       const held = async () => (await sharedDump(client, project)).chunks.map((c) => c.split("|")[0]);
       expect(await held()).not.toContain(target.hash);
       expect((await held()).length).toBe(11);
-      await index(one);
+      // Machine one, which captured it, deletes it from its own store and chat log at its next index.
+      const uuids = (() => {
+        const db = new Database(storePath(one), { readonly: true });
+        try {
+          return (
+            db
+              .query("SELECT t.uuid FROM turns t JOIN chunks c ON c.id = t.chunk_id WHERE c.hash = ?")
+              .all(target.hash) as { uuid: string }[]
+          ).map((r) => r.uuid);
+        } finally {
+          db.close();
+        }
+      })();
+      expect(uuids.length).toBe(2);
+      const next = await index(one);
+      expect(next.shared?.push?.chunksForgottenHere).toBe(1);
       expect(inMirror(one, "own1").hash).not.toBe(target.hash);
-      // Machine one's store is rebuilt from its chat log (which still holds those records) and pushed whole:
-      // the deleted chunk stays out of the shared store.
+      const localOne = new Database(storePath(one), { readonly: true });
+      expect(localOne.query("SELECT 1 FROM chunks WHERE hash = ?").get(target.hash)).toBeNull();
+      localOne.close();
+      for (const uuid of uuids) expect(readFileSync(chatLog(one), "utf8")).not.toContain(uuid);
+      // Rebuilt from its chat log and pushed whole, machine one brings nothing back.
       for (const file of [storePath(one), pushStatePath(one)]) rmSync(file, { force: true });
       expect((await index(one)).shared?.error).toBeUndefined();
       expect(await held()).not.toContain(target.hash);
@@ -295,6 +315,27 @@ for (const backend of backends) {
       expect(await held()).not.toContain(own.hash);
       expect((await held()).length).toBe(10);
     }, 180_000);
+
+    test("a record deleted in the shared store is refused by every later writer", async () => {
+      const store = await PgMemoryStore.open(
+        { ...client, close: async () => {} },
+        { project: name("refused"), writer: "w" },
+      );
+      const [batch] = storeBatches(5, 1, 4, 2, true);
+      await store.writeBatch(batch);
+      const gone = batch.chunks[1];
+      expect(await store.forgetRecords([gone.turns[0].uuid], summaryWithout)).toBe(1);
+      await store.writeBatch(batch);
+      const { chunks } = await store.snapshot();
+      expect(chunks.map((c) => c.text).sort()).toEqual(
+        batch.chunks
+          .filter((c) => c !== gone)
+          .map((c) => c.text)
+          .sort(),
+      );
+      expect([...(await store.forgottenRecords())].sort()).toEqual(gone.turns.map((t) => t.uuid).sort());
+      await store.closeAsync();
+    }, 60_000);
 
     test("one machine indexing in several runs: the shared graph is its local graph, synonym edges revived and dropped included", async () => {
       const project = name("runs");

@@ -136,7 +136,7 @@ export async function forgetChunk(projectRoot: string, chunkId: number): Promise
   if (!lock) return { status: "busy", ...empty };
   try {
     const localId = mirrored ? mirrored.localId : chunkId;
-    const here = localId === undefined ? undefined : await forgetHere(projectRoot, localId);
+    const here = localId === undefined ? undefined : await forgetChunkHere(projectRoot, localId);
     if (!mirrored) return here ?? { status: "unknown", ...empty };
     const shared = await forgetRecordsInShared(projectRoot, mirrored.uuids, summaryWithout);
     return { ...empty, ...here, status: "forgotten", session_id: mirrored.sessionId, shared };
@@ -145,8 +145,14 @@ export async function forgetChunk(projectRoot: string, chunkId: number): Promise
   }
 }
 
-/** Deletes the chunk from this machine's store, chats.jsonl, pins, summary.md and recall snapshot. */
-async function forgetHere(projectRoot: string, chunkId: number): Promise<ChunkForgetReport | undefined> {
+/**
+ * Deletes the chunk from this machine's store, chats.jsonl, pins, summary.md and recall snapshot; the
+ * caller holds the index lock (forgetChunk, or the indexer applying a Delete made on another machine).
+ */
+export async function forgetChunkHere(
+  projectRoot: string,
+  chunkId: number,
+): Promise<ChunkForgetReport | undefined> {
   const existing = openStoreForRead(projectRoot);
   if (!existing) return undefined;
   existing.close();

@@ -131,6 +131,8 @@ export interface PushResult {
   forgottenHere: number;
   /** Chunks deleted one by one here (their records), now deleted in the shared store too. */
   chunksForgottenThere: number;
+  /** Chunks deleted one by one on another machine, now deleted here too. */
+  chunksForgottenHere: number;
 }
 
 /** Bytes of a float32 vector BLOB as a Float32Array (copied: the BLOB's buffer may be unaligned). */
@@ -159,6 +161,7 @@ export async function pushToShared(
     forgottenThere: 0,
     forgottenHere: 0,
     chunksForgottenThere: 0,
+    chunksForgottenHere: 0,
   };
   const [here, there] = await Promise.all([local.forgottenSessions(), remote.forgottenSessions()]);
   for (const id of here)
@@ -184,9 +187,25 @@ export async function pushToShared(
     }
     const done = await remote.forgottenRecords();
     const missing = records.filter((uuid) => !done.has(uuid));
-    if (missing.length) {
-      const { summaryWithout } = await import("./forget-chunk.ts");
-      result.chunksForgottenThere = await remote.forgetRecords(missing, summaryWithout);
+    const { summaryWithout, forgetChunkHere } = await import("./forget-chunk.ts");
+    if (missing.length) result.chunksForgottenThere = await remote.forgetRecords(missing, summaryWithout);
+    // Deleted on another machine: this machine's chunks holding those records go too (store, chat log).
+    const mine = new Set(records);
+    const elsewhere = [...done].filter((uuid) => !mine.has(uuid));
+    if (elsewhere.length) {
+      const reader = new Database(storePath(projectRoot), { readonly: true });
+      let ids: number[];
+      try {
+        ids = (
+          reader
+            .query("SELECT DISTINCT chunk_id FROM turns WHERE uuid IN (SELECT value FROM json_each(?))")
+            .all(JSON.stringify(elsewhere)) as { chunk_id: number }[]
+        ).map((r) => r.chunk_id);
+      } finally {
+        reader.close();
+      }
+      for (const id of ids) if (await forgetChunkHere(projectRoot, id)) result.chunksForgottenHere++;
+      rememberRecords(projectRoot, elsewhere);
     }
   }
   const forgotten = new Set([...here, ...there]);
@@ -851,6 +870,23 @@ export async function mirroredChunk(
   }
 }
 
+/** Notes records as deleted in this machine's store: never indexed again, and the push carries them. */
+function rememberRecords(projectRoot: string, uuids: string[]): void {
+  if (!existsSync(storePath(projectRoot))) return;
+  const local = new Database(storePath(projectRoot), { readwrite: true, create: false });
+  try {
+    local.run("PRAGMA busy_timeout = 5000");
+    const at = new Date().toISOString();
+    const remember = local.prepare("INSERT OR IGNORE INTO forgotten_records(uuid, at) VALUES (?, ?)");
+    local.transaction(() => {
+      for (const uuid of uuids) remember.run(uuid, at);
+    })();
+    remember.finalize();
+  } finally {
+    local.close();
+  }
+}
+
 /**
  * A chunk's Delete in the shared store: its records remembered as forgotten here (so the next push
  * carries the deletion whatever happens now), the chunks holding them deleted there, and the mirror
@@ -864,20 +900,7 @@ export async function forgetRecordsInShared(
 ): Promise<"forgotten" | "pending" | undefined> {
   const target = await sharedTarget(projectRoot).catch(() => undefined);
   if (!target || !uuids.length) return undefined;
-  if (existsSync(storePath(projectRoot))) {
-    const local = new Database(storePath(projectRoot), { readwrite: true, create: false });
-    try {
-      local.run("PRAGMA busy_timeout = 5000");
-      const at = new Date().toISOString();
-      const remember = local.prepare("INSERT OR IGNORE INTO forgotten_records(uuid, at) VALUES (?, ?)");
-      local.transaction(() => {
-        for (const uuid of uuids) remember.run(uuid, at);
-      })();
-      remember.finalize();
-    } finally {
-      local.close();
-    }
-  }
+  rememberRecords(projectRoot, uuids);
   let remote: RemoteStore | undefined;
   try {
     remote = await openShared(projectRoot, target, options);
