@@ -190,6 +190,22 @@ export function inverseFrequency(index: Bm25Index, term: number): number {
 }
 
 /**
+ * Each document's length normalisation, k1 × (1 − b + b × length / average), once per loaded index:
+ * the same doubles the scoring loop computed per posting.
+ */
+const normsCache = new WeakMap<Bm25Index, Float64Array>();
+function lengthNorms(index: Bm25Index): Float64Array {
+  let norms = normsCache.get(index);
+  if (!norms) {
+    norms = new Float64Array(index.lengths.length);
+    for (let d = 0; d < norms.length; d++)
+      norms[d] = BM25_K1 * (1 - BM25_B + (BM25_B * index.lengths[d]) / index.averageLength);
+    normsCache.set(index, norms);
+  }
+  return norms;
+}
+
+/**
  * BM25 scores of every document for the query terms (unknown terms score nothing), plus the list of
  * documents that matched at least one term.
  */
@@ -200,24 +216,26 @@ export function scoreBm25(
   const n = index.lengths.length;
   const scores = new Float32Array(n);
   if (n === 0) return { scores, matched: new Int32Array(0) };
-  const averageLength = index.averageLength;
-  let matched = new Int32Array(64);
-  let matchedCount = 0;
+  const ids: number[] = [];
+  let postings = 0;
   for (const term of queryTerms) {
     const t = index.termIds.get(term);
     if (t === undefined) continue;
-    const start = index.offsets[t];
+    ids.push(t);
+    postings += index.offsets[t + 1] - index.offsets[t];
+  }
+  // At most every posting matches a new document: sized once, never grown.
+  const matched = new Int32Array(Math.min(n, postings));
+  let matchedCount = 0;
+  const norms = lengthNorms(index);
+  for (const t of ids) {
     const end = index.offsets[t + 1];
     const idf = inverseFrequency(index, t);
-    for (let p = start; p < end; p++) {
+    for (let p = index.offsets[t]; p < end; p++) {
       const doc = index.docs[p];
       const tf = index.freqs[p];
-      const norm = BM25_K1 * (1 - BM25_B + (BM25_B * index.lengths[doc]) / averageLength);
-      if (scores[doc] === 0) {
-        if (matchedCount === matched.length) matched = grow(matched);
-        matched[matchedCount++] = doc;
-      }
-      scores[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
+      if (scores[doc] === 0) matched[matchedCount++] = doc;
+      scores[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norms[doc]);
     }
   }
   return { scores, matched: matched.subarray(0, matchedCount) };

@@ -5,9 +5,9 @@
  * scores join the query's at a fraction of its weight. docs/code-search.md has the cross-validated
  * figures.
  */
-import { type Bm25Index, inverseFrequency, scoreBm25 } from "../bm25.ts";
+import { inverseFrequency, scoreBm25 } from "../bm25.ts";
 import type { CodeIndex } from "../store.ts";
-import { pathTokens, QUERY_STOPWORDS } from "../tokens.ts";
+import { pathTokens, QUERY_STOPWORDS, tokenize } from "../tokens.ts";
 import { tuned } from "./tuning.ts";
 
 /** The top lexical chunks read for feedback: few enough that they are mostly about the topic. */
@@ -19,67 +19,76 @@ const MIN_FEEDBACK_SUPPORT = 3;
 /** Share of the query's own BM25 weight the added terms carry (0: no expansion). */
 const FEEDBACK_WEIGHT = 0.3;
 
-/** Each chunk's distinct term ids (CSR: chunk c's are terms[offsets[c] .. offsets[c+1])). */
-interface ChunkTerms {
-  offsets: Int32Array;
-  terms: Int32Array;
+/** Per loaded index: what feedback has read of its chunks so far. */
+interface FeedbackCache {
+  /**
+   * Per chunk, on first use: the distinct term ids of its text, less its file's path words (the
+   * postings give every chunk of a file its path's words, which its text may not hold). Read from
+   * the text because the postings run by term: turning all of them around cost the first sentence
+   * of a process 515 ms on a 118k-chunk checkout (6.8 M postings), where tokenising the ten
+   * feedback chunks costs 0.3–0.8 ms, once per chunk.
+   */
+  chunkTerms: (Int32Array | undefined)[];
+  /** Per file, on first use: the term ids of its path's words. */
+  pathTerms: (Int32Array | undefined)[];
   /** Per term: how many feedback chunks hold it, during one query (zero between queries). */
   support: Uint8Array;
-  /** Per file, on first use: the term ids of its path's words, which its postings hold but its text may not. */
-  pathTerms: (Int32Array | undefined)[];
+  /** Per term: the last chunk it was read in plus one (distinct terms per chunk without a set). */
+  seenIn: Int32Array;
 }
 
-/**
- * The postings turned around, once per loaded index: reading the feedback chunks' terms from them
- * costs a few microseconds, where tokenising the chunks' texts again cost most of a millisecond.
- */
-const chunkTermsCache = new WeakMap<Bm25Index, ChunkTerms>();
-function chunkTerms(bm25: Bm25Index): ChunkTerms {
-  const known = chunkTermsCache.get(bm25);
-  if (known) return known;
-  const chunks = bm25.lengths.length;
-  const offsets = new Int32Array(chunks + 1);
-  for (let p = 0; p < bm25.docs.length; p++) offsets[bm25.docs[p] + 1]++;
-  for (let c = 0; c < chunks; c++) offsets[c + 1] += offsets[c];
-  const next = offsets.slice(0, chunks);
-  const terms = new Int32Array(bm25.docs.length);
-  for (let t = 0; t < bm25.terms.length; t++)
-    for (let p = bm25.offsets[t]; p < bm25.offsets[t + 1]; p++) terms[next[bm25.docs[p]]++] = t;
-  const built = {
-    offsets,
-    terms,
-    support: new Uint8Array(bm25.terms.length),
-    pathTerms: [],
-  };
-  chunkTermsCache.set(bm25, built);
-  return built;
+const feedbackCaches = new WeakMap<CodeIndex, FeedbackCache>();
+function feedbackCache(index: CodeIndex): FeedbackCache {
+  let cache = feedbackCaches.get(index);
+  if (!cache) {
+    const terms = index.bm25.terms.length;
+    cache = {
+      chunkTerms: new Array(index.texts.length),
+      pathTerms: new Array(index.files.length),
+      support: new Uint8Array(terms),
+      seenIn: new Int32Array(terms),
+    };
+    feedbackCaches.set(index, cache);
+  }
+  return cache;
 }
 
-function pathTermsOf(index: CodeIndex, forward: ChunkTerms, file: number): Int32Array {
-  let terms = forward.pathTerms[file];
+function pathTermsOf(index: CodeIndex, cache: FeedbackCache, file: number): Int32Array {
+  let terms = cache.pathTerms[file];
   if (!terms) {
     const ids = pathTokens(index.files[file].path).map((token) => index.bm25.termIds.get(token) ?? -1);
-    forward.pathTerms[file] = terms = Int32Array.from(ids);
+    cache.pathTerms[file] = terms = Int32Array.from(ids);
   }
+  return terms;
+}
+
+/** The chunk's distinct text terms that are not its path's words (the ids its postings hold). */
+export function chunkTextTerms(index: CodeIndex, chunk: number): Int32Array {
+  const cache = feedbackCache(index);
+  let terms = cache.chunkTerms[chunk];
+  if (terms) return terms;
+  const own = pathTermsOf(index, cache, index.chunkFile[chunk]);
+  const { termIds } = index.bm25;
+  const { seenIn } = cache;
+  const ids: number[] = [];
+  for (const token of tokenize(index.texts[chunk])) {
+    const id = termIds.get(token);
+    if (id === undefined || seenIn[id] === chunk + 1) continue;
+    seenIn[id] = chunk + 1;
+    if (!own.includes(id)) ids.push(id);
+  }
+  cache.chunkTerms[chunk] = terms = Int32Array.from(ids);
   return terms;
 }
 
 /** The terms the top `ranked` chunks share that `queryTerms` lack, most telling first. */
 export function feedbackTerms(index: CodeIndex, queryTerms: string[], ranked: number[]): string[] {
   const { bm25 } = index;
-  const forward = chunkTerms(bm25);
   const asked = new Set(queryTerms);
-  const { support } = forward;
+  const { support } = feedbackCache(index);
   const touched: number[] = [];
-  // The path's words are in every chunk of a file's postings, not in its text: they do not count.
-  for (const chunk of ranked.slice(0, tuned("feedbackChunks", FEEDBACK_CHUNKS))) {
-    const own = pathTermsOf(index, forward, index.chunkFile[chunk]);
-    for (let p = forward.offsets[chunk]; p < forward.offsets[chunk + 1]; p++) {
-      const term = forward.terms[p];
-      if (own.includes(term)) continue;
-      if (support[term]++ === 0) touched.push(term);
-    }
-  }
+  for (const chunk of ranked.slice(0, tuned("feedbackChunks", FEEDBACK_CHUNKS)))
+    for (const term of chunkTextTerms(index, chunk)) if (support[term]++ === 0) touched.push(term);
   const minSupport = tuned("feedbackSupport", MIN_FEEDBACK_SUPPORT);
   const weighted: { term: string; weight: number }[] = [];
   for (const id of touched) {
