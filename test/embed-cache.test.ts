@@ -8,8 +8,9 @@ describe("the embedded model's extracted cache", () => {
   const home = tempDir();
   const modelsCache = join(home, ".claude", "triforge", "cache", "models");
   const extracted = () => {
-    const [folder] = readdirSync(modelsCache);
-    return join(modelsCache, folder, "model.safetensors");
+    // The extracted model is the one folder; the query tokenizer's vocabulary table sits beside it as a file.
+    const [folder] = readdirSync(modelsCache, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    return join(modelsCache, folder.name, "model.safetensors");
   };
   const damage = (from: number, length: number) => {
     const bytes = readFileSync(extracted());
