@@ -175,6 +175,22 @@ describe("triforge activate / deactivate", () => {
     expect(none.stdout).toContain("was not written by 'triforge activate' here");
   });
 
+  test("a storage chosen on a config that was there before survives a later activate without --storage", async () => {
+    const { home, project } = setup();
+    mkdirSync(join(project, ".triforge"));
+    writeFileSync(join(project, ".triforge", "config.json"), `{"llm": "none"}\n`);
+    const env = { TRIFORGE_PG_URL: "" };
+    expect(
+      (await runBinary(["activate", "--project", project, "--storage", "postgres"], { home, env })).code,
+    ).toBe(0);
+    expect(json(join(project, ".triforge", "config.json")).storage).toBe("postgres");
+    expect((await runBinary(["activate", "--project", project], { home, env })).code).toBe(0);
+    expect(json(join(project, ".triforge", "config.json"))).toEqual({ llm: "none", storage: "postgres" });
+    // deactivate still gives the file back as it was.
+    expect((await runBinary(["deactivate", "--project", project], { home })).code).toBe(0);
+    expect(json(join(project, ".triforge", "config.json"))).toEqual({ llm: "none" });
+  });
+
   test("a bad --storage is a usage error", async () => {
     const { home, project } = setup();
     const result = await runBinary(["activate", "--project", project, "--storage", "mongo"], { home });

@@ -108,8 +108,16 @@ export function activationChanges(options: ActivateOptions, earlier: ChangeRecor
     // The file's presence is what turns memory on, so deactivate removes it even when edited.
     { kind: "file", content: `${JSON.stringify(config, null, 2)}\n`, createOnly: true, force: true },
   ];
-  if (options.storage && existsSync(configFile))
-    configEdits.push({ kind: "json", path: ["storage"], value: options.storage });
+  // On a config that was there before: our `storage` edit, kept when a later activate names none (the
+  // change record would otherwise take it back), with the value the file holds now.
+  const storageEdit: Edit = { kind: "json", path: ["storage"], value: options.storage };
+  if (existsSync(configFile)) {
+    if (options.storage) configEdits.push(storageEdit);
+    else if (recorded(configFile, storageEdit)) {
+      const current = configStorage(configFile);
+      if (current) configEdits.push({ ...storageEdit, value: current });
+    }
+  }
   const changes: FileChange[] = [
     { path: configFile, edits: configEdits, purpose: "turns memory on: storage, LLM and redaction settings" },
     {
@@ -234,4 +242,14 @@ export function deactivate(root: string): Outcome[] | undefined {
   rmSync(recordPath, { force: true });
   removeIfEmpty(dirname(recordPath));
   return outcomes;
+}
+
+/** The `storage` a project's config names now, if it names one. */
+function configStorage(configFile: string): string | undefined {
+  try {
+    const storage = (JSON.parse(readText(configFile) ?? "{}") as { storage?: unknown }).storage;
+    return typeof storage === "string" ? storage : undefined;
+  } catch {
+    return undefined;
+  }
 }
