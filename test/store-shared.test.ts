@@ -6,10 +6,13 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { errorLogPath, mirrorStorePath, pushStatePath, storePath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { forgetChunk, summaryWithout } from "../src/memory/forget-chunk.ts";
+import { claudeSlug } from "../src/memory/import/claude.ts";
+import { importHistory } from "../src/memory/import/history.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { MODES } from "../src/memory/recall/modes.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
@@ -315,6 +318,33 @@ for (const backend of backends) {
       expect(await held()).not.toContain(own.hash);
       expect((await held()).length).toBe(10);
     }, 180_000);
+
+    test("import on one machine leaves out a session another machine forgot in the shared store", async () => {
+      const project = name("import");
+      const one = home.project(name("i1"), config(project));
+      const two = home.project(name("i2"), config(project));
+      const session = "8c2f4e61-1d3b-4a5c-9e7f-0a1b2c3d4e5f";
+      appendRecords(one, syntheticConversation(1, 2, "seed"));
+      await index(one);
+      // Machine one forgets the session (it never saw it: --force), in the shared store too.
+      expect((await forgetSession(one, session, { force: true, shared: connection })).shared).toBe(
+        "forgotten",
+      );
+      await refreshMirror(two, connection);
+      // Machine two's Claude Code history holds that session.
+      const agentHomeDir = tempDir("triforge-agent-home-");
+      const transcript = readFileSync(
+        join(import.meta.dir, "fixtures", "agents", "claude", `${session}.jsonl`),
+        "utf8",
+      ).replaceAll("/home/user/acme-shop", two);
+      const dir = join(agentHomeDir, ".claude", "projects", claudeSlug(two));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${session}.jsonl`), transcript);
+      const report = await importHistory(two, { home: agentHomeDir, env: {} }, { agents: ["claude"] });
+      expect(report.forgotten).toBe(1);
+      expect(report.sessions).toBe(0);
+      expect(existsSync(chatLog(two)) ? readFileSync(chatLog(two), "utf8") : "").not.toContain(session);
+    }, 120_000);
 
     test("a record deleted in the shared store is refused by every later writer", async () => {
       const store = await PgMemoryStore.open(

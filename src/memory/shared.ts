@@ -921,3 +921,22 @@ export async function forgetRecordsInShared(
   });
   return "pending";
 }
+
+/** Sessions forgotten in the shared store, as the mirror last pulled them (none without a mirror). */
+export function mirrorForgottenSessions(projectRoot: string): Set<string> {
+  const path = mirrorStorePath(projectRoot);
+  if (!existsSync(path)) return new Set();
+  let db: Database | undefined;
+  try {
+    db = new Database(path, { readonly: true });
+    return new Set(
+      (db.query("SELECT session_id FROM forgotten").all() as { session_id: string }[]).map(
+        (r) => r.session_id,
+      ),
+    );
+  } catch {
+    return new Set(); // a damaged mirror is pulled again; the local list still holds
+  } finally {
+    db?.close();
+  }
+}
