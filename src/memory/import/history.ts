@@ -71,7 +71,11 @@ async function forgottenSessions(root: string): Promise<Set<string>> {
   let store: ReturnType<typeof openStoreForRead>;
   try {
     store = openStoreForRead(root);
-    return store ? await store.forgottenSessions() : new Set();
+    const here = store ? await store.forgottenSessions() : new Set<string>();
+    // With a shared store, a session forgotten on another machine stays out too (the mirror's list).
+    const { mirrorForgottenSessions } = await import("../shared.ts");
+    for (const id of mirrorForgottenSessions(root)) here.add(id);
+    return here;
   } catch (error) {
     if (isStoreDamage(error)) return new Set();
     throw error;
