@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { extractGraph } from "../src/memory/extract.ts";
-import { graphFromOpenIE, nearest, SYNONYM_NEIGHBOURS, SynonymGraph } from "../src/memory/graph.ts";
+import { graphFromOpenIE } from "../src/memory/graph.ts";
 import { normalizePhrase } from "../src/memory/phrases.ts";
 import { buildCsr, personalizedPageRank } from "../src/memory/recall/ppr.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
+import { nearest, SYNONYM_NEIGHBOURS, SynonymGraph } from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
 
 describe("phrase normalisation", () => {

@@ -25,6 +25,13 @@ import {
 } from "../src/home/paths.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
+import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
+import { isLocked, tryLock } from "../src/memory/lock.ts";
+import { closeWarmIndexes, MODES, rankChunks, recall } from "../src/memory/recall/recall.ts";
+import { MemoryIndex } from "../src/memory/recall/snapshot.ts";
+import { persistedIndex, readSnapshotFile, refreshSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
+import { memoryStatus } from "../src/memory/status.ts";
+import { openStoreForRead, openStoreForWrite } from "../src/store/open.ts";
 import {
   BUCKET_LIMIT,
   bandKeys,
@@ -32,16 +39,8 @@ import {
   nearest,
   SYNONYM_NEIGHBOURS,
   SYNONYM_THRESHOLD,
-} from "../src/memory/graph.ts";
-import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
-import { isLocked, tryLock } from "../src/memory/lock.ts";
-import { closeWarmIndexes, MODES, rankChunks, recall } from "../src/memory/recall/recall.ts";
-import { MemoryIndex } from "../src/memory/recall/snapshot.ts";
-import { persistedIndex, readSnapshotFile, refreshSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
-import { openStoreForRead, openStoreForWrite } from "../src/store/open.ts";
-import { memoryStatus } from "../src/memory/status.ts";
+} from "../src/store/synonyms.ts";
 import { ROOT } from "./support/helpers.ts";
-import { seededRandom } from "./support/random.ts";
 import {
   appendRecords,
   chatLog,
@@ -50,6 +49,7 @@ import {
   memoryHome,
   syntheticConversation,
 } from "./support/memory-helpers.ts";
+import { seededRandom } from "./support/random.ts";
 
 const { project } = memoryHome();
 afterAll(closeWarmIndexes);

@@ -15,22 +15,23 @@ import type { ResolveOptions } from "../llm/resolve.ts";
 import { discardStore, isStoreDamage, openStoreForWrite, StoreCorruptError } from "../store/open.ts";
 import type { SqliteMemoryStore } from "../store/sqlite.ts";
 import { factKey } from "../store/sqlite.ts";
+import { SYNONYM_RULE, type SynonymChanges, SynonymGraph } from "../store/synonyms.ts";
 import type {
   Chunk,
   ChunkGraph,
-  IndexState,
   FactMention,
   GraphSource,
+  IndexState,
   NewChunk,
   SummaryEntry,
 } from "../store/types.ts";
 import { type ChatRecord, readAt } from "./chatlog.ts";
 import { chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
-import { graphFromOpenIE, SYNONYM_RULE, type SynonymChanges, SynonymGraph } from "./graph.ts";
+import { graphFromOpenIE } from "./graph.ts";
 import { tryLock } from "./lock.ts";
-import type { SharedOptions, SyncResult } from "./shared.ts";
 import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
+import type { SharedOptions, SyncResult } from "./shared.ts";
 import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
 
 /** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */

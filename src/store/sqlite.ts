@@ -9,7 +9,7 @@ import {
   type SynonymChanges,
   SynonymGraph,
   type SynonymSource,
-} from "../memory/graph.ts";
+} from "./synonyms.ts";
 import {
   type ChunkForgetResult,
   type ChunkGraph,

@@ -79,7 +79,7 @@ export interface IndexBatch {
   /** Vectors for phrases and facts the store may not hold yet (keys: phrase, factKey). */
   entityVectors: Map<string, Float32Array>;
   factVectors: Map<string, Float32Array>;
-  /** Synonym edges added, or changed, by this batch's new phrases (graph.ts SynonymGraph). */
+  /** Synonym edges added, or changed, by this batch's new phrases (synonyms.ts SynonymGraph). */
   synonyms: SynonymEdge[];
   /** Synonym edges no longer kept: a new phrase pushed each out of both its ends' nearest neighbours. */
   synonymsDropped?: { a: string; b: string }[];
