@@ -5,6 +5,9 @@
  *   - cold index: a full rebuild (chunks/s);
  *   - warm query: p50/p99 of a search against the loaded index, versus one `rg` process per query
  *     (what an agent pays for a grep) searching the query's words;
+ *   - long queries: commit messages of 50–250 words from the repository's mirror (what an agent pastes
+ *     when it asks about a change): warm p50/p95 next to the short queries' p50, and the first long
+ *     query of a fresh process (`--first-query`, a child) next to the first short one;
  *   - re-index after one file changed (append a line to a file, refresh, restore);
  *   - tokens: characters of the snippets code_search returns by default (top 5, 10 lines each)
  *     versus the whole files a grep-and-read agent opens (the 5 files with most matching lines).
@@ -13,7 +16,8 @@
  *     cycled into nested folders): cold index with parse workers and without, next to one `rg` over
  *     the same tree (the cost of reading it once), and where the time went.
  *
- *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-speed.ts [--repos a,b] [--generated 10000] [--json out.json]
+ *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-speed.ts [--repos a,b] [--generated 10000]
+ *     [--mirrors /work/.mirror] [--json out.json]
  */
 import {
   appendFileSync,
@@ -63,6 +67,52 @@ function rg(root: string, words: string[], countPerFile: boolean): { ms: number;
   ];
   const proc = Bun.spawnSync(args, { cwd: root, stdout: "pipe", stderr: "ignore" });
   return { ms: performance.now() - started, output: proc.stdout.toString() };
+}
+
+/** Long queries per repository, and the words a long query has (a commit message, an issue). */
+const LONG_QUERIES = 30;
+const LONG_WORDS = [50, 250];
+
+/** The newest commit messages of 50–250 words in the repository's mirror (none without a mirror). */
+function longQueries(mirrors: string, url: string): string[] {
+  const [owner, name] = new URL(url).pathname.replace(/^\/|\.git$/g, "").split("/");
+  const gitDir = [
+    join(mirrors, `${owner}+${name}`, "repo", ".git"),
+    join(mirrors, `${owner}+${name}`, "repo"),
+  ].find((dir) => existsSync(join(dir, "HEAD")));
+  if (!gitDir) return [];
+  const log = Bun.spawnSync(
+    ["git", `--git-dir=${gitDir}`, "log", "-n", "2000", "--no-merges", "--format=%B%x1e"],
+    {
+      stdout: "pipe",
+      stderr: "ignore",
+    },
+  ).stdout.toString();
+  return log
+    .split("\x1e")
+    .map((message) => message.trim())
+    .filter((message) => {
+      const words = message.match(/[A-Za-z]{2,}/g)?.length ?? 0;
+      return words >= LONG_WORDS[0] && words <= LONG_WORDS[1];
+    })
+    .slice(0, LONG_QUERIES);
+}
+
+/**
+ * The first search of a fresh process over a saved index (a child: `--first-query <root>` with the
+ * query on standard input), in ms: what the process's first long or short query pays for everything
+ * built on first use. The index is loaded and the query embedded before the clock starts.
+ */
+async function firstQueryMs(root: string, query: string): Promise<number> {
+  const child = Bun.spawn([process.execPath, import.meta.path, "--first-query", root], {
+    stdin: new Blob([query]),
+    stdout: "pipe",
+    stderr: "inherit",
+    env: process.env,
+  });
+  const output = await new Response(child.stdout).text();
+  if ((await child.exited) !== 0) throw new Error(`first query in ${root} failed`);
+  return Number(output.trim());
 }
 
 /** Files per folder of the generated repository (a realistic fan-out, not one flat folder). */
@@ -121,9 +171,29 @@ async function generatedFigures(reposDir: string, count: number): Promise<void> 
   console.log();
 }
 
+if (import.meta.main && process.argv[2] === "--first-query") {
+  const root = process.argv[3];
+  const query = (await new Response(Bun.stdin.stream()).text()).trim();
+  const { openIndex } = await import("../src/code/code-search.ts");
+  const { searchIndex } = await import("../src/code/search.ts");
+  const { loadModel } = await import("../src/embed/source.ts");
+  const model = await loadModel();
+  const index = await openIndex(root, { refresh: "never" });
+  const vector = await model.embed(query);
+  const started = performance.now();
+  searchIndex(index, query, vector, { topK: 10, content: "code" });
+  console.log(performance.now() - started);
+  process.exit(0);
+}
+
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { repos: { type: "string" }, json: { type: "string" }, generated: { type: "string" } },
+    options: {
+      repos: { type: "string" },
+      json: { type: "string" },
+      generated: { type: "string" },
+      mirrors: { type: "string", default: "/work/.mirror" },
+    },
   });
   const reposDir = benchReposDir();
   const { openIndex, searchLoaded } = await import("../src/code/code-search.ts");
@@ -136,7 +206,7 @@ if (import.meta.main) {
   );
   if (values.generated) await generatedFigures(reposDir, Number(values.generated));
   console.log(
-    `${"repo".padEnd(13)} ${"files".padStart(5)} ${"chunks".padStart(6)} ${"index ms".padStart(8)} ${"chunks/s".padStart(8)} ${"reidx ms".padStart(8)} ${"q p50".padStart(7)} ${"q p99".padStart(7)} ${"rg p50".padStart(7)} ${"rg p99".padStart(7)} ${"tokens".padStart(7)}`,
+    `${"repo".padEnd(13)} ${"files".padStart(5)} ${"chunks".padStart(6)} ${"index ms".padStart(8)} ${"chunks/s".padStart(8)} ${"reidx ms".padStart(8)} ${"q p50".padStart(7)} ${"q p99".padStart(7)} ${"long p50".padStart(8)} ${"long p95".padStart(8)} ${"1st long".padStart(8)} ${"1st shrt".padStart(8)} ${"rg p50".padStart(7)} ${"rg p99".padStart(7)} ${"tokens".padStart(7)}`,
   );
   const rows: Record<string, number | string>[] = [];
   for (const repo of readBenchRepos()) {
@@ -159,6 +229,20 @@ if (import.meta.main) {
         queryMs.push(performance.now() - started);
       }
     }
+    // Long queries, warm (after one pass) and the first of a fresh process, beside the short ones.
+    const long = longQueries(values.mirrors!, repo.url);
+    for (const query of long) await searchLoaded(index, query, { topK: 10 });
+    const longMs: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const query of long) {
+        const started = performance.now();
+        await searchLoaded(index, query, { topK: 10 });
+        longMs.push(performance.now() - started);
+      }
+    }
+    const firstLongMs = long.length ? await firstQueryMs(root, long[0]) : 0;
+    const firstShortMs = long.length ? await firstQueryMs(root, queries[0]) : 0;
+
     const rgMs: number[] = [];
     for (let round = 0; round < 3; round++)
       for (const query of queries) rgMs.push(rg(root, grepWords(query, QUERY_STOPWORDS), false).ms);
@@ -204,13 +288,18 @@ if (import.meta.main) {
       reindexMs: Math.round(reindexMs),
       queryP50: median(queryMs),
       queryP99: percentile(queryMs, 99),
+      longQueries: long.length,
+      longP50: median(longMs),
+      longP95: percentile(longMs, 95),
+      firstLongMs,
+      firstShortMs,
       rgP50: median(rgMs),
       rgP99: percentile(rgMs, 99),
       tokenRatio: median(ratios),
     };
     rows.push(row);
     console.log(
-      `${repo.name.padEnd(13)} ${String(row.files).padStart(5)} ${String(row.chunks).padStart(6)} ${String(row.indexMs).padStart(8)} ${String(row.chunksPerSecond).padStart(8)} ${String(row.reindexMs).padStart(8)} ${row.queryP50.toFixed(2).padStart(7)} ${row.queryP99.toFixed(2).padStart(7)} ${row.rgP50.toFixed(2).padStart(7)} ${row.rgP99.toFixed(2).padStart(7)} ${row.tokenRatio.toFixed(3).padStart(7)}`,
+      `${repo.name.padEnd(13)} ${String(row.files).padStart(5)} ${String(row.chunks).padStart(6)} ${String(row.indexMs).padStart(8)} ${String(row.chunksPerSecond).padStart(8)} ${String(row.reindexMs).padStart(8)} ${row.queryP50.toFixed(2).padStart(7)} ${row.queryP99.toFixed(2).padStart(7)} ${row.longP50.toFixed(2).padStart(8)} ${row.longP95.toFixed(2).padStart(8)} ${row.firstLongMs.toFixed(1).padStart(8)} ${row.firstShortMs.toFixed(1).padStart(8)} ${row.rgP50.toFixed(2).padStart(7)} ${row.rgP99.toFixed(2).padStart(7)} ${row.tokenRatio.toFixed(3).padStart(7)}`,
     );
   }
   const all = (key: string) => rows.map((r) => r[key] as number);
@@ -229,6 +318,12 @@ if (import.meta.main) {
   console.log(
     `  warm query p99  ${median(all("queryP99")).toFixed(2)} ms vs rg ${median(all("rgP99")).toFixed(2)} ms (medians over repositories)`,
   );
+  const withLong = rows.filter((r) => (r.longQueries as number) > 0);
+  const longOf = (key: string) => withLong.map((r) => r[key] as number);
+  if (withLong.length)
+    console.log(
+      `  long queries    warm p50 ${median(longOf("longP50")).toFixed(2)} ms, p95 ${median(longOf("longP95")).toFixed(2)} ms vs short p50 ${median(longOf("queryP50")).toFixed(2)} ms; first of a process ${median(longOf("firstLongMs")).toFixed(1)} ms (max ${Math.max(...longOf("firstLongMs")).toFixed(1)}) vs first short ${median(longOf("firstShortMs")).toFixed(1)} ms (medians over ${withLong.length} repositories with a mirror)`,
+    );
   console.log(
     `  tokens          snippets are ${(median(all("tokenRatio")) * 100).toFixed(1)}% of the characters of the files grep-and-read opens (median)`,
   );
