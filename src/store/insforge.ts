@@ -13,15 +13,19 @@
 import type { LlmUsage } from "../llm/usage.ts";
 import { type InsforgeClient, InsforgeSqlError } from "./insforge-client.ts";
 import { StoreUnavailableError } from "./pg-client.ts";
-import { lockKey, PG_SCHEMA_VERSION, projectSchema, schemaSteps } from "./pg-schema.ts";
-import { writerMetaKey } from "./postgres.ts";
+import { lit, lockKey, migrationStatements, newerSchemaError, PG_SCHEMA_VERSION } from "./pg-schema.ts";
 import {
-  MIRROR_TABLES,
-  type MirrorMarks,
-  type RemoteChanges,
-  type RemoteMarks,
-  type RemoteStore,
-} from "./remote.ts";
+  changedWeightsSql,
+  emptyChanges,
+  marksOf,
+  marksSql,
+  pullBase,
+  pulledChanges,
+  SqlStoreBase,
+  snapshotOf,
+  usageStatements,
+} from "./pg-store.ts";
+import type { MirrorMarks, RemoteChanges, RemoteMarks, RemoteStore } from "./remote.ts";
 import { EDGE_EPSILON, factKey, readVectors } from "./sqlite.ts";
 import {
   type ChunkGraph,
@@ -32,16 +36,8 @@ import {
   type IndexState,
   type NewChunk,
   type StoreSnapshot,
-  type StoreStatus,
-  type SummaryEntry,
   type SummaryRewrite,
-  type Turn,
 } from "./types.ts";
-
-/** A SQL string literal (standard_conforming_strings: only the quote is doubled). */
-function lit(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
-}
 
 /**
  * A JSON value inlined in a script: base64, so no text of the memory can end the literal, and none of
@@ -94,28 +90,13 @@ export async function ensureInsforgeSchema(client: InsforgeClient, schema: strin
       `SELECT max(version) AS v FROM ${schema}.schema_version`,
     );
     const current = Number(row?.v ?? 0);
-    if (current > PG_SCHEMA_VERSION)
-      throw new StoreUnavailableError(
-        `the memory in ${schema} is at schema version ${current}, newer than this triforge knows (${PG_SCHEMA_VERSION}): upgrade triforge`,
-      );
+    if (current > PG_SCHEMA_VERSION) throw newerSchemaError(schema, current);
     if (current === PG_SCHEMA_VERSION) return;
-    const steps = schemaSteps(schema, false);
     const statements = [
       lock,
       guard(`SELECT max(version)::text FROM ${schema}.schema_version`, current ? String(current) : ""),
+      ...migrationStatements(schema, false, current),
     ];
-    const now = new Date().toISOString();
-    for (let version = current + 1; version <= PG_SCHEMA_VERSION; version++) {
-      statements.push(
-        ...steps[version - 1]
-          .split(";")
-          .map((t) => t.trim())
-          .filter(Boolean),
-      );
-      statements.push(
-        `INSERT INTO ${schema}.schema_version(version, applied_at) VALUES (${version}, ${lit(now)})`,
-      );
-    }
     try {
       await client.script(statements);
       return;
@@ -167,20 +148,16 @@ export interface InsforgeStoreOptions {
   pageRows?: number;
 }
 
-export class InsforgeMemoryStore implements RemoteStore {
+export class InsforgeMemoryStore extends SqlStoreBase implements RemoteStore {
   readonly backend = "insforge";
   readonly location: string;
-  readonly schema: string;
-  private readonly cache = new Map<string, string>();
-  private pending: Promise<unknown>[] = [];
-  private failure: unknown;
 
   private constructor(
     private readonly client: InsforgeClient,
     private readonly options: InsforgeStoreOptions,
   ) {
+    super(client, options.project, options.writer);
     this.location = client.location;
-    this.schema = projectSchema(options.project);
   }
 
   static async open(client: InsforgeClient, options: InsforgeStoreOptions): Promise<InsforgeMemoryStore> {
@@ -192,16 +169,8 @@ export class InsforgeMemoryStore implements RemoteStore {
       "store_id",
       crypto.randomUUID(),
     ]);
-    if (options.llmCache !== false)
-      for (const r of await client.sql<{ key: string; value: string }>(
-        `SELECT key, value FROM ${s}.llm_cache`,
-      ))
-        store.cache.set(r.key, r.value);
+    if (options.llmCache !== false) await store.loadCache();
     return store;
-  }
-
-  private metaKey(key: string): string {
-    return writerMetaKey(key, this.options.writer);
   }
 
   private lock(): string {
@@ -248,43 +217,6 @@ export class InsforgeMemoryStore implements RemoteStore {
     );
   }
 
-  async flush(): Promise<void> {
-    const pending = this.pending;
-    this.pending = [];
-    await Promise.all(pending);
-    if (this.failure) {
-      const failure = this.failure;
-      this.failure = undefined;
-      throw failure;
-    }
-  }
-
-  private later(write: Promise<unknown>): void {
-    this.pending.push(
-      write.catch((error) => {
-        this.failure ??= error;
-      }),
-    );
-  }
-
-  async state(): Promise<IndexState> {
-    const keys = ["offset", "offset_check", "last_indexed", "generation", "review_swept"].map((k) =>
-      this.metaKey(k),
-    );
-    const rows = await this.client.sql<{ key: string; value: string }>(
-      `SELECT key, value FROM ${this.schema}.meta WHERE key IN (SELECT jsonb_array_elements_text($1::text::jsonb))`,
-      [JSON.stringify(keys)],
-    );
-    const value = (key: string) => rows.find((r) => r.key === this.metaKey(key))?.value;
-    return {
-      offset: Number(value("offset") ?? 0),
-      offsetCheck: value("offset_check") ?? "",
-      lastIndexed: value("last_indexed") ?? null,
-      generation: Number(value("generation") ?? 0),
-      reviewSwept: value("review_swept") === "1",
-    };
-  }
-
   async setState(state: Partial<IndexState>): Promise<void> {
     await this.flush();
     const statements: string[] = [];
@@ -294,32 +226,6 @@ export class InsforgeMemoryStore implements RemoteStore {
     if (state.reviewSwept !== undefined)
       statements.push(this.setMeta("review_swept", state.reviewSwept ? "1" : "0"));
     if (statements.length) await this.client.script(statements);
-  }
-
-  async indexedRecords(uuids: string[]): Promise<Set<string>> {
-    if (!uuids.length) return new Set();
-    const rows = await this.client.sql<{ uuid: string }>(
-      `SELECT u.uuid FROM jsonb_array_elements_text($1::text::jsonb) AS u(uuid)
-       WHERE EXISTS (SELECT 1 FROM ${this.schema}.turns t WHERE t.uuid = u.uuid)
-          OR EXISTS (SELECT 1 FROM ${this.schema}.forgotten_records f WHERE f.uuid = u.uuid)`,
-      [JSON.stringify(uuids)],
-    );
-    return new Set(rows.map((r) => r.uuid));
-  }
-
-  async forgottenSessions(): Promise<Set<string>> {
-    const rows = await this.client.sql<{ session_id: string }>(
-      `SELECT session_id FROM ${this.schema}.forgotten`,
-    );
-    return new Set(rows.map((r) => r.session_id));
-  }
-
-  async hasSession(sessionId: string): Promise<boolean> {
-    const rows = await this.client.sql(
-      `SELECT 1 AS ok FROM ${this.schema}.chunks WHERE session_id = $1 LIMIT 1`,
-      [sessionId],
-    );
-    return rows.length > 0;
   }
 
   async entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }> {
@@ -625,30 +531,6 @@ export class InsforgeMemoryStore implements RemoteStore {
     return statements;
   }
 
-  get(key: string): string | undefined {
-    return this.cache.get(key);
-  }
-
-  /** Kept in memory at once, written through (awaited before the next write and by flush()). */
-  set(key: string, value: string): void {
-    this.cache.set(key, value);
-    this.later(
-      this.client.sql(
-        `INSERT INTO ${this.schema}.llm_cache(key, chunk_hash, value) VALUES ($1, $2, $3)
-         ON CONFLICT (key) DO UPDATE SET chunk_hash = excluded.chunk_hash, value = excluded.value`,
-        [key, key.slice(key.lastIndexOf(":") + 1), value],
-      ),
-    );
-  }
-
-  async pendingLlmChunks(limit: number): Promise<{ id: number; hash: string; text: string }[]> {
-    const rows = await this.client.sql<{ id: number; hash: string; text: string }>(
-      `SELECT id, hash, text FROM ${this.schema}.chunks WHERE graph_source = 'llm-pending' ORDER BY id LIMIT $1`,
-      [limit],
-    );
-    return rows.map((r) => ({ ...r, id: Number(r.id) }));
-  }
-
   /** What chunks contributed, with what the removal needs to plan (one statement: one consistent view). */
   private async readRemoval(
     chunkSet: string,
@@ -852,16 +734,8 @@ export class InsforgeMemoryStore implements RemoteStore {
         result: { result: { chunks: chunks.length, ...removed.result }, hashes: chunks.map((c) => c.hash) },
       };
     });
-    const hashes = new Set(result.hashes);
-    for (const key of this.cache.keys())
-      if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+    this.dropCached(new Set(result.hashes));
     return result.result;
-  }
-
-  /** Record uuids some machine deleted one by one (their chunks gone, never stored again). */
-  async forgottenRecords(): Promise<Set<string>> {
-    const rows = await this.client.sql<{ uuid: string }>(`SELECT uuid FROM ${this.schema}.forgotten_records`);
-    return new Set(rows.map((r) => r.uuid));
   }
 
   /**
@@ -946,9 +820,7 @@ export class InsforgeMemoryStore implements RemoteStore {
       }
       return { generation, statements, result: chunks };
     });
-    const hashes = new Set(result.map((c) => c.hash));
-    for (const key of this.cache.keys())
-      if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+    this.dropCached(new Set(result.map((c) => c.hash)));
     return result.length;
   }
 
@@ -978,37 +850,17 @@ export class InsforgeMemoryStore implements RemoteStore {
     });
   }
 
-  async summaries(): Promise<SummaryEntry[]> {
-    const rows = await this.client.sql<Record<string, string>>(
-      `SELECT session_id, date, ts, text, source FROM ${this.schema}.summaries ORDER BY ts, id`,
-    );
-    return rows.map((r) => ({
-      sessionId: r.session_id,
-      date: r.date,
-      ts: r.ts,
-      text: r.text,
-      source: r.source,
-    }));
-  }
-
   /** One call: recall asks for the marks before every pull. A project not created yet has none. */
   async marks(): Promise<RemoteMarks> {
     let rows: { key: string; value: string }[];
     try {
-      rows = await this.client.sql<{ key: string; value: string }>(
-        `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`,
-      );
+      rows = await this.client.sql<{ key: string; value: string }>(marksSql(this.schema));
     } catch (error) {
       if (error instanceof InsforgeSqlError && /does not exist/.test(error.message))
         return { store: "", generation: 0, deletions: 0 };
       throw error;
     }
-    const value = (key: string) => rows.find((r) => r.key === key)?.value;
-    return {
-      store: value("store_id") ?? "",
-      generation: Number(value("generation") ?? 0),
-      deletions: Number(value("deletions") ?? 0),
-    };
+    return marksOf(rows);
   }
 
   async schemaVersion(): Promise<number> {
@@ -1046,15 +898,9 @@ export class InsforgeMemoryStore implements RemoteStore {
 
   private async readChanges(since: MirrorMarks | undefined, marks: RemoteMarks): Promise<RemoteChanges> {
     const s = this.schema;
-    const whole = !since || since.store !== marks.store || since.deletions !== marks.deletions;
-    const base = whole || !since ? { chunk: 0, entity: 0, fact: 0, edge: 0 } : since;
-    if (!marks.store)
-      return {
-        marks: { ...marks, ...base },
-        whole,
-        weights: [],
-        rows: Object.fromEntries(MIRROR_TABLES.map((t) => [t, []])) as unknown as RemoteChanges["rows"],
-      };
+    const pull = pullBase(since, marks);
+    const { base } = pull;
+    if (!marks.store) return emptyChanges(marks, pull);
     const read = async (sql: string, params: unknown[], numbers: string[]) => {
       const rows = await this.client.sql<Record<string, unknown>>(sql, params);
       for (const r of rows) {
@@ -1128,15 +974,9 @@ export class InsforgeMemoryStore implements RemoteStore {
         ]),
         read(`SELECT id, session_id, date, ts, text, source FROM ${s}.summaries ORDER BY id`, [], ["id"]),
         read(`SELECT session_id, at FROM ${s}.forgotten`, [], []),
-        whole
+        pull.whole
           ? []
-          : read(
-              `SELECT id, weight FROM ${s}.edges WHERE id <= $1
-             AND (id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
-               OR id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
-              [base.edge, base.chunk, since?.generation ?? 0],
-              ["id", "weight"],
-            ),
+          : read(changedWeightsSql(s), [base.edge, base.chunk, since?.generation ?? 0], ["id", "weight"]),
       ]);
     const rows: RemoteChanges["rows"] = {
       chunks,
@@ -1149,175 +989,18 @@ export class InsforgeMemoryStore implements RemoteStore {
       summaries,
       forgotten,
     };
-    const top = (list: Record<string, unknown>[], mark: number) =>
-      list.reduce((max, r) => Math.max(max, r.id as number), mark);
-    return {
-      marks: {
-        ...marks,
-        chunk: top(rows.chunks, base.chunk),
-        entity: top(rows.entities, base.entity),
-        fact: top(rows.facts, base.fact),
-        edge: top(rows.edges, base.edge),
-      },
-      whole,
-      rows,
-      weights: weights.map((r) => ({ id: r.id as number, weight: r.weight as number })),
-    };
+    return pulledChanges(marks, pull, rows, weights);
   }
 
   /** Everything recall needs, built from one whole pull (the shared store's recall reads a mirror instead). */
   async snapshot(): Promise<StoreSnapshot> {
     const { marks, rows } = await this.changesSince(undefined);
-    const turnsOf = new Map<number, Turn[]>();
-    for (const t of rows.turns) {
-      const chunkId = t.chunk_id as number;
-      let list = turnsOf.get(chunkId);
-      if (!list) turnsOf.set(chunkId, (list = []));
-      list.push({
-        uuid: t.uuid as string,
-        role: t.role as Turn["role"],
-        ts: t.ts as string,
-        start: t.start as number,
-        end: t.end as number,
-      });
-    }
-    const chunkRows = rows.chunks as { id: number; vector: Uint8Array; model: string }[];
-    const { dim, vectors: chunkVectors } = readVectors(chunkRows);
-    const factRows = rows.facts as {
-      id: number;
-      subject: number;
-      predicate: string;
-      object: number;
-      model: string;
-      vector: Uint8Array;
-    }[];
-    const { dim: factDim, vectors: factVectors } = readVectors(factRows, dim);
-    const n = rows.edges.length;
-    const edges = {
-      kind: new Uint8Array(n),
-      a: new Int32Array(n),
-      b: new Int32Array(n),
-      weight: new Float64Array(n),
-    };
-    rows.edges.forEach((r, i) => {
-      edges.kind[i] = r.kind as number;
-      edges.a[i] = r.a as number;
-      edges.b[i] = r.b as number;
-      edges.weight[i] = r.weight as number;
-    });
-    return {
-      generation: marks.generation,
-      dim: dim || factDim,
-      chunks: rows.chunks.map((r) => ({
-        id: r.id as number,
-        sessionId: r.session_id as string,
-        ts: r.ts as string,
-        text: r.text as string,
-        graphSource: r.graph_source as GraphSource,
-        turns: turnsOf.get(r.id as number) ?? [],
-      })),
-      chunkVectors,
-      chunkModels: chunkRows.map((r) => r.model),
-      entities: rows.entities.map((r) => ({
-        id: r.id as number,
-        phrase: r.phrase as string,
-        label: r.label as string,
-      })),
-      facts: factRows.map((r) => ({
-        id: r.id,
-        subject: r.subject,
-        predicate: r.predicate,
-        object: r.object,
-      })),
-      factVectors,
-      factModels: factRows.map((r) => r.model),
-      edges,
-    };
-  }
-
-  async status(): Promise<StoreStatus> {
-    const s = this.schema;
-    const [c] = await this.client.sql<Record<string, number | string>>(
-      `SELECT (SELECT count(*) FROM ${s}.chunks) AS chunks,
-              (SELECT count(DISTINCT session_id) FROM ${s}.chunks) AS sessions,
-              (SELECT count(*) FROM ${s}.entities) AS entities,
-              (SELECT count(*) FROM ${s}.facts) AS facts,
-              (SELECT count(*) FROM ${s}.edges WHERE kind = 0) AS fact_edges,
-              (SELECT count(*) FROM ${s}.edges WHERE kind = 1) AS context_edges,
-              (SELECT count(*) FROM ${s}.edges WHERE kind = 2) AS synonym_edges,
-              (SELECT count(*) FROM ${s}.chunks WHERE graph_source = 'llm-pending') AS pending,
-              (SELECT value FROM ${s}.meta WHERE key = 'last_indexed') AS last_indexed`,
-    );
-    return {
-      chunks: Number(c.chunks),
-      sessions: Number(c.sessions),
-      entities: Number(c.entities),
-      facts: Number(c.facts),
-      edges: {
-        fact: Number(c.fact_edges),
-        context: Number(c.context_edges),
-        synonym: Number(c.synonym_edges),
-      },
-      lastIndexed: (c.last_indexed as string | null) ?? null,
-      llmUsage: await this.usage(),
-      llmUsageThisMonth: await this.usageOf(`${s}.llm_usage_months WHERE month = $1`, [
-        new Date().toISOString().slice(0, 7),
-      ]),
-      pendingLlm: Number(c.pending),
-    };
-  }
-
-  private async usageOf(from: string, params: unknown[] = []): Promise<StoreStatus["llmUsage"]> {
-    await this.flush();
-    return (
-      await this.client.sql<Record<string, string | number>>(
-        `SELECT provider, model, calls, input_tokens, output_tokens FROM ${from} ORDER BY provider, model`,
-        params,
-      )
-    ).map((r) => ({
-      provider: String(r.provider),
-      model: String(r.model),
-      calls: Number(r.calls),
-      inputTokens: Number(r.input_tokens),
-      outputTokens: Number(r.output_tokens),
-    }));
-  }
-
-  async usage(): Promise<StoreStatus["llmUsage"]> {
-    return this.usageOf(`${this.schema}.llm_usage`);
+    return snapshotOf(marks.generation, rows);
   }
 
   /** Both counters in one script; not sent again after a failure that leaves unknown whether it ran (it adds). */
   record(usage: LlmUsage): void {
-    const s = this.schema;
-    const add = (table: string) =>
-      `calls = ${table}.calls + 1, input_tokens = ${table}.input_tokens + excluded.input_tokens, output_tokens = ${table}.output_tokens + excluded.output_tokens`;
-    const [provider, model] = [lit(usage.provider), lit(usage.model)];
-    const [input, output] = [Math.trunc(usage.inputTokens), Math.trunc(usage.outputTokens)];
-    this.later(
-      this.client.script(
-        [
-          `INSERT INTO ${s}.llm_usage(provider, model, calls, input_tokens, output_tokens) VALUES (${provider}, ${model}, 1, ${input}, ${output})
-           ON CONFLICT (provider, model) DO UPDATE SET ${add(`${s}.llm_usage`)}`,
-          `INSERT INTO ${s}.llm_usage_months(month, provider, model, calls, input_tokens, output_tokens)
-           VALUES (${lit(new Date().toISOString().slice(0, 7))}, ${provider}, ${model}, 1, ${input}, ${output})
-           ON CONFLICT (month, provider, model) DO UPDATE SET ${add(`${s}.llm_usage_months`)}`,
-        ],
-        { retrySafe: false },
-      ),
-    );
-  }
-
-  async closeAsync(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.client.close();
-    }
-  }
-
-  close(): void {
-    void this.closeAsync().catch(() => {});
+    this.later(this.client.script(usageStatements(this.schema, usage), { retrySafe: false }));
   }
 }
 

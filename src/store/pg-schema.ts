@@ -73,6 +73,33 @@ export function schemaSteps(s: string, pgvector: boolean): string[] {
   ];
 }
 
+/** A SQL string literal (standard_conforming_strings: only the quote is doubled). */
+export function lit(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+/** A database at a schema version newer than this triforge's steps: refused, it would be misread. */
+export function newerSchemaError(schema: string, current: number): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `the memory in ${schema} is at schema version ${current}, newer than this triforge knows (${PG_SCHEMA_VERSION}): upgrade triforge`,
+  );
+}
+
+/** The statements that take a schema from version `current` to PG_SCHEMA_VERSION, each step noted as applied. */
+export function migrationStatements(schema: string, pgvector: boolean, current: number): string[] {
+  const steps = schemaSteps(schema, pgvector);
+  const now = new Date().toISOString();
+  const statements: string[] = [];
+  for (let version = current + 1; version <= PG_SCHEMA_VERSION; version++) {
+    for (const statement of steps[version - 1].split(";").map((t) => t.trim()))
+      if (statement) statements.push(statement);
+    statements.push(
+      `INSERT INTO ${schema}.schema_version(version, applied_at) VALUES (${version}, ${lit(now)})`,
+    );
+  }
+  return statements;
+}
+
 /** Whether pgvector is installed in this database, installing it where the server has it and we may. */
 async function ensurePgvector(client: SqlClient): Promise<boolean> {
   const installed = async () =>
@@ -110,19 +137,8 @@ export async function migrateSchema(client: SqlClient, schema: string): Promise<
       `SELECT max(version) AS v FROM ${schema}.schema_version`,
     );
     const current = Number(row?.v ?? 0);
-    if (current > PG_SCHEMA_VERSION)
-      throw new StoreUnavailableError(
-        `the memory in ${schema} is at schema version ${current}, newer than this triforge knows (${PG_SCHEMA_VERSION}): upgrade triforge`,
-      );
-    const all = schemaSteps(schema, pgvector);
-    for (let version = current + 1; version <= PG_SCHEMA_VERSION; version++) {
-      for (const statement of all[version - 1].split(";").map((t) => t.trim()))
-        if (statement) await tx.query(statement);
-      await tx.query(`INSERT INTO ${schema}.schema_version(version, applied_at) VALUES ($1, $2)`, [
-        version,
-        new Date().toISOString(),
-      ]);
-    }
+    if (current > PG_SCHEMA_VERSION) throw newerSchemaError(schema, current);
+    for (const statement of migrationStatements(schema, pgvector, current)) await tx.query(statement);
     const column = await tx.query(
       "SELECT 1 AS ok FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'chunks' AND column_name = 'embedding'",
       [schema.slice(1, -1)],

@@ -10,12 +10,17 @@ import type { LlmUsage } from "../llm/usage.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { lockKey, migrateSchema, projectSchema } from "./pg-schema.ts";
 import {
-  MIRROR_TABLES,
-  type MirrorMarks,
-  type RemoteChanges,
-  type RemoteMarks,
-  type RemoteStore,
-} from "./remote.ts";
+  changedWeightsSql,
+  emptyChanges,
+  marksOf,
+  marksSql,
+  pullBase,
+  pulledChanges,
+  SqlStoreBase,
+  snapshotOf,
+  usageStatements,
+} from "./pg-store.ts";
+import type { MirrorMarks, RemoteChanges, RemoteMarks, RemoteStore } from "./remote.ts";
 import { addEdge, EDGE_EPSILON, type EdgeDeltas, factKey, ordered, readVectors } from "./sqlite.ts";
 import {
   type ChunkGraph,
@@ -25,10 +30,7 @@ import {
   type IndexBatch,
   type IndexState,
   type StoreSnapshot,
-  type StoreStatus,
-  type SummaryEntry,
   type SummaryRewrite,
-  type Turn,
 } from "./types.ts";
 
 function toBase64(vector: Float32Array): string {
@@ -41,13 +43,7 @@ function pgvectorText(vector: Float32Array): string {
 
 const json = (rows: unknown) => JSON.stringify(rows);
 
-/** Per-writer meta keys: each machine reads its own chats.jsonl, so its offset is its own. */
-export const WRITER_KEYS = new Set(["offset", "offset_check", "review_swept"]);
-
-/** The meta row a key is stored under in Postgres: `offset@<writer>` for a per-writer key. */
-export function writerMetaKey(key: string, writer: string): string {
-  return WRITER_KEYS.has(key) ? `${key}@${writer}` : key;
-}
+export { WRITER_KEYS, writerMetaKey } from "./pg-store.ts";
 
 export interface PgStoreOptions {
   /** The project's name in the database (one Postgres schema each). */
@@ -63,24 +59,19 @@ export interface PgStoreOptions {
   llmCache?: boolean;
 }
 
-export class PgMemoryStore implements RemoteStore {
+export class PgMemoryStore extends SqlStoreBase implements RemoteStore {
   readonly backend: string;
   readonly location: string;
-  readonly schema: string;
-  private readonly cache = new Map<string, string>();
-  /** Cache and usage writes not yet confirmed: awaited before the next write, and by flush(). */
-  private pending: Promise<unknown>[] = [];
-  private failure: unknown;
   private readonly indexedDims = new Set<number>();
 
   private constructor(
     private readonly client: SqlClient,
-    private readonly options: PgStoreOptions,
+    options: PgStoreOptions,
     readonly pgvector: boolean,
   ) {
+    super(client, options.project, options.writer);
     this.backend = options.backend ?? "postgres";
     this.location = options.location ?? options.backend ?? "postgres";
-    this.schema = projectSchema(options.project);
   }
 
   /** Creates or migrates the project's schema and loads the LLM cache (get/set are synchronous). */
@@ -93,16 +84,8 @@ export class PgMemoryStore implements RemoteStore {
       `INSERT INTO ${s}.meta(key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING`,
       [crypto.randomUUID()],
     );
-    if (options.llmCache !== false)
-      for (const r of await client.query<{ key: string; value: string }>(
-        `SELECT key, value FROM ${s}.llm_cache`,
-      ))
-        store.cache.set(r.key, r.value);
+    if (options.llmCache !== false) await store.loadCache();
     return store;
-  }
-
-  private metaKey(key: string): string {
-    return writerMetaKey(key, this.options.writer);
   }
 
   private async meta(key: string, tx: SqlClient = this.client): Promise<string | undefined> {
@@ -135,47 +118,6 @@ export class PgMemoryStore implements RemoteStore {
     });
   }
 
-  /** Waits for the cache and usage writes made so far; throws the first that failed. */
-  async flush(): Promise<void> {
-    const pending = this.pending;
-    this.pending = [];
-    await Promise.all(pending);
-    if (this.failure) {
-      const failure = this.failure;
-      this.failure = undefined;
-      throw failure;
-    }
-  }
-
-  private later(write: Promise<unknown>): void {
-    this.pending.push(
-      write.catch((error) => {
-        this.failure ??= error;
-      }),
-    );
-  }
-
-  async state(): Promise<IndexState> {
-    const rows = await this.client.query<{ key: string; value: string }>(
-      `SELECT key, value FROM ${this.schema}.meta WHERE key IN (SELECT value FROM jsonb_array_elements_text($1::text::jsonb))`,
-      [
-        json(
-          ["offset", "offset_check", "last_indexed", "generation", "review_swept"].map((k) =>
-            this.metaKey(k),
-          ),
-        ),
-      ],
-    );
-    const value = (key: string) => rows.find((r) => r.key === this.metaKey(key))?.value;
-    return {
-      offset: Number(value("offset") ?? 0),
-      offsetCheck: value("offset_check") ?? "",
-      lastIndexed: value("last_indexed") ?? null,
-      generation: Number(value("generation") ?? 0),
-      reviewSwept: value("review_swept") === "1",
-    };
-  }
-
   async generation(): Promise<number> {
     return Number((await this.meta("generation")) ?? 0);
   }
@@ -189,34 +131,6 @@ export class PgMemoryStore implements RemoteStore {
       if (state.reviewSwept !== undefined)
         await this.setMeta(tx, "review_swept", state.reviewSwept ? "1" : "0");
     });
-  }
-
-  async indexedRecords(uuids: string[]): Promise<Set<string>> {
-    if (!uuids.length) return new Set();
-    const rows = await this.client.query<{ uuid: string }>(
-      `SELECT u.uuid FROM jsonb_array_elements_text($1::text::jsonb) u(uuid)
-       WHERE EXISTS (SELECT 1 FROM ${this.schema}.turns t WHERE t.uuid = u.uuid)
-          OR EXISTS (SELECT 1 FROM ${this.schema}.forgotten_records f WHERE f.uuid = u.uuid)`,
-      [json(uuids)],
-    );
-    return new Set(rows.map((r) => r.uuid));
-  }
-
-  async forgottenSessions(): Promise<Set<string>> {
-    const rows = await this.client.query<{ session_id: string }>(
-      `SELECT session_id FROM ${this.schema}.forgotten`,
-    );
-    return new Set(rows.map((r) => r.session_id));
-  }
-
-  async hasSession(sessionId: string): Promise<boolean> {
-    return (
-      (
-        await this.client.query(`SELECT 1 AS ok FROM ${this.schema}.chunks WHERE session_id = $1 LIMIT 1`, [
-          sessionId,
-        ])
-      ).length > 0
-    );
   }
 
   async entityVectors(): Promise<{ phrases: string[]; vectors: Float32Array; models: string[] }> {
@@ -506,31 +420,6 @@ export class PgMemoryStore implements RemoteStore {
       );
   }
 
-  get(key: string): string | undefined {
-    return this.cache.get(key);
-  }
-
-  /** Kept in memory at once, written through (awaited before the next write and by flush()). */
-  set(key: string, value: string): void {
-    this.cache.set(key, value);
-    const chunkHash = key.slice(key.lastIndexOf(":") + 1);
-    this.later(
-      this.client.query(
-        `INSERT INTO ${this.schema}.llm_cache(key, chunk_hash, value) VALUES ($1, $2, $3)
-         ON CONFLICT (key) DO UPDATE SET chunk_hash = excluded.chunk_hash, value = excluded.value`,
-        [key, chunkHash, value],
-      ),
-    );
-  }
-
-  async pendingLlmChunks(limit: number): Promise<{ id: number; hash: string; text: string }[]> {
-    const rows = await this.client.query<{ id: number; hash: string; text: string }>(
-      `SELECT id, hash, text FROM ${this.schema}.chunks WHERE graph_source = 'llm-pending' ORDER BY id LIMIT $1`,
-      [limit],
-    );
-    return rows.map((r) => ({ ...r, id: Number(r.id) }));
-  }
-
   async replaceChunkGraph(
     chunkId: number,
     graph: ChunkGraph,
@@ -669,19 +558,9 @@ export class PgMemoryStore implements RemoteStore {
       await tx.query(`DELETE FROM ${s}.chunks WHERE id IN ${set}`, [json(ids)]);
       await tx.query(`DELETE FROM ${s}.summaries WHERE session_id = $1`, [sessionId]);
       await this.bump(tx, "generation");
-      const hashes = new Set(chunks.map((c) => c.hash));
-      for (const key of this.cache.keys())
-        if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+      this.dropCached(new Set(chunks.map((c) => c.hash)));
       return { chunks: chunks.length, ...removed };
     });
-  }
-
-  /** Record uuids some machine deleted one by one (their chunks gone, never stored again). */
-  async forgottenRecords(): Promise<Set<string>> {
-    const rows = await this.client.query<{ uuid: string }>(
-      `SELECT uuid FROM ${this.schema}.forgotten_records`,
-    );
-    return new Set(rows.map((r) => r.uuid));
   }
 
   /**
@@ -736,9 +615,7 @@ export class PgMemoryStore implements RemoteStore {
         }
       }
       await this.bump(tx, "generation");
-      const hashes = new Set(chunks.map((c) => c.hash));
-      for (const key of this.cache.keys())
-        if (hashes.has(key.slice(key.lastIndexOf(":") + 1))) this.cache.delete(key);
+      this.dropCached(new Set(chunks.map((c) => c.hash)));
       return ids.length;
     });
   }
@@ -763,101 +640,24 @@ export class PgMemoryStore implements RemoteStore {
     });
   }
 
-  async summaries(): Promise<SummaryEntry[]> {
-    const rows = await this.client.query<Record<string, string>>(
-      `SELECT session_id, date, ts, text, source FROM ${this.schema}.summaries ORDER BY ts, id`,
-    );
-    return rows.map((r) => ({
-      sessionId: r.session_id,
-      date: r.date,
-      ts: r.ts,
-      text: r.text,
-      source: r.source,
-    }));
-  }
-
   async snapshot(): Promise<StoreSnapshot> {
     const s = this.schema;
     return this.client.transaction(async (tx) => {
       // One consistent view of every table, whatever another writer commits meanwhile.
       await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
       const generation = Number((await this.meta("generation", tx)) ?? 0);
-      const chunkRows = await tx.query<{
-        id: number;
-        session_id: string;
-        ts: string;
-        text: string;
-        graph_source: GraphSource;
-        model: string;
-        vector: Uint8Array;
-      }>(`SELECT id, session_id, ts, text, graph_source, model, vector FROM ${s}.chunks ORDER BY id`);
-      const { dim, vectors: chunkVectors } = readVectors(chunkRows);
-      const turnsOf = new Map<number, Turn[]>();
-      for (const t of await tx.query<Turn & { chunk_id: number }>(
-        `SELECT uuid, chunk_id, role, ts, start, "end" FROM ${s}.turns ORDER BY chunk_id, ord`,
-      )) {
-        const chunkId = Number(t.chunk_id);
-        let list = turnsOf.get(chunkId);
-        if (!list) turnsOf.set(chunkId, (list = []));
-        list.push({ uuid: t.uuid, role: t.role, ts: t.ts, start: t.start, end: t.end });
-      }
-      const chunks = chunkRows.map((r) => {
-        const id = Number(r.id);
-        return {
-          id,
-          sessionId: r.session_id,
-          ts: r.ts,
-          text: r.text,
-          graphSource: r.graph_source,
-          turns: turnsOf.get(id) ?? [],
-        };
+      const read = (sql: string) => tx.query<Record<string, unknown>>(sql);
+      return snapshotOf(generation, {
+        chunks: await read(
+          `SELECT id, session_id, ts, text, graph_source, model, vector FROM ${s}.chunks ORDER BY id`,
+        ),
+        turns: await read(
+          `SELECT uuid, chunk_id, role, ts, start, "end" FROM ${s}.turns ORDER BY chunk_id, ord`,
+        ),
+        entities: await read(`SELECT id, phrase, label FROM ${s}.entities ORDER BY id`),
+        facts: await read(`SELECT id, subject, predicate, object, model, vector FROM ${s}.facts ORDER BY id`),
+        edges: await read(`SELECT kind, a, b, weight FROM ${s}.edges ORDER BY id`),
       });
-      const entities = (
-        await tx.query<{ id: number; phrase: string; label: string }>(
-          `SELECT id, phrase, label FROM ${s}.entities ORDER BY id`,
-        )
-      ).map((r) => ({ ...r, id: Number(r.id) }));
-      const factRows = await tx.query<{
-        id: number;
-        subject: number;
-        predicate: string;
-        object: number;
-        model: string;
-        vector: Uint8Array;
-      }>(`SELECT id, subject, predicate, object, model, vector FROM ${s}.facts ORDER BY id`);
-      const { dim: factDim, vectors: factVectors } = readVectors(factRows, dim);
-      const edgeRows = await tx.query<{ kind: number; a: number; b: number; weight: number }>(
-        `SELECT kind, a, b, weight FROM ${s}.edges ORDER BY id`,
-      );
-      const edges = {
-        kind: new Uint8Array(edgeRows.length),
-        a: new Int32Array(edgeRows.length),
-        b: new Int32Array(edgeRows.length),
-        weight: new Float64Array(edgeRows.length),
-      };
-      edgeRows.forEach((r, i) => {
-        edges.kind[i] = r.kind;
-        edges.a[i] = r.a;
-        edges.b[i] = r.b;
-        edges.weight[i] = r.weight;
-      });
-      return {
-        generation,
-        dim: dim || factDim,
-        chunks,
-        chunkVectors,
-        chunkModels: chunkRows.map((r) => r.model),
-        entities,
-        facts: factRows.map((r) => ({
-          id: Number(r.id),
-          subject: r.subject,
-          predicate: r.predicate,
-          object: r.object,
-        })),
-        factVectors,
-        factModels: factRows.map((r) => r.model),
-        edges,
-      };
     });
   }
 
@@ -872,7 +672,7 @@ export class PgMemoryStore implements RemoteStore {
   /** One round trip outside a transaction (a project not created yet fails the read: no marks). */
   async marks(tx?: SqlClient): Promise<RemoteMarks> {
     const none = { store: "", generation: 0, deletions: 0 };
-    const read = `SELECT key, value FROM ${this.schema}.meta WHERE key IN ('store_id', 'generation', 'deletions')`;
+    const read = marksSql(this.schema);
     let rows: { key: string; value: string }[];
     if (tx) {
       // In a transaction a failed statement would abort it: asked first.
@@ -885,12 +685,7 @@ export class PgMemoryStore implements RemoteStore {
         if (!(await this.exists())) return none;
         throw error;
       }
-    const value = (key: string) => rows.find((r) => r.key === key)?.value;
-    return {
-      store: value("store_id") ?? "",
-      generation: Number(value("generation") ?? 0),
-      deletions: Number(value("deletions") ?? 0),
-    };
+    return marksOf(rows);
   }
 
   async schemaVersion(): Promise<number> {
@@ -911,14 +706,9 @@ export class PgMemoryStore implements RemoteStore {
     return this.client.transaction(async (tx) => {
       await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
       const marks = await this.marks(tx);
-      const whole = !since || since.store !== marks.store || since.deletions !== marks.deletions;
-      const base = whole ? { chunk: 0, entity: 0, fact: 0, edge: 0 } : since;
-      const empty = { marks: { ...marks, ...base }, whole, weights: [] };
-      if (!marks.store)
-        return {
-          ...empty,
-          rows: Object.fromEntries(MIRROR_TABLES.map((t) => [t, []])) as unknown as RemoteChanges["rows"],
-        };
+      const pull = pullBase(since, marks);
+      const { base } = pull;
+      if (!marks.store) return emptyChanges(marks, pull);
       const read = (sql: string, params: unknown[] = []) => tx.query<Record<string, unknown>>(sql, params);
       const numeric = (rows: Record<string, unknown>[], columns: string[]) => {
         for (const r of rows) for (const c of columns) r[c] = Number(r[c]);
@@ -972,120 +762,18 @@ export class PgMemoryStore implements RemoteStore {
         ),
         forgotten: await read(`SELECT session_id, at FROM ${s}.forgotten`),
       };
-      const weights = whole
+      const weights = pull.whole
         ? []
-        : (
-            await read(
-              `SELECT e.id, e.weight FROM ${s}.edges e WHERE e.id <= $1
-               AND (e.id IN (SELECT edge_id FROM ${s}.edge_sources WHERE chunk_id > $2)
-                 OR e.id IN (SELECT edge_id FROM ${s}.synonym_updates WHERE generation > $3))`,
-              [base.edge, base.chunk, since?.generation ?? 0],
-            )
-          ).map((r) => ({ id: Number(r.id), weight: Number(r.weight) }));
-      const top = (list: Record<string, unknown>[], mark: number) =>
-        list.reduce((max, r) => Math.max(max, r.id as number), mark);
-      return {
-        marks: {
-          ...marks,
-          chunk: top(rows.chunks, base.chunk),
-          entity: top(rows.entities, base.entity),
-          fact: top(rows.facts, base.fact),
-          edge: top(rows.edges, base.edge),
-        },
-        whole,
-        rows,
-        weights,
-      };
+        : await read(changedWeightsSql(s), [base.edge, base.chunk, since?.generation ?? 0]);
+      return pulledChanges(marks, pull, rows, weights);
     });
   }
 
-  async status(): Promise<StoreStatus> {
-    const s = this.schema;
-    const [c] = await this.client.query<Record<string, number | string>>(
-      `SELECT (SELECT count(*) FROM ${s}.chunks) AS chunks,
-              (SELECT count(DISTINCT session_id) FROM ${s}.chunks) AS sessions,
-              (SELECT count(*) FROM ${s}.entities) AS entities,
-              (SELECT count(*) FROM ${s}.facts) AS facts,
-              (SELECT count(*) FROM ${s}.edges WHERE kind = 0) AS fact_edges,
-              (SELECT count(*) FROM ${s}.edges WHERE kind = 1) AS context_edges,
-              (SELECT count(*) FROM ${s}.edges WHERE kind = 2) AS synonym_edges,
-              (SELECT count(*) FROM ${s}.chunks WHERE graph_source = 'llm-pending') AS pending`,
-    );
-    return {
-      chunks: Number(c.chunks),
-      sessions: Number(c.sessions),
-      entities: Number(c.entities),
-      facts: Number(c.facts),
-      edges: {
-        fact: Number(c.fact_edges),
-        context: Number(c.context_edges),
-        synonym: Number(c.synonym_edges),
-      },
-      lastIndexed: (await this.meta("last_indexed")) ?? null,
-      llmUsage: await this.usage(),
-      llmUsageThisMonth: await this.usageOf(`${s}.llm_usage_months WHERE month = $1`, [
-        new Date().toISOString().slice(0, 7),
-      ]),
-      pendingLlm: Number(c.pending),
-    };
-  }
-
-  private async usageOf(from: string, params: unknown[] = []): Promise<StoreStatus["llmUsage"]> {
-    await this.flush();
-    return (
-      await this.client.query<Record<string, string | number>>(
-        `SELECT provider, model, calls, input_tokens, output_tokens FROM ${from} ORDER BY provider, model`,
-        params,
-      )
-    ).map((r) => ({
-      provider: String(r.provider),
-      model: String(r.model),
-      calls: Number(r.calls),
-      inputTokens: Number(r.input_tokens),
-      outputTokens: Number(r.output_tokens),
-    }));
-  }
-
-  async usage(): Promise<StoreStatus["llmUsage"]> {
-    return this.usageOf(`${this.schema}.llm_usage`);
-  }
-
   record(usage: LlmUsage): void {
-    const s = this.schema;
-    const add =
-      "calls = X.calls + 1, input_tokens = X.input_tokens + excluded.input_tokens, output_tokens = X.output_tokens + excluded.output_tokens";
     this.later(
       this.client.transaction(async (tx) => {
-        await tx.query(
-          `INSERT INTO ${s}.llm_usage(provider, model, calls, input_tokens, output_tokens) VALUES ($1, $2, 1, $3, $4)
-           ON CONFLICT (provider, model) DO UPDATE SET ${add.replaceAll("X.", `${s}.llm_usage.`)}`,
-          [usage.provider, usage.model, usage.inputTokens, usage.outputTokens],
-        );
-        await tx.query(
-          `INSERT INTO ${s}.llm_usage_months(month, provider, model, calls, input_tokens, output_tokens) VALUES ($1, $2, $3, 1, $4, $5)
-           ON CONFLICT (month, provider, model) DO UPDATE SET ${add.replaceAll("X.", `${s}.llm_usage_months.`)}`,
-          [
-            new Date().toISOString().slice(0, 7),
-            usage.provider,
-            usage.model,
-            usage.inputTokens,
-            usage.outputTokens,
-          ],
-        );
+        for (const statement of usageStatements(this.schema, usage)) await tx.query(statement);
       }),
     );
-  }
-
-  /** Waits for pending writes, then closes the connection (close() does the same without waiting). */
-  async closeAsync(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.client.close();
-    }
-  }
-
-  close(): void {
-    void this.closeAsync().catch(() => {});
   }
 }
