@@ -5,15 +5,12 @@
  * under the chat-log lock and remembered as forgotten, so no rescan indexes them again; its pin;
  * summary.md and the recall snapshot. All under the index lock that the indexer and `forget` hold.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { logError } from "../home/log.ts";
-import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../home/paths.ts";
+import { indexLockPath } from "../home/paths.ts";
 import { openStoreForRead, openStoreForWrite } from "../store/open.ts";
 import type { ForgetResult } from "../store/types.ts";
-import { withChatLogLock } from "./chatlog.ts";
+import { refreshAfterForget, removeChatLogLines } from "./forget.ts";
 import { waitForLock } from "./lock.ts";
 import { removePin } from "./pins.ts";
-import { writeSummaryFile } from "./summary.ts";
 
 /** How long a delete waits for a running indexer to finish before giving up (as forget does). */
 const LOCK_WAIT_MS = 15_000;
@@ -96,21 +93,7 @@ function isRecordOf(line: string, uuids: Set<string>): boolean {
 
 /** Rewrites chats.jsonl without the records `uuids`, under the chat-log lock capture appends under. */
 function removeRecordLines(projectRoot: string, uuids: Set<string>): number {
-  const file = chatLogPath(projectRoot);
-  if (uuids.size === 0) return 0;
-  return withChatLogLock(projectRoot, "forget", () => {
-    if (!existsSync(file)) return 0;
-    const lines = readFileSync(file, "utf8").split("\n");
-    // An unterminated last line (a writer that crashed mid-line) is kept as it is.
-    const last = lines.pop() ?? "";
-    const kept = lines.filter((line) => !isRecordOf(line, uuids));
-    const removed = lines.length - kept.length;
-    if (removed === 0) return 0;
-    const temporary = `${file}.forget-${process.pid}.tmp`;
-    writeFileSync(temporary, kept.map((line) => `${line}\n`).join("") + last);
-    renameSync(temporary, file);
-    return removed;
-  });
+  return uuids.size ? removeChatLogLines(projectRoot, (line) => isRecordOf(line, uuids)) : 0;
 }
 
 export async function forgetChunk(projectRoot: string, chunkId: number): Promise<ChunkForgetReport> {
@@ -163,19 +146,7 @@ export async function forgetChunkHere(
     const { sessionId, uuids, summaryLines, ...removed } = result;
     const lines = removeRecordLines(projectRoot, new Set(uuids));
     const pins = removePin(projectRoot, chunkId) ? 1 : 0;
-    // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
-    if (lines) await store.setState({ offset: 0, offsetCheck: "" });
-    writeSummaryFile(summaryPath(projectRoot), await store.summaries());
-    const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
-      import("./recall/snapshot-file.ts"),
-      import("../embed/source.ts"),
-    ]);
-    const snapshot = recallSnapshotPath(projectRoot);
-    await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
-      // Not left holding the chunk's words: recall reads the store until the next index run.
-      rmSync(snapshot, { force: true });
-      logError("forget chunk: recall snapshot not rebuilt, removed", error, projectRoot);
-    });
+    await refreshAfterForget(projectRoot, store, lines, "forget chunk");
     return { status: "forgotten", session_id: sessionId, ...removed, lines, summaryLines, pins };
   } finally {
     store.close();

@@ -43,23 +43,52 @@ function belongsTo(line: string, sessionId: string): boolean {
 }
 
 /**
- * Rewrites chats.jsonl without the session's lines, holding the chat-log lock that every capture append
+ * Rewrites chats.jsonl without the lines `drop` picks, holding the chat-log lock that every capture append
  * holds too: no append can land in the old copy between our read and the rename, so none is lost.
  */
-export function removeSessionLines(projectRoot: string, sessionId: string): number {
+export function removeChatLogLines(projectRoot: string, drop: (line: string) => boolean): number {
   const file = chatLogPath(projectRoot);
   return withChatLogLock(projectRoot, "forget", () => {
     if (!existsSync(file)) return 0;
     const lines = readFileSync(file, "utf8").split("\n");
     // An unterminated last line (a writer that crashed mid-line) is kept as it is.
     const last = lines.pop() ?? "";
-    const kept = lines.filter((line) => !belongsTo(line, sessionId));
+    const kept = lines.filter((line) => !drop(line));
     const removed = lines.length - kept.length;
     if (removed === 0) return 0;
     const temporary = `${file}.forget-${process.pid}.tmp`;
     writeFileSync(temporary, kept.map((line) => `${line}\n`).join("") + last);
     renameSync(temporary, file);
     return removed;
+  });
+}
+
+export function removeSessionLines(projectRoot: string, sessionId: string): number {
+  return removeChatLogLines(projectRoot, (line) => belongsTo(line, sessionId));
+}
+
+/**
+ * After rows went from the store: the offset reset where chats.jsonl lost `lines` (the next run rescans
+ * it; records dedupe by uuid), summary.md rewritten, and the recall snapshot, which holds the forgotten
+ * words and vectors too, rebuilt without them (removed where that fails: recall reads the store until the
+ * next index run). `what` names the command in errors.log.
+ */
+export async function refreshAfterForget(
+  projectRoot: string,
+  store: ReturnType<typeof openStoreForWrite>,
+  lines: number,
+  what: string,
+): Promise<void> {
+  if (lines) await store.setState({ offset: 0, offsetCheck: "" });
+  writeSummaryFile(summaryPath(projectRoot), await store.summaries());
+  const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
+    import("./recall/snapshot-file.ts"),
+    import("../embed/source.ts"),
+  ]);
+  const snapshot = recallSnapshotPath(projectRoot);
+  await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
+    rmSync(snapshot, { force: true });
+    logError(`${what}: recall snapshot not rebuilt, removed`, error, projectRoot);
   });
 }
 
@@ -135,20 +164,7 @@ export async function forgetHere(projectRoot: string, sessionId: string): Promis
   const lines = removeSessionLines(projectRoot, sessionId);
   const pins = removeSessionPins(projectRoot, sessionId);
   if (store) {
-    // chats.jsonl changed under the saved offset: the next run rescans it (records dedupe by uuid).
-    if (lines) await store.setState({ offset: 0, offsetCheck: "" });
-    writeSummaryFile(summaryPath(projectRoot), await store.summaries());
-    // The recall snapshot holds the session's words and vectors too: rebuilt without them (rows were deleted).
-    const [{ refreshSnapshotFile }, { loadModel }] = await Promise.all([
-      import("./recall/snapshot-file.ts"),
-      import("../embed/source.ts"),
-    ]);
-    const snapshot = recallSnapshotPath(projectRoot);
-    await refreshSnapshotFile(snapshot, store, async () => (await loadModel()).id).catch((error) => {
-      // Not left holding the session's words: recall reads the store until the next index run.
-      rmSync(snapshot, { force: true });
-      logError("forget: recall snapshot not rebuilt, removed", error, projectRoot);
-    });
+    await refreshAfterForget(projectRoot, store, lines, "forget");
     store.close();
   }
   return { status: "forgotten", ...result, lines, pins };
