@@ -19,8 +19,9 @@ import { MemoryIndex } from "../src/memory/recall/snapshot.ts";
 import { migrateStore } from "../src/store/migrate.ts";
 import { connectPostgres, type SqlClient } from "../src/store/pg-client.ts";
 import { PgMemoryStore } from "../src/store/postgres.ts";
+import type { ChunkRow } from "../src/store/remote.ts";
 import { factKey, SqliteMemoryStore } from "../src/store/sqlite.ts";
-import type { IndexBatch, MemoryStore, NewChunk } from "../src/store/types.ts";
+import type { IndexBatch, MemoryStore } from "../src/store/types.ts";
 import { pgliteClient } from "../test/support/pglite.ts";
 import { loadLocomo, locomoRecords, percentiles, scratchHome, writeChatLog } from "./memory-data.ts";
 
@@ -32,16 +33,7 @@ export function batchesOf(path: string): IndexBatch[] {
   const f32 = (blob: Uint8Array) => new Float32Array(new Uint8Array(blob).buffer);
   const chunks = db
     .query("SELECT id, hash, session_id, ts, text, graph_source, model, vector FROM chunks ORDER BY id")
-    .all() as {
-    id: number;
-    hash: string;
-    session_id: string;
-    ts: string;
-    text: string;
-    graph_source: NewChunk["graphSource"];
-    model: string;
-    vector: Uint8Array;
-  }[];
+    .all() as ChunkRow[];
   const turns = db
     .query('SELECT uuid, chunk_id, role, ts, start, "end" FROM turns ORDER BY chunk_id, ord')
     .all() as {
@@ -155,6 +147,20 @@ export function batchesOf(path: string): IndexBatch[] {
 
 const ms = (t: number) => Number(t.toFixed(1));
 
+/** LoCoMo's answerable questions (categories 1-4), each with the records its answer is in. */
+export function recallQuestions(samples: Awaited<ReturnType<typeof loadLocomo>>) {
+  return samples.flatMap((s) =>
+    s.qa
+      .filter((qa) => [1, 2, 3, 4].includes(qa.category))
+      .map((qa) => ({
+        question: qa.question,
+        evidence: new Set(
+          qa.evidence.flatMap((e) => e.split(/[;,]\s*/)).map((e) => `${s.sample_id}/${e.trim()}`),
+        ),
+      })),
+  );
+}
+
 async function main(): Promise<void> {
   // STORE_BENCH_CONVERSATIONS=1 for a quick look; the figures are for all ten.
   const samples = (await loadLocomo()).slice(0, Number(process.env.STORE_BENCH_CONVERSATIONS ?? 10));
@@ -168,16 +174,7 @@ async function main(): Promise<void> {
     const localIndexMs = performance.now() - started;
     const batches = batchesOf(storePath(root));
     const model = await loadModel();
-    const questions = samples.flatMap((s) =>
-      s.qa
-        .filter((qa) => [1, 2, 3, 4].includes(qa.category))
-        .map((qa) => ({
-          question: qa.question,
-          evidence: new Set(
-            qa.evidence.flatMap((e) => e.split(/[;,]\s*/)).map((e) => `${s.sample_id}/${e.trim()}`),
-          ),
-        })),
-    );
+    const questions = recallQuestions(samples);
     const backends: { name: string; open: () => Promise<{ store: MemoryStore; client?: SqlClient }> }[] = [
       {
         name: "sqlite (baseline)",

@@ -18,22 +18,14 @@ import { keepSharedConnections, type SharedOptions } from "../src/memory/shared.
 import { connectPostgres } from "../src/store/pg-client.ts";
 import { pgliteClient } from "../test/support/pglite.ts";
 import { loadLocomo, locomoRecords, percentiles, scratchHome, writeChatLog } from "./memory-data.ts";
+import { recallQuestions } from "./store-backends.ts";
 
 const ms = (t: number) => Number(t.toFixed(1));
 
 async function main(): Promise<void> {
   const samples = (await loadLocomo()).slice(0, Number(process.env.STORE_BENCH_CONVERSATIONS ?? 10));
   const records = samples.flatMap((s) => locomoRecords(s));
-  const questions = samples.flatMap((s) =>
-    s.qa
-      .filter((qa) => [1, 2, 3, 4].includes(qa.category))
-      .map((qa) => ({
-        question: qa.question,
-        evidence: new Set(
-          qa.evidence.flatMap((e) => e.split(/[;,]\s*/)).map((e) => `${s.sample_id}/${e.trim()}`),
-        ),
-      })),
-  );
+  const questions = recallQuestions(samples);
   const scratch = scratchHome("store-shared");
   const project = `bench_shared_${Date.now()}`;
   const serverUrl = process.env.TRIFORGE_TEST_PG_URL ?? process.env.TRIFORGE_PG_URL;

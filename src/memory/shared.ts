@@ -20,7 +20,14 @@ import {
   summaryPath,
 } from "../home/paths.ts";
 import { TABLES } from "../store/migrate.ts";
-import type { Connect, MirrorMarks, RemoteStore, RemoteTarget } from "../store/remote.ts";
+import {
+  type ChunkRow,
+  type Connect,
+  GRAPH_TABLES,
+  type MirrorMarks,
+  type RemoteStore,
+  type RemoteTarget,
+} from "../store/remote.ts";
 import { factKey, type SqliteMemoryStore } from "../store/sqlite.ts";
 import type {
   IndexBatch,
@@ -217,16 +224,7 @@ export async function pushToShared(
       .query(
         "SELECT id, hash, session_id, ts, text, graph_source, model, vector FROM chunks WHERE id > ? ORDER BY id",
       )
-      .all(state.chunk) as {
-      id: number;
-      hash: string;
-      session_id: string;
-      ts: string;
-      text: string;
-      graph_source: NewChunk["graphSource"];
-      model: string;
-      vector: Uint8Array;
-    }[];
+      .all(state.chunk) as ChunkRow[];
     const lastSummary =
       (db.query("SELECT max(id) AS id FROM summaries").get() as { id: number | null }).id ?? 0;
     const rows = chunkRows.filter((c) => !forgotten.has(c.session_id));
@@ -486,16 +484,7 @@ export async function pullMirror(
       db.run("PRAGMA busy_timeout = 5000");
       db.transaction(() => {
         for (const r of changes.rows.forgotten) forgotten.add(String(r.session_id));
-        for (const table of [
-          "chunks",
-          "turns",
-          "entities",
-          "facts",
-          "fact_sources",
-          "edges",
-          "edge_sources",
-        ] as const)
-          insertRows(db, table, changes.rows[table]);
+        for (const table of GRAPH_TABLES) insertRows(db, table, changes.rows[table]);
         // Earlier edges whose weight changed: a fact edge a new chunk added to (found again through
         // edge_sources), or a synonym edge revived or dropped, noted in synonym_changes as the indexer
         // notes its own, so the recall arrays' extension picks it up.

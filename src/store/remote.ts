@@ -6,7 +6,7 @@
  */
 import { redactUrl, type SqlClient } from "./pg-client.ts";
 import type { StorageTarget } from "./settings.ts";
-import type { MemoryStore, SummaryRewrite } from "./types.ts";
+import type { GraphSource, MemoryStore, SummaryRewrite } from "./types.ts";
 
 export type RemoteTarget = Exclude<StorageTarget, { kind: "local" }>;
 
@@ -25,8 +25,8 @@ export interface MirrorMarks extends RemoteMarks {
   edge: number;
 }
 
-/** The tables a mirror holds (columns named as in migrate.ts's TABLES). */
-export const MIRROR_TABLES = [
+/** The chunks and the graph built from them: what a push sends and a pull adds to a mirror. */
+export const GRAPH_TABLES = [
   "chunks",
   "turns",
   "entities",
@@ -34,9 +34,22 @@ export const MIRROR_TABLES = [
   "fact_sources",
   "edges",
   "edge_sources",
-  "summaries",
-  "forgotten",
 ] as const;
+
+/** The tables a mirror holds (columns named as in migrate.ts's TABLES). */
+export const MIRROR_TABLES = [...GRAPH_TABLES, "summaries", "forgotten"] as const;
+
+/** A chunks row as every store's table holds it (SQLite, Postgres, a mirror). */
+export interface ChunkRow {
+  id: number;
+  hash: string;
+  session_id: string;
+  ts: string;
+  text: string;
+  graph_source: GraphSource;
+  model: string;
+  vector: Uint8Array;
+}
 export type MirrorTable = (typeof MIRROR_TABLES)[number];
 
 /**
