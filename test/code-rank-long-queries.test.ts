@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { scoreBm25 } from "../src/code/bm25.ts";
 import { openIndex } from "../src/code/code-search.ts";
-import { chunkTextTerms } from "../src/code/rank/expansion.ts";
+import { chunkTerms, termsFromPostings, termsFromText } from "../src/code/rank/expansion.ts";
 import { setTuning } from "../src/code/rank/tuning.ts";
 import { searchIndex } from "../src/code/search.ts";
 import type { CodeIndex } from "../src/code/store.ts";
@@ -67,13 +67,17 @@ function invertedTerms(chunk: number): number[] {
 }
 
 describe("long queries", () => {
-  test("feedback reads a chunk's terms from its text: exactly the postings' terms less its path words", () => {
+  test("a chunk's terms for feedback, from its text or from the postings turned around: the postings' terms less its path words", () => {
     expect(index.texts.length).toBeGreaterThan(5);
+    const sorted = (terms: Int32Array) => [...terms].sort((a, b) => a - b);
     for (let chunk = 0; chunk < index.texts.length; chunk++) {
-      const fromText = [...chunkTextTerms(index, chunk)].sort((a, b) => a - b);
-      expect(fromText).toEqual(invertedTerms(chunk));
+      const expected = invertedTerms(chunk);
+      expect(sorted(termsFromText(index, chunk))).toEqual(expected);
+      expect(sorted(termsFromText(index, chunk))).toEqual(expected);
+      expect(sorted(termsFromPostings(index, chunk))).toEqual(expected);
       // Read once, then remembered.
-      expect(chunkTextTerms(index, chunk)).toBe(chunkTextTerms(index, chunk));
+      expect(sorted(chunkTerms(index, chunk))).toEqual(expected);
+      expect(chunkTerms(index, chunk)).toBe(chunkTerms(index, chunk));
     }
   });
 

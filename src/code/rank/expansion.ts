@@ -19,22 +19,27 @@ const MIN_FEEDBACK_SUPPORT = 3;
 /** Share of the query's own BM25 weight the added terms carry (0: no expansion). */
 const FEEDBACK_WEIGHT = 0.3;
 
+/**
+ * Up to this many postings, the first sentence of a loaded index turns all of them around (chunk →
+ * terms): 15–21 ms for 0.4–1.0 M postings on the shared box, then microseconds per query. Past it,
+ * each feedback chunk's text is tokenised on first use instead: turning 6.8 M postings around (a
+ * 118k-chunk checkout) cost the first sentence 240–515 ms, ten unread chunks' texts cost 0.8–5 ms.
+ */
+const INVERT_POSTINGS_UP_TO = 1_000_000;
+
 /** Per loaded index: what feedback has read of its chunks so far. */
 interface FeedbackCache {
   /**
    * Per chunk, on first use: the distinct term ids of its text, less its file's path words (the
-   * postings give every chunk of a file its path's words, which its text may not hold). Read from
-   * the text because the postings run by term: turning all of them around cost the first sentence
-   * of a process 515 ms on a 118k-chunk checkout (6.8 M postings), where tokenising the ten
-   * feedback chunks costs 0.3–0.8 ms, once per chunk.
+   * postings give every chunk of a file its path's words, which its text may not hold).
    */
   chunkTerms: (Int32Array | undefined)[];
   /** Per file, on first use: the term ids of its path's words. */
   pathTerms: (Int32Array | undefined)[];
   /** Per term: how many feedback chunks hold it, during one query (zero between queries). */
   support: Uint8Array;
-  /** Per term: the last chunk it was read in plus one (distinct terms per chunk without a set). */
-  seenIn: Int32Array;
+  /** The postings turned around (chunk c's terms are terms[offsets[c] .. offsets[c+1])), when built. */
+  byChunk?: { offsets: Int32Array; terms: Int32Array };
 }
 
 const feedbackCaches = new WeakMap<CodeIndex, FeedbackCache>();
@@ -46,7 +51,6 @@ function feedbackCache(index: CodeIndex): FeedbackCache {
       chunkTerms: new Array(index.texts.length),
       pathTerms: new Array(index.files.length),
       support: new Uint8Array(terms),
-      seenIn: new Int32Array(terms),
     };
     feedbackCaches.set(index, cache);
   }
@@ -62,22 +66,50 @@ function pathTermsOf(index: CodeIndex, cache: FeedbackCache, file: number): Int3
   return terms;
 }
 
-/** The chunk's distinct text terms that are not its path's words (the ids its postings hold). */
-export function chunkTextTerms(index: CodeIndex, chunk: number): Int32Array {
+/** A chunk's term ids less its path words, from the postings turned around (built on first use). */
+export function termsFromPostings(index: CodeIndex, chunk: number): Int32Array {
   const cache = feedbackCache(index);
-  let terms = cache.chunkTerms[chunk];
-  if (terms) return terms;
+  const { bm25 } = index;
+  if (!cache.byChunk) {
+    const chunks = bm25.lengths.length;
+    const offsets = new Int32Array(chunks + 1);
+    for (let p = 0; p < bm25.docs.length; p++) offsets[bm25.docs[p] + 1]++;
+    for (let c = 0; c < chunks; c++) offsets[c + 1] += offsets[c];
+    const next = offsets.slice(0, chunks);
+    const terms = new Int32Array(bm25.docs.length);
+    for (let t = 0; t < bm25.terms.length; t++)
+      for (let p = bm25.offsets[t]; p < bm25.offsets[t + 1]; p++) terms[next[bm25.docs[p]]++] = t;
+    cache.byChunk = { offsets, terms };
+  }
+  const own = pathTermsOf(index, cache, index.chunkFile[chunk]);
+  const { offsets, terms } = cache.byChunk;
+  return terms.subarray(offsets[chunk], offsets[chunk + 1]).filter((term) => !own.includes(term));
+}
+
+/** A chunk's term ids less its path words, from its text (the same terms: the index tokenised it). */
+export function termsFromText(index: CodeIndex, chunk: number): Int32Array {
+  const cache = feedbackCache(index);
   const own = pathTermsOf(index, cache, index.chunkFile[chunk]);
   const { termIds } = index.bm25;
-  const { seenIn } = cache;
-  const ids: number[] = [];
+  const ids = new Set<number>();
   for (const token of tokenize(index.texts[chunk])) {
     const id = termIds.get(token);
-    if (id === undefined || seenIn[id] === chunk + 1) continue;
-    seenIn[id] = chunk + 1;
-    if (!own.includes(id)) ids.push(id);
+    if (id !== undefined && !own.includes(id)) ids.add(id);
   }
-  cache.chunkTerms[chunk] = terms = Int32Array.from(ids);
+  return Int32Array.from(ids);
+}
+
+/** A chunk's distinct terms less its path words, read once: from the postings of a small index, else its text. */
+export function chunkTerms(index: CodeIndex, chunk: number): Int32Array {
+  const cache = feedbackCache(index);
+  let terms = cache.chunkTerms[chunk];
+  if (!terms) {
+    terms =
+      index.bm25.docs.length <= INVERT_POSTINGS_UP_TO
+        ? termsFromPostings(index, chunk)
+        : termsFromText(index, chunk);
+    cache.chunkTerms[chunk] = terms;
+  }
   return terms;
 }
 
@@ -88,7 +120,7 @@ export function feedbackTerms(index: CodeIndex, queryTerms: string[], ranked: nu
   const { support } = feedbackCache(index);
   const touched: number[] = [];
   for (const chunk of ranked.slice(0, tuned("feedbackChunks", FEEDBACK_CHUNKS)))
-    for (const term of chunkTextTerms(index, chunk)) if (support[term]++ === 0) touched.push(term);
+    for (const term of chunkTerms(index, chunk)) if (support[term]++ === 0) touched.push(term);
   const minSupport = tuned("feedbackSupport", MIN_FEEDBACK_SUPPORT);
   const weighted: { term: string; weight: number }[] = [];
   for (const id of touched) {
