@@ -1,61 +1,22 @@
 /**
  * The InsForge store against InsForge's raw SQL endpoint: the contract server (test/support/fakes/
  * insforge.ts, PGlite behind InsForge's routes, bodies and error shapes), and a real InsForge when
- * INSFORGE_BASE_URL and INSFORGE_API_KEY are set. The SQLite store is the reference: the same batches
- * must give the same snapshot (row ids, vectors, weights), status, summaries and forget results.
+ * INSFORGE_BASE_URL and INSFORGE_API_KEY are set. The shared store's suite (test/support/store-contract.ts,
+ * the SQLite store as reference) runs on each, then what only InsForge has: writers racing through planned
+ * scripts, a refused key, a dropped connection, a lost answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { InsforgeMemoryStore } from "../src/store/insforge.ts";
 import { connectInsforge, InsforgeClient } from "../src/store/insforge-client.ts";
 import { StoreUnavailableError } from "../src/store/pg-client.ts";
-import { PG_SCHEMA_VERSION } from "../src/store/pg-schema.ts";
-import { SqliteMemoryStore } from "../src/store/sqlite.ts";
-import type { MemoryStore } from "../src/store/types.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
 import { failure, tempDir } from "./support/helpers.ts";
 import { storeBatches } from "./support/store-batches.ts";
+import { observed, referenceStore as reference, storeContract } from "./support/store-contract.ts";
 
 const dir = tempDir("triforge-insforge-");
 let projects = 0;
 const run = `${process.pid}_${Date.now()}`;
-
-async function fill(store: MemoryStore, seed: number): Promise<void> {
-  for (const batch of storeBatches(seed)) await store.writeBatch(batch);
-}
-
-async function observed(store: MemoryStore) {
-  const status = await store.status();
-  return {
-    snapshot: await store.snapshot(),
-    status: { ...status, llmUsageThisMonth: status.llmUsageThisMonth.length },
-    summaries: await store.summaries(),
-    entityVectors: await store.entityVectors(),
-    pending: await store.pendingLlmChunks(100),
-    forgotten: [...(await store.forgottenSessions())].sort(),
-  };
-}
-
-/**
- * What two stores hold but synonym edges: the SQLite store works out a replaced graph's synonym edges
- * itself (graph.ts SynonymGraph), a shared store writes those it is given, as the Postgres store does.
- */
-function withoutSynonyms(seen: Awaited<ReturnType<typeof observed>>) {
-  const { edges } = seen.snapshot;
-  const keep = [...edges.kind].map((k, i) => (k === 2 ? -1 : i)).filter((i) => i >= 0);
-  return {
-    ...seen,
-    status: { ...seen.status, edges: { ...seen.status.edges, synonym: 0 } },
-    snapshot: {
-      ...seen.snapshot,
-      edges: keep.map((i) => [edges.kind[i], edges.a[i], edges.b[i], edges.weight[i]]),
-    },
-  };
-}
-
-function reference(): SqliteMemoryStore {
-  return new SqliteMemoryStore(join(dir, `ref-${++projects}.db`));
-}
 
 interface Server {
   name: string;
@@ -108,207 +69,18 @@ for (const server of servers) {
       return InsforgeMemoryStore.open(client(), { project, writer });
     };
 
-    test("the same batches give the same snapshot, status, summaries and vectors as SQLite", async () => {
-      const ref = reference();
-      const store = await open();
-      await fill(ref, 1);
-      await fill(store, 1);
-      expect(await observed(store)).toEqual(await observed(ref));
-      expect((await store.snapshot()).chunks.length).toBe(18);
-      ref.close();
-      await store.closeAsync();
-    }, 60_000);
-
-    test("writing a batch again adds nothing (idempotent by chunk hash and turn uuid)", async () => {
-      const store = await open();
-      const batches = storeBatches(2);
-      for (const batch of batches) await store.writeBatch(batch);
-      const before = await store.snapshot();
-      await store.writeBatch(batches[1]);
-      const after = await store.snapshot();
-      expect(after.chunks).toEqual(before.chunks);
-      expect(after.edges).toEqual(before.edges);
-      const uuids = batches.flatMap((b) => b.chunks.flatMap((c) => c.turns.map((t) => t.uuid)));
-      expect((await store.indexedRecords([...uuids, "never-seen"])).size).toBe(uuids.length);
-      await store.closeAsync();
-    }, 60_000);
-
-    test("forget removes a session exactly as SQLite does: the same counts and the same rows left", async () => {
-      const ref = reference();
-      const store = await open();
-      await fill(ref, 3);
-      await fill(store, 3);
-      const forgotten = await ref.forgetSession("s3-1");
-      expect(await store.forgetSession("s3-1")).toEqual(forgotten);
-      expect(forgotten.chunks).toBeGreaterThan(0);
-      expect(await store.hasSession("s3-1")).toBe(false);
-      expect(await store.hasSession("s3-0")).toBe(true);
-      expect(await observed(store)).toEqual(await observed(ref));
-      // A second session after the first: the removal plans from what the first left.
-      expect(await store.forgetSession("s3-2")).toEqual(await ref.forgetSession("s3-2"));
-      expect(await observed(store)).toEqual(await observed(ref));
-      ref.close();
-      await store.closeAsync();
-    }, 60_000);
-
-    test("a retried LLM graph replaces the chunk's contribution as in SQLite", async () => {
-      const ref = reference();
-      const store = await open();
-      await fill(ref, 4);
-      await fill(store, 4);
-      const [pending] = await store.pendingLlmChunks(1);
-      expect(pending).toEqual((await ref.pendingLlmChunks(1))[0]);
-      const graph = {
-        entities: [
-          { phrase: "phrase 1", label: "PHRASE 1" },
-          { phrase: "brand new", label: "Brand New" },
-        ],
-        facts: [{ subject: "phrase 1", predicate: "replaces", object: "brand new" }],
-      };
-      const vectors = {
-        model: "test-model",
-        entityVectors: new Map([["brand new", new Float32Array(8).fill(0.5)]]),
-        factVectors: new Map([["phrase 1\u0001replaces\u0001brand new", new Float32Array(8).fill(0.25)]]),
-        synonyms: [{ a: "brand new", b: "phrase 2", score: 0.9 }],
-      };
-      await ref.replaceChunkGraph(pending.id, graph, "llm", vectors);
-      await store.replaceChunkGraph(pending.id, graph, "llm", vectors);
-      expect(withoutSynonyms(await observed(store))).toEqual(withoutSynonyms(await observed(ref)));
-      ref.close();
-      await store.closeAsync();
-    }, 60_000);
-
-    test("records deleted one by one go as SQLite's forgetChunk takes them, and are never stored again", async () => {
-      const ref = reference();
-      const store = await open();
-      await fill(ref, 11);
-      await fill(store, 11);
-      const snapshot = await ref.snapshot();
-      const decided = (line: string) => line.replace("- Decided: keep ", "");
-      const summaries = await ref.summaries();
-      // A chunk that names a phrase its session's summary decided on, so the rewrite has work to do.
-      const chunk = snapshot.chunks.find((c) =>
-        summaries.some(
-          (e) =>
-            e.sessionId === c.sessionId &&
-            e.text
-              .split("\n")
-              .slice(1)
-              .some((l) => c.text.includes(decided(l))),
-        ),
-      ) as (typeof snapshot.chunks)[number];
-      const uuids = chunk.turns.map((t) => t.uuid);
-      // A decision goes when the removed chunk names its phrase; an entry left with its title alone goes
-      // whole (a rewrite both stores run alike).
-      const rewrite = (entry: string, removed: string) => {
-        const lines = entry.split("\n").filter((line, i) => i === 0 || !removed.includes(decided(line)));
-        return lines.length > 1 ? lines.join("\n") : "";
-      };
-      const forgot = await ref.forgetChunk(chunk.id, rewrite);
-      expect(forgot?.summaryLines).toBeGreaterThan(0);
-      expect(await store.forgetRecords([uuids[0]], rewrite)).toBe(1);
-      expect(await observed(store)).toEqual(await observed(ref));
-      expect(await store.forgottenRecords()).toEqual(new Set(uuids));
-      expect((await store.indexedRecords(uuids)).size).toBe(uuids.length);
-      // Pushed again by a machine that never saw the delete: the chunk is not stored again.
-      for (const batch of storeBatches(11)) await store.writeBatch(batch);
-      expect((await store.status()).chunks).toBe(snapshot.chunks.length - 1);
-      expect(await store.forgetRecords(["never-seen"], rewrite)).toBe(0);
-      ref.close();
-      await store.closeAsync();
-    }, 60_000);
-
-    test("a new phrase without a vector fails the whole batch and writes nothing", async () => {
-      const store = await open();
-      const [batch] = storeBatches(5, 1);
-      batch.entityVectors.delete(batch.chunks[0].graph.entities[0].phrase);
-      await expect(store.writeBatch(batch)).rejects.toThrow(/no vector for new phrase/);
-      expect((await store.status()).chunks).toBe(0);
-      expect((await store.state()).generation).toBe(0);
-      await store.closeAsync();
-    }, 60_000);
-
-    test("the LLM cache, usage and summary edits persist; the chats.jsonl offset is each writer's own", async () => {
-      const project = `tf_cache_${run}_${++projects}`;
-      const first = await open(project, "laptop:/home/me/shop, old");
-      await fill(first, 6);
-      first.set("openie:v1:hash-6-0", '{"triples":[]}');
-      first.record({ provider: "openai", model: "m", inputTokens: 10, outputTokens: 3 });
-      first.record({ provider: "openai", model: "m", inputTokens: 5, outputTokens: 1 });
-      await first.setState({
-        offset: 120,
-        offsetCheck: "it's",
-        lastIndexed: "2025-04-02T00:00:00.000Z",
-        reviewSwept: true,
-      });
-      const [summary] = await first.summaries();
-      const line = summary.text.split("\n")[1];
-      expect(
-        await first.replaceSummaryLine(summary.sessionId, line, "- Decided: don't drop it"),
-      ).toBeGreaterThan(0);
-      await first.closeAsync();
-
-      const again = await open(project, "laptop:/home/me/shop, old");
-      expect(again.get("openie:v1:hash-6-0")).toBe('{"triples":[]}');
-      expect(await again.usage()).toEqual([
-        { provider: "openai", model: "m", calls: 2, inputTokens: 15, outputTokens: 4 },
-      ]);
-      expect((await again.status()).llmUsageThisMonth).toEqual(await again.usage());
-      expect(await again.state()).toMatchObject({ offset: 120, offsetCheck: "it's", reviewSwept: true });
-      expect((await again.summaries()).find((s) => s.sessionId === summary.sessionId)?.text).toContain(
-        "- Decided: don't drop it",
-      );
-      const other = await open(project, "desktop");
-      expect(await other.state()).toMatchObject({
-        offset: 0,
-        offsetCheck: "",
-        lastIndexed: "2025-04-02T00:00:00.000Z",
-      });
-      expect((await other.status()).chunks).toBe(18);
-      await other.forgetSession("s6-0");
-      expect(other.get("openie:v1:hash-6-0")).toBeUndefined();
-      await again.closeAsync();
-      await other.closeAsync();
-    }, 60_000);
-
-    test("a mirror pulled in steps (changesSince) holds what one whole pull holds", async () => {
-      const project = `tf_pull_${run}_${++projects}`;
-      const store = await open(project);
-      const batches = storeBatches(7);
-      await store.writeBatch(batches[0]);
-      const first = await store.changesSince(undefined);
-      expect(first.whole).toBe(true);
-      await store.writeBatch(batches[1]);
-      await store.writeBatch(batches[2]);
-      const next = await store.changesSince(first.marks);
-      expect(next.whole).toBe(false);
-      const whole = await store.changesSince(undefined);
-      const ids = (rows: Record<string, unknown>[]) => rows.map((r) => r.id);
-      expect([...ids(first.rows.chunks), ...ids(next.rows.chunks)]).toEqual(ids(whole.rows.chunks));
-      expect([...ids(first.rows.edges), ...ids(next.rows.edges)]).toEqual(ids(whole.rows.edges));
-      expect(next.rows.turns.length + first.rows.turns.length).toBe(whole.rows.turns.length);
-      // Earlier edges the later chunks added weight to come back with their new weights.
-      const weight = new Map(whole.rows.edges.map((e) => [e.id, e.weight]));
-      expect(next.weights.length).toBeGreaterThan(0);
-      for (const w of next.weights) expect(w.weight).toBe(weight.get(w.id) as number);
-      expect(whole.marks).toMatchObject({ chunk: next.marks.chunk, edge: next.marks.edge });
-      // In pages of 4 rows (windows of 4 chunks for turns and sources): the same rows, the same marks.
-      const paged = await InsforgeMemoryStore.open(client(), {
-        project,
-        writer: "w",
-        pageRows: 4,
-      });
-      expect(await paged.changesSince(undefined)).toEqual(whole);
-      expect(await paged.changesSince(first.marks)).toEqual(next);
-      await store.forgetSession("s7-0");
-      expect((await store.changesSince(next.marks)).whole).toBe(true);
-      expect(await store.schemaVersion()).toBe(PG_SCHEMA_VERSION);
-      await store.closeAsync();
-    }, 60_000);
+    storeContract(() => ({
+      open,
+      project: (tag) => `tf_${tag}_${run}_${++projects}`,
+      sql: (text) => client().sql(text),
+      openPaged: (project, rows) =>
+        InsforgeMemoryStore.open(client(), { project, writer: "w", pageRows: rows }),
+      schemaReloads: fake ? () => (fake as FakeInsforge).schemaReloads : undefined,
+    }));
 
     test("several writers pushing the same batches at once store each chunk once, as one writer would", async () => {
       const project = `tf_many_${run}_${++projects}`;
-      const ref = reference();
+      const ref = reference(dir);
       for (const batch of storeBatches(8, 3, 6, 3, true)) await ref.writeBatch(batch);
       const writers = await Promise.all([0, 1, 2].map((w) => open(project, `machine-${w}`)));
       const scripts = () => fake?.calls.filter((c) => c.query.includes("pg_advisory_xact_lock")).length ?? 0;
@@ -339,24 +111,6 @@ for (const server of servers) {
       ref.close();
       for (const store of writers) await store.closeAsync();
     }, 120_000);
-
-    test("the schema is versioned: reopening sends no DDL (no PostgREST reload), a newer version is refused in one line", async () => {
-      const project = `tf_ver_${run}_${++projects}`;
-      const store = await open(project);
-      const reloads = fake?.schemaReloads ?? 0;
-      const raw = client();
-      const versions = await raw.sql<{ version: number }>(
-        `SELECT version FROM ${store.schema}.schema_version ORDER BY version`,
-      );
-      expect(versions.map((v) => v.version)).toEqual(
-        Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
-      );
-      await (await open(project)).closeAsync();
-      if (fake) expect(fake.schemaReloads).toBe(reloads);
-      await raw.sql(`INSERT INTO ${store.schema}.schema_version VALUES (99, 'later')`);
-      await expect(open(project)).rejects.toThrow(/schema version 99, newer than this triforge knows/);
-      await store.closeAsync();
-    }, 60_000);
 
     test("a wrong key is one line that names the server and never the key", async () => {
       const wrong = `ik_${"0".repeat(32)}`;
@@ -422,7 +176,7 @@ describe("insforge store faults (contract server)", () => {
   });
 
   test("a connection dropped mid-batch writes none of it; the next run writes it whole", async () => {
-    const ref = reference();
+    const ref = reference(dir);
     const store = await open();
     const batches = storeBatches(9);
     await ref.writeBatch(batches[0]);
@@ -442,7 +196,7 @@ describe("insforge store faults (contract server)", () => {
   }, 60_000);
 
   test("a batch that ran but whose answer was lost is sent again and adds nothing twice", async () => {
-    const ref = reference();
+    const ref = reference(dir);
     const store = await open();
     const batches = storeBatches(10);
     for (const batch of batches) await ref.writeBatch(batch);
