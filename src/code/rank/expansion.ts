@@ -21,7 +21,7 @@ const FEEDBACK_WEIGHT = 0.3;
 
 /**
  * Up to this many postings, the first sentence of a loaded index turns all of them around (chunk →
- * terms): 15–21 ms for 0.4–1.0 M postings on the shared box, then microseconds per query. Past it,
+ * terms): 15–19 ms for 0.4–1.0 M postings on the shared box, then microseconds per query. Past it,
  * each feedback chunk's text is tokenised on first use instead: turning 6.8 M postings around (a
  * 118k-chunk checkout) cost the first sentence 240–515 ms, ten unread chunks' texts cost 0.8–5 ms.
  */
