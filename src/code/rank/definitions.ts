@@ -122,6 +122,13 @@ const TYPE_KEYWORDS = new Set(
 );
 /** The start of a line up to a defined name: a keyword, then qualifiers (`class ns::Name`, `object Outer.Name`). */
 const KEYWORD_BEFORE_NAME = /(?:^|[\s(])([a-z]+)\s+(?:[A-Za-z_$][\w$]*(?:\.|::))*$/;
+/**
+ * What KEYWORD_BEFORE_NAME or USING_BEFORE_NAME needs somewhere in the line: a type keyword (or
+ * `using`) and a blank after it. One pass without backtracking rules most occurrences out (a long
+ * message's capitalised words occur often, and the anchored patterns retry at every position).
+ */
+const TYPE_KEYWORD_SOMEWHERE =
+  /(?:class|interface|struct|union|enum|trait|type|typealias|newtype|data|object|protocol|record|defmodule|defprotocol|using)\s/;
 const USING_BEFORE_NAME = /(?:^|[\s(])using\s+$/;
 const IDENTIFIER_CHAR = /[\w$]/;
 const AFTER_TYPE_NAME = /[\s<({:[;=,]/;
@@ -155,6 +162,7 @@ export function definesType(text: string, name: string): boolean {
     if (end < text.length && !AFTER_TYPE_NAME.test(text[end])) continue;
     if (at > 0 && IDENTIFIER_CHAR.test(text[at - 1])) continue;
     const before = lineBefore(text, at);
+    if (!TYPE_KEYWORD_SOMEWHERE.test(before)) continue;
     const keyword = KEYWORD_BEFORE_NAME.exec(before);
     if (keyword && TYPE_KEYWORDS.has(keyword[1])) return true;
     if (USING_BEFORE_NAME.test(before) && /^\s*=/.test(text.slice(end, end + 16))) return true;
