@@ -2,19 +2,18 @@
  * `storage: postgres` as a team's shared memory: every machine indexes into its own local store and
  * pushes to one database; recall and status read every machine's memory through the local mirror.
  * Run on PGlite in-process and on the server .ci/run starts (TRIFORGE_TEST_PG_URL), where the machines
- * are separate processes with their own data folders.
+ * are separate processes with their own data folders. The cases every shared backend passes alike are
+ * in test/support/shared-memory-contract.ts.
  */
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorLogPath, mirrorStorePath, pushStatePath, storePath } from "../src/home/paths.ts";
+import { errorLogPath, mirrorStorePath, storePath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
-import { forgetChunk, summaryWithout } from "../src/memory/forget-chunk.ts";
+import { summaryWithout } from "../src/memory/forget-chunk.ts";
 import { claudeSlug } from "../src/memory/import/claude.ts";
 import { importHistory } from "../src/memory/import/history.ts";
 import { indexProject } from "../src/memory/indexer.ts";
-import { MODES } from "../src/memory/recall/modes.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { refreshMirror } from "../src/memory/shared.ts";
 import { connectPostgres, type SqlClient, StoreUnavailableError } from "../src/store/pg-client.ts";
@@ -24,6 +23,7 @@ import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 import { appendRecords, chatLog, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 import { pgliteClient } from "./support/pglite.ts";
+import { sessionsOf, sharedDump, sharedMemoryContract } from "./support/shared-memory-contract.ts";
 import { storeBatches } from "./support/store-batches.ts";
 
 const home = memoryHome();
@@ -32,34 +32,6 @@ if (!serverUrl)
   console.log(
     "store-shared: TRIFORGE_TEST_PG_URL is not set, so the shared store is tested on PGlite only, without separate processes (.ci/run sets it)",
   );
-
-/** A project's shared rows by natural keys and the counts that must be exact. */
-async function sharedDump(client: SqlClient, project: string) {
-  const s = projectSchema(project);
-  const list = (sql: string) => client.query<{ k: string }>(sql).then((r) => r.map((x) => x.k));
-  return {
-    chunks: await list(`SELECT hash || '|' || session_id AS k FROM ${s}.chunks ORDER BY 1`),
-    turns: await list(`SELECT uuid AS k FROM ${s}.turns ORDER BY 1`),
-    summaries: await list(`SELECT session_id || '|' || text AS k FROM ${s}.summaries ORDER BY 1`),
-    entities: await list(`SELECT phrase AS k FROM ${s}.entities ORDER BY 1`),
-    facts: await list(`SELECT count(*)::text AS k FROM ${s}.facts`),
-    edges: await list(
-      `SELECT kind || ':' || count(*) || ':' || round(sum(weight)::numeric, 4) AS k FROM ${s}.edges GROUP BY kind ORDER BY 1`,
-    ),
-  };
-}
-
-/** How many chunks a machine's own store holds. */
-function localChunks(root: string): number {
-  const db = new Database(storePath(root), { readonly: true });
-  try {
-    return (db.query("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
-const sessionsOf = (hits: { session_id: string }[]) => [...new Set(hits.map((h) => h.session_id))].sort();
 
 /** A client that fails every statement after the first `allowed` chunk inserts: the connection lost mid-push. */
 function droppingAfter(client: SqlClient, allowed: number): SqlClient {
@@ -100,6 +72,18 @@ for (const backend of backends) {
     const config = (project: string) => ({ llm: "none", storage: "postgres", postgres: { project, ...url } });
     const index = (root: string, shared = connection) => indexProject(root, { llm: null, shared });
 
+    const dump = (project: string) => sharedDump((sql) => client.query(sql), project);
+
+    sharedMemoryContract(() => ({
+      home,
+      name,
+      config,
+      index: (root) => index(root),
+      refresh: (root) => refreshMirror(root, connection),
+      query: (sql) => client.query(sql),
+      forgetReaches: Boolean(backend.url),
+    }));
+
     beforeAll(async () => {
       client = await backend.connect();
       // The server runs recall's own pull (the URL); PGlite is reached only through `connection`.
@@ -114,47 +98,6 @@ for (const backend of backends) {
       if (previousUrl === undefined) delete process.env.TRIFORGE_PG_URL;
       else process.env.TRIFORGE_PG_URL = previousUrl;
     });
-
-    test("two machines index one project's memory at once: recall on either sees both, counts exact, a second push adds nothing", async () => {
-      const project = name("team");
-      const one = home.project(name("one"), config(project));
-      const two = home.project(name("two"), config(project));
-      const twoRecords = syntheticConversation(2, 5, "two");
-      appendRecords(one, syntheticConversation(3, 4, "one"));
-      appendRecords(two, twoRecords);
-      const [a, b] = await Promise.all([index(one), index(two)]);
-      expect(a.shared?.error).toBeUndefined();
-      expect(b.shared?.error).toBeUndefined();
-      expect(a.shared?.push?.chunks).toBe(12);
-      expect(b.shared?.push?.chunks).toBe(10);
-      // The machine that finished first pulled before the other pushed: its next recall pulls the rest.
-      for (const root of [one, two]) await refreshMirror(root, connection);
-      for (const root of [one, two]) {
-        const { hits } = await recall(root, "queueWorker redis billing retries", { topK: 20 });
-        expect(sessionsOf(hits).some((s) => s.startsWith("one"))).toBe(true);
-        expect(sessionsOf(hits).some((s) => s.startsWith("two"))).toBe(true);
-      }
-      const before = await sharedDump(client, project);
-      expect(before.chunks.length).toBe(localChunks(one) + localChunks(two));
-      expect(before.chunks.length).toBe(22);
-      expect(before.turns.length).toBe(44);
-      expect(new Set(before.chunks.map((c) => c.split("|")[1])).size).toBe(5);
-      const mirror = new SqliteMemoryStore(mirrorStorePath(one), { readonly: true });
-      expect((await mirror.status()).chunks).toBe(22);
-      mirror.close();
-
-      // Nothing new: nothing pushed again; the same records appended again add nothing anywhere.
-      const again = await index(one);
-      expect(again.shared?.push?.chunks).toBe(0);
-      appendRecords(two, twoRecords);
-      expect((await index(two)).chunks).toBe(0);
-      expect(await sharedDump(client, project)).toEqual(before);
-      // A new session on one machine: only its chunks go.
-      appendRecords(one, syntheticConversation(1, 3, "late"));
-      const late = await index(one);
-      expect(late.shared?.push?.chunks).toBe(3);
-      expect((await sharedDump(client, project)).chunks.length).toBe(25);
-    }, 120_000);
 
     test("the database down at start, then the connection dropped mid-push: the local index completes, the next run pushes the rest, nothing lost or doubled", async () => {
       const project = name("faults");
@@ -177,12 +120,12 @@ for (const backend of backends) {
 
       const cut = await index(root, { connect: async () => droppingAfter(client, 1) });
       expect(cut.shared?.error).toContain("dropped the connection");
-      expect((await sharedDump(client, project)).chunks.length).toBe(256);
+      expect((await dump(project)).chunks.length).toBe(256);
 
       const resumed = await index(root);
       expect(resumed.shared?.error).toBeUndefined();
       expect(resumed.shared?.push?.chunks).toBe(44);
-      const after = await sharedDump(client, project);
+      const after = await dump(project);
       expect(after.chunks.length).toBe(300);
       expect(after.turns.length).toBe(600);
 
@@ -191,7 +134,7 @@ for (const backend of backends) {
       const reference = home.project(name("clean"), config(clean));
       appendRecords(reference, records);
       await index(reference);
-      expect(after).toEqual(await sharedDump(client, clean));
+      expect(after).toEqual(await dump(clean));
     }, 180_000);
 
     test("forget on one machine removes the session from the shared store, both mirrors and the other machine's own store", async () => {
@@ -207,7 +150,7 @@ for (const backend of backends) {
       const report = await forgetSession(two, "mine1", { shared: connection });
       expect(report.status).toBe("forgotten");
       expect(report.shared).toBe("forgotten");
-      const shared = await sharedDump(client, project);
+      const shared = await dump(project);
       expect(shared.chunks.some((c) => c.endsWith("|mine1"))).toBe(false);
       expect(shared.chunks.length).toBe(12);
       const mirrorTwo = new SqliteMemoryStore(mirrorStorePath(two), { readonly: true });
@@ -224,7 +167,7 @@ for (const backend of backends) {
       const { hits } = await recall(one, "mine1 Session 1 step 0", { topK: 20, mode: "bm25" });
       expect(hits.some((h) => h.session_id === "mine1")).toBe(false);
       // The shared store is not pushed the session again, and a rebuilt store would not index it either.
-      expect((await sharedDump(client, project)).chunks.length).toBe(12);
+      expect((await dump(project)).chunks.length).toBe(12);
     }, 120_000);
 
     test("forget while the database is down: gone from this machine's mirror at once, from the shared store at the next index", async () => {
@@ -243,81 +186,13 @@ for (const backend of backends) {
       expect(await mirror.hasSession("off0")).toBe(false);
       expect(await mirror.hasSession("off1")).toBe(true);
       mirror.close();
-      expect((await sharedDump(client, project)).chunks.some((c) => c.endsWith("|off0"))).toBe(true);
+      expect((await dump(project)).chunks.some((c) => c.endsWith("|off0"))).toBe(true);
       const next = await index(root);
       expect(next.shared?.push?.forgottenThere).toBe(1);
-      const after = await sharedDump(client, project);
+      const after = await dump(project);
       expect(after.chunks.some((c) => c.endsWith("|off0"))).toBe(false);
       expect(after.chunks.length).toBe(3);
     }, 120_000);
-
-    test("a chunk deleted on the web page leaves the shared store and every mirror, and no machine pushes it again", async () => {
-      const project = name("chunk");
-      const one = home.project(name("c1"), config(project));
-      const two = home.project(name("c2"), config(project));
-      appendRecords(one, syntheticConversation(2, 3, "own"));
-      appendRecords(two, syntheticConversation(2, 3, "other"));
-      await index(one);
-      await index(two);
-      const inMirror = (root: string, session: string) => {
-        const db = new Database(mirrorStorePath(root), { readonly: true });
-        try {
-          return db
-            .query("SELECT id, hash FROM chunks WHERE session_id = ? ORDER BY id LIMIT 1")
-            .get(session) as {
-            id: number;
-            hash: string;
-          };
-        } finally {
-          db.close();
-        }
-      };
-      // Machine two deletes a chunk machine one captured, by the id its page shows (the mirror's).
-      const target = inMirror(two, "own1");
-      const report = await forgetChunk(two, target.id);
-      expect(report.status).toBe("forgotten");
-      // PGlite is reached only through the tests' connection: the delete waits for the next index run.
-      expect(report.shared).toBe(backend.url ? "forgotten" : "pending");
-      const mirrorTwo = new Database(mirrorStorePath(two), { readonly: true });
-      expect(mirrorTwo.query("SELECT 1 FROM chunks WHERE hash = ?").get(target.hash)).toBeNull();
-      mirrorTwo.close();
-      await index(two);
-      const held = async () => (await sharedDump(client, project)).chunks.map((c) => c.split("|")[0]);
-      expect(await held()).not.toContain(target.hash);
-      expect((await held()).length).toBe(11);
-      // Machine one, which captured it, deletes it from its own store and chat log at its next index.
-      const uuids = (() => {
-        const db = new Database(storePath(one), { readonly: true });
-        try {
-          return (
-            db
-              .query("SELECT t.uuid FROM turns t JOIN chunks c ON c.id = t.chunk_id WHERE c.hash = ?")
-              .all(target.hash) as { uuid: string }[]
-          ).map((r) => r.uuid);
-        } finally {
-          db.close();
-        }
-      })();
-      expect(uuids.length).toBe(2);
-      const next = await index(one);
-      expect(next.shared?.push?.chunksForgottenHere).toBe(1);
-      expect(inMirror(one, "own1").hash).not.toBe(target.hash);
-      const localOne = new Database(storePath(one), { readonly: true });
-      expect(localOne.query("SELECT 1 FROM chunks WHERE hash = ?").get(target.hash)).toBeNull();
-      localOne.close();
-      for (const uuid of uuids) expect(readFileSync(chatLog(one), "utf8")).not.toContain(uuid);
-      // Rebuilt from its chat log and pushed whole, machine one brings nothing back.
-      for (const file of [storePath(one), pushStatePath(one)]) rmSync(file, { force: true });
-      expect((await index(one)).shared?.error).toBeUndefined();
-      expect(await held()).not.toContain(target.hash);
-      expect((await held()).length).toBe(11);
-      // A chunk deleted on its own machine leaves that machine's store too.
-      const own = inMirror(two, "other0");
-      expect((await forgetChunk(two, own.id)).chunks).toBe(1);
-      await index(two);
-      expect(await held()).not.toContain(own.hash);
-      expect((await held()).length).toBe(10);
-    }, 180_000);
 
     test("import on one machine leaves out a session another machine forgot in the shared store", async () => {
       const project = name("import");
@@ -366,82 +241,6 @@ for (const backend of backends) {
       expect([...(await store.forgottenRecords())].sort()).toEqual(gone.turns.map((t) => t.uuid).sort());
       await store.closeAsync();
     }, 60_000);
-
-    test("one machine indexing in several runs: the shared graph is its local graph, synonym edges revived and dropped included", async () => {
-      const project = name("runs");
-      const root = home.project(name("runs"), config(project));
-      const records = syntheticConversation(8, 8, "run");
-      for (let part = 0; part < 4; part++) {
-        appendRecords(root, records.slice(part * 32, (part + 1) * 32));
-        expect((await index(root)).shared?.error).toBeUndefined();
-      }
-      const db = new Database(storePath(root), { readonly: true });
-      // The capped synonym graph changed earlier edges on later runs: what the push must carry over.
-      expect(
-        (db.query("SELECT count(*) AS n FROM synonym_changes").get() as { n: number }).n,
-      ).toBeGreaterThan(0);
-      const named = (rows: { k: string; w: number }[]) =>
-        rows.map((r) => `${r.k}|${Number(r.w).toFixed(6)}`).sort();
-      const local = named(
-        db
-          .query(
-            `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
-               ELSE min(x.phrase, y.phrase) || '|' || max(x.phrase, y.phrase) END AS k, e.weight AS w
-             FROM edges e LEFT JOIN chunks c ON e.kind = 1 AND c.id = e.a
-             LEFT JOIN entities x ON e.kind != 1 AND x.id = e.a JOIN entities y ON y.id = e.b`,
-          )
-          .all() as { k: string; w: number }[],
-      );
-      db.close();
-      const sc = projectSchema(project);
-      const shared = named(
-        await client.query<{ k: string; w: number }>(
-          `SELECT e.kind || '|' || CASE WHEN e.kind = 1 THEN c.hash || '|' || y.phrase
-             ELSE least(x.phrase, y.phrase) || '|' || greatest(x.phrase, y.phrase) END AS k, e.weight AS w
-           FROM ${sc}.edges e LEFT JOIN ${sc}.chunks c ON e.kind = 1 AND c.id = e.a
-           LEFT JOIN ${sc}.entities x ON e.kind != 1 AND x.id = e.a JOIN ${sc}.entities y ON y.id = e.b`,
-        ),
-      );
-      expect(shared.length).toBe(local.length);
-      expect(shared).toEqual(local);
-      // And the mirror recall reads holds the same weights.
-      const mirror = new Database(mirrorStorePath(root), { readonly: true });
-      const mirrored = mirror
-        .query("SELECT kind, count(*) AS n, round(sum(weight), 4) AS w FROM edges GROUP BY kind")
-        .all();
-      mirror.close();
-      const again = new Database(storePath(root), { readonly: true });
-      expect(mirrored).toEqual(
-        again.query("SELECT kind, count(*) AS n, round(sum(weight), 4) AS w FROM edges GROUP BY kind").all(),
-      );
-      again.close();
-    }, 180_000);
-
-    test("recall ranks the same from the shared store as from the local store on the same data, in every mode", async () => {
-      const records = syntheticConversation(6, 6, "r");
-      const localRoot = home.project(name("rank-local"));
-      const sharedRoot = home.project(name("rank-shared"), config(name("rank")));
-      appendRecords(localRoot, records);
-      appendRecords(sharedRoot, records);
-      await indexProject(localRoot, { llm: null });
-      await index(sharedRoot);
-      expect(existsSync(mirrorStorePath(sharedRoot))).toBe(true);
-      const queries = [
-        "why does renderChart fail with d3",
-        "redis billing retries queueWorker",
-        "which version of sqlite did we keep for the search ranking",
-        "Release 4 migrations orders table",
-      ];
-      for (const mode of MODES)
-        for (const query of queries) {
-          const expected = await recall(localRoot, query, { topK: 8, mode });
-          const got = await recall(sharedRoot, query, { topK: 8, mode });
-          expect(expected.hits.length).toBeGreaterThan(0);
-          expect(got.hits.map((h) => [h.session_id, h.text, h.score])).toEqual(
-            expected.hits.map((h) => [h.session_id, h.text, h.score]),
-          );
-        }
-    }, 120_000);
   });
 }
 
@@ -536,13 +335,13 @@ describe.skipIf(!serverUrl)("shared memory in postgres: machines as processes (s
     expect(shared?.ok).toBe(true);
     expect(shared?.detail).toContain(`schema version ${PG_SCHEMA_VERSION}: 54 chunks from 9 sessions`);
     expect(shared?.detail).not.toContain(":triforge@");
-    const before = await sharedDump(admin, project);
+    const before = await sharedDump((sql) => admin.query(sql), project);
     expect(before.chunks.length).toBe(54);
     const reruns = await Promise.all(
       machines.map((m) => triforge(["index", "--project", m.root], m.dataHome)),
     );
     for (const run of reruns) expect(run.code).toBe(0);
-    expect(await sharedDump(admin, project)).toEqual(before);
+    expect(await sharedDump((sql) => admin.query(sql), project)).toEqual(before);
   }, 180_000);
 
   test("an indexer killed (SIGKILL) in the middle of its push: the next run pushes the rest, nothing lost or doubled", async () => {
@@ -594,7 +393,7 @@ describe.skipIf(!serverUrl)("shared memory in postgres: machines as processes (s
     expect(partial).toBeLessThan(1000);
     const rerun = await triforge(["index", "--project", root], dataHome);
     expect(rerun.code).toBe(0);
-    const dump = await sharedDump(admin, project);
+    const dump = await sharedDump((sql) => admin.query(sql), project);
     expect(dump.chunks.length).toBe(1000);
     expect(dump.turns.length).toBe(2000);
     expect(new Set(dump.chunks).size).toBe(1000);
