@@ -5,7 +5,6 @@
  * the rest; the way back rebuilds a local store equal to the original.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { storePath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
@@ -19,14 +18,14 @@ import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
 import { compiledBinary, failure, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
+import { fileHash, indexedSource, type SourceSnapshot } from "./support/migrate-source.ts";
 
 const home = memoryHome();
-const fileHash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 
 describe("migrate local ⇄ insforge (contract server)", () => {
   let fake: FakeInsforge;
   let root: string;
-  let original: Awaited<ReturnType<SqliteMemoryStore["snapshot"]>>;
+  let original: SourceSnapshot;
   let originalHash: string;
   const name = `migrate-insforge-${process.pid}-${Date.now()}`;
   const client = () =>
@@ -36,13 +35,7 @@ describe("migrate local ⇄ insforge (contract server)", () => {
 
   beforeAll(async () => {
     fake = await startFakeInsforge();
-    root = home.project(name);
-    appendRecords(root, syntheticConversation(4, 5));
-    await indexProject(root, { llm: null });
-    const store = new SqliteMemoryStore(storePath(root), { readonly: true });
-    original = await store.snapshot();
-    store.close();
-    originalHash = fileHash(storePath(root));
+    ({ root, original, originalHash } = await indexedSource(home, name));
   }, 120_000);
   afterAll(async () => {
     await fake?.close();

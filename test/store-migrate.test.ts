@@ -5,8 +5,7 @@
  * another memory is refused before anything is written.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { storePath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { readProjectConfig } from "../src/project/config.ts";
@@ -17,10 +16,10 @@ import { storageTarget } from "../src/store/settings.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { failure, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
+import { fileHash, indexedSource, type SourceSnapshot } from "./support/migrate-source.ts";
 import { pgliteClient } from "./support/pglite.ts";
 
 const home = memoryHome();
-const fileHash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 
 /** Fails every statement after the first `allowed` inserts: a connection lost half-way through a copy. */
 function droppingAfter(client: SqlClient, allowed: number): SqlClient {
@@ -53,7 +52,7 @@ for (const server of servers) {
   describe(`migrate local ⇄ postgres (${server.name})`, () => {
     let client: SqlClient;
     let root: string;
-    let original: Awaited<ReturnType<SqliteMemoryStore["snapshot"]>>;
+    let original: SourceSnapshot;
     let originalHash: string;
     const name = `migrate-${server.name.toLowerCase()}-${process.pid}-${Date.now()}`;
     const shared = () => ({ ...client, close: async () => {} });
@@ -62,13 +61,7 @@ for (const server of servers) {
 
     beforeAll(async () => {
       client = await server.connect();
-      root = home.project(name);
-      appendRecords(root, syntheticConversation(4, 5));
-      await indexProject(root, { llm: null });
-      const store = new SqliteMemoryStore(storePath(root), { readonly: true });
-      original = await store.snapshot();
-      store.close();
-      originalHash = fileHash(storePath(root));
+      ({ root, original, originalHash } = await indexedSource(home, name));
     }, 120_000);
     afterAll(async () => {
       await client?.close();
