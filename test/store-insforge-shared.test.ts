@@ -15,7 +15,12 @@ import { refreshMirror } from "../src/memory/shared.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
 import { compiledBinary, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
-import { sharedDump as dump, sharedMemoryContract } from "./support/shared-memory-contract.ts";
+import {
+  sharedDump as dump,
+  expectPushResumed,
+  type SharedBackend,
+  sharedMemoryContract,
+} from "./support/shared-memory-contract.ts";
 
 const home = memoryHome();
 
@@ -44,7 +49,7 @@ describe("shared memory in InsForge (contract server)", () => {
   const query = async (sql: string) => (await fake.db.query<Record<string, unknown>>(sql)).rows;
   const sharedDump = (project: string) => dump(query, project);
 
-  sharedMemoryContract(() => ({
+  const sharedBackend = (): SharedBackend => ({
     home,
     name,
     config,
@@ -52,7 +57,8 @@ describe("shared memory in InsForge (contract server)", () => {
     refresh: (root) => refreshMirror(root),
     query,
     forgetReaches: true,
-  }));
+  });
+  sharedMemoryContract(sharedBackend);
 
   test("the server gone mid-push: the local index completes, the next run pushes the rest, nothing lost or doubled", async () => {
     const project = name("faults");
@@ -74,19 +80,7 @@ describe("shared memory in InsForge (contract server)", () => {
     expect(cut.shared?.error).not.toContain(fake.apiKey);
     expect(readFileSync(errorLogPath(root), "utf8")).not.toContain(fake.apiKey);
     fake.restart();
-    expect((await sharedDump(project)).chunks.length).toBe(256);
-    const resumed = await index(root);
-    expect(resumed.shared?.error).toBeUndefined();
-    expect(resumed.shared?.push?.chunks).toBe(44);
-    const after = await sharedDump(project);
-    expect(after.chunks.length).toBe(300);
-    expect(after.turns.length).toBe(600);
-    // The same memory pushed in one go by a machine that never failed: the same rows.
-    const clean = name("clean");
-    const reference = home.project(name("clean"), config(clean));
-    appendRecords(reference, records);
-    await index(reference);
-    expect(after).toEqual(await sharedDump(clean));
+    await expectPushResumed(sharedBackend(), root, project, records);
   }, 180_000);
 
   test("forget on one machine removes the session from the shared store and, at its next index, from the other machine", async () => {

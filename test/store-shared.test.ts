@@ -23,7 +23,13 @@ import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { compiledBinary, spawnCollect, tempDir } from "./support/helpers.ts";
 import { appendRecords, chatLog, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 import { pgliteClient } from "./support/pglite.ts";
-import { sessionsOf, sharedDump, sharedMemoryContract } from "./support/shared-memory-contract.ts";
+import {
+  expectPushResumed,
+  type SharedBackend,
+  sessionsOf,
+  sharedDump,
+  sharedMemoryContract,
+} from "./support/shared-memory-contract.ts";
 import { storeBatches } from "./support/store-batches.ts";
 
 const home = memoryHome();
@@ -74,7 +80,7 @@ for (const backend of backends) {
 
     const dump = (project: string) => sharedDump((sql) => client.query(sql), project);
 
-    sharedMemoryContract(() => ({
+    const sharedBackend = (): SharedBackend => ({
       home,
       name,
       config,
@@ -82,7 +88,8 @@ for (const backend of backends) {
       refresh: (root) => refreshMirror(root, connection),
       query: (sql) => client.query(sql),
       forgetReaches: Boolean(backend.url),
-    }));
+    });
+    sharedMemoryContract(sharedBackend);
 
     beforeAll(async () => {
       client = await backend.connect();
@@ -120,21 +127,7 @@ for (const backend of backends) {
 
       const cut = await index(root, { connect: async () => droppingAfter(client, 1) });
       expect(cut.shared?.error).toContain("dropped the connection");
-      expect((await dump(project)).chunks.length).toBe(256);
-
-      const resumed = await index(root);
-      expect(resumed.shared?.error).toBeUndefined();
-      expect(resumed.shared?.push?.chunks).toBe(44);
-      const after = await dump(project);
-      expect(after.chunks.length).toBe(300);
-      expect(after.turns.length).toBe(600);
-
-      // The same memory pushed in one go by a machine that never failed: the same rows.
-      const clean = name("clean");
-      const reference = home.project(name("clean"), config(clean));
-      appendRecords(reference, records);
-      await index(reference);
-      expect(after).toEqual(await dump(clean));
+      await expectPushResumed(sharedBackend(), root, project, records);
     }, 180_000);
 
     test("forget on one machine removes the session from the shared store, both mirrors and the other machine's own store", async () => {

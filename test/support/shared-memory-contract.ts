@@ -63,6 +63,32 @@ export interface SharedBackend {
   forgetReaches: boolean;
 }
 
+/**
+ * After a push cut off once 256 of the 300 chunks of `records` were in: the next run pushes the other 44,
+ * and the shared rows equal those of a machine that pushed the same records in one go.
+ */
+export async function expectPushResumed(
+  backend: SharedBackend,
+  root: string,
+  project: string,
+  records: ReturnType<typeof syntheticConversation>,
+): Promise<void> {
+  const { home, name, config, index, query } = backend;
+  expect((await sharedDump(query, project)).chunks.length).toBe(256);
+  const resumed = await index(root);
+  expect(resumed.shared?.error).toBeUndefined();
+  expect(resumed.shared?.push?.chunks).toBe(44);
+  const after = await sharedDump(query, project);
+  expect(after.chunks.length).toBe(300);
+  expect(after.turns.length).toBe(600);
+  // The same memory pushed in one go by a machine that never failed: the same rows.
+  const clean = name("clean");
+  const reference = home.project(name("clean"), config(clean));
+  appendRecords(reference, records);
+  await index(reference);
+  expect(after).toEqual(await sharedDump(query, clean));
+}
+
 export function sharedMemoryContract(backend: () => SharedBackend): void {
   test("two machines index one project's memory at once: recall on either sees both, counts exact, a second push adds nothing", async () => {
     const { home, name, config, index, refresh, query } = backend();
