@@ -18,7 +18,7 @@ import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { type FakeInsforge, startFakeInsforge } from "./support/fakes/insforge.ts";
 import { compiledBinary, failure, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
-import { fileHash, indexedSource, type SourceSnapshot } from "./support/migrate-source.ts";
+import { expectCopyResumed, fileHash, indexedSource, type SourceSnapshot } from "./support/migrate-source.ts";
 
 const home = memoryHome();
 
@@ -53,22 +53,13 @@ describe("migrate local ⇄ insforge (contract server)", () => {
     expect(fileHash(storePath(root))).toBe(originalHash);
 
     fake.restart();
-    const copied: string[] = [];
-    const report = await migrateStore(root, storePath(root), from, to, {
-      ...options(),
-      onTable: (table, _rows, now) => {
-        if (now) copied.push(table);
-      },
-    });
-    // The tables the first run finished are verified, not copied again.
-    expect(copied).not.toContain("chunks");
-    expect(copied.length).toBeGreaterThan(0);
-    expect(report.tables.find((t) => t.name === "chunks")?.rows).toBe(original.chunks.length);
-    const config = readProjectConfig(root) as unknown as { storage: string; insforge: { project: string } };
-    expect(config.storage).toBe("insforge");
-    expect(config.insforge.project).toBe(name);
+    const config = await expectCopyResumed(
+      (onTable) => migrateStore(root, storePath(root), from, to, { ...options(), onTable }),
+      { root, original, originalHash },
+      "insforge",
+      name,
+    );
     expect(JSON.stringify(config)).not.toContain(fake.apiKey);
-    expect(fileHash(storePath(root))).toBe(originalHash);
 
     const store = await InsforgeMemoryStore.open(client(), { project: name, writer: "laptop:/p" });
     expect(await store.snapshot()).toEqual(original);

@@ -16,7 +16,7 @@ import { storageTarget } from "../src/store/settings.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { failure, spawnCollect } from "./support/helpers.ts";
 import { appendRecords, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
-import { fileHash, indexedSource, type SourceSnapshot } from "./support/migrate-source.ts";
+import { expectCopyResumed, fileHash, indexedSource, type SourceSnapshot } from "./support/migrate-source.ts";
 import { pgliteClient } from "./support/pglite.ts";
 
 const home = memoryHome();
@@ -83,21 +83,12 @@ for (const server of servers) {
       expect(readProjectConfig(root).storage).toBe("local");
       expect(fileHash(storePath(root))).toBe(originalHash);
 
-      const copied: string[] = [];
-      const report = await migrateStore(root, storePath(root), from, to, {
-        ...options(),
-        onTable: (table, _rows, now) => {
-          if (now) copied.push(table);
-        },
-      });
-      // The tables the first run finished are verified, not copied again.
-      expect(copied).not.toContain("chunks");
-      expect(copied.length).toBeGreaterThan(0);
-      expect(report.tables.find((t) => t.name === "chunks")?.rows).toBe(original.chunks.length);
-      const config = readProjectConfig(root) as unknown as { storage: string; postgres: { project: string } };
-      expect(config.storage).toBe("postgres");
-      expect(config.postgres.project).toBe(name);
-      expect(fileHash(storePath(root))).toBe(originalHash);
+      await expectCopyResumed(
+        (onTable) => migrateStore(root, storePath(root), from, to, { ...options(), onTable }),
+        { root, original, originalHash },
+        "postgres",
+        name,
+      );
 
       const store = await PgMemoryStore.open(shared(), { project: name, writer: "laptop:/p" });
       expect(await store.snapshot()).toEqual(original);
