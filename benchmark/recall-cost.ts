@@ -21,9 +21,10 @@ import { parseArgs } from "node:util";
 import { buildTarget, hostTarget } from "../build/build.ts";
 import { loadModel, resolveModelDir } from "../src/embed/source.ts";
 import { chatLogPath, recallSnapshotPath, storePath } from "../src/home/paths.ts";
-import { type CsrGraph, personalizedPageRank } from "../src/memory/recall/ppr.ts";
+import { personalizedPageRank } from "../src/memory/recall/ppr.ts";
 import { closeWarmIndexes, loadMemoryIndex, recall } from "../src/memory/recall/recall.ts";
 import { GRAPH_SETTINGS, topIndices } from "../src/memory/recall/snapshot.ts";
+import { powerIteration } from "../test/support/ppr-reference.ts";
 import { buildEmptyBinary } from "./baseline.ts";
 import { loadLocomo, locomoRecords, percentiles, writeChatLog } from "./memory-data.ts";
 
@@ -72,42 +73,6 @@ if (values.phases) {
   tick("feedback + smoothing");
   console.log(JSON.stringify(phases));
   process.exit(0);
-}
-
-/** The power iteration recall ran before the Gauss–Seidel solver: the baseline of the PPR rows. */
-function powerIteration(graph: CsrGraph, reset: Float64Array, damping: number, tolerance: number) {
-  const n = graph.nodes;
-  let total = 0;
-  for (let i = 0; i < n; i++) total += reset[i];
-  const s = new Float64Array(n);
-  for (let i = 0; i < n; i++) s[i] = reset[i] / total;
-  let p = Float64Array.from(s);
-  let next = new Float64Array(n);
-  let iterations = 0;
-  while (iterations < 100) {
-    iterations++;
-    next.fill(0);
-    let dangling = 0;
-    for (let i = 0; i < n; i++) {
-      if (p[i] === 0) continue;
-      if (graph.strength[i] === 0) {
-        dangling += p[i];
-        continue;
-      }
-      const share = (damping * p[i]) / graph.strength[i];
-      for (let k = graph.offsets[i]; k < graph.offsets[i + 1]; k++)
-        next[graph.column[k]] += share * graph.weight[k];
-    }
-    const jump = 1 - damping + damping * dangling;
-    let change = 0;
-    for (let i = 0; i < n; i++) {
-      next[i] += jump * s[i];
-      change += Math.abs(next[i] - p[i]);
-    }
-    [p, next] = [next, p];
-    if (change < tolerance) break;
-  }
-  return { scores: p, iterations };
 }
 
 const work = mkdtempSync(join(tmpdir(), "triforge-bench-recall-cost-"));
@@ -201,7 +166,7 @@ for (const size of String(values.sizes).split(",").map(Number)) {
     });
     ppr.ours.push(performance.now() - started);
     started = performance.now();
-    const before = powerIteration(index.graph, reset, GRAPH_SETTINGS.damping, 1e-8);
+    const before = powerIteration(index.graph, reset, GRAPH_SETTINGS.damping, 1e-8, 100);
     ppr.baseline.push(performance.now() - started);
     ppr.oursPasses += ours.iterations;
     ppr.baselinePasses += before.iterations;

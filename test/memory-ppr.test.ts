@@ -1,50 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { buildCsr, type CsrGraph, personalizedPageRank } from "../src/memory/recall/ppr.ts";
 import { GRAPH_SETTINGS, topIndices } from "../src/memory/recall/snapshot.ts";
+import { powerIteration as referenceIteration } from "./support/ppr-reference.ts";
 
-/**
- * The reference: the power iteration recall ran before the Gauss–Seidel solver (p ← d·W·p +
- * (1 − d + d·dangling)·s, stopped when the L1 change is below the tolerance), kept here to pin the
- * solver's scores and rankings.
- */
-function powerIteration(
-  graph: CsrGraph,
-  reset: Float64Array,
-  damping: number,
-  tolerance = 1e-13,
-): Float64Array {
-  const n = graph.nodes;
-  let total = 0;
-  for (let i = 0; i < n; i++) total += reset[i];
-  const s = new Float64Array(n);
-  if (total <= 0) return s;
-  for (let i = 0; i < n; i++) s[i] = reset[i] / total;
-  let p = Float64Array.from(s);
-  let next = new Float64Array(n);
-  for (let iteration = 0; iteration < 1000; iteration++) {
-    next.fill(0);
-    let dangling = 0;
-    for (let i = 0; i < n; i++) {
-      if (p[i] === 0) continue;
-      if (graph.strength[i] === 0) {
-        dangling += p[i];
-        continue;
-      }
-      const share = (damping * p[i]) / graph.strength[i];
-      for (let k = graph.offsets[i]; k < graph.offsets[i + 1]; k++)
-        next[graph.column[k]] += share * graph.weight[k];
-    }
-    const jump = 1 - damping + damping * dangling;
-    let change = 0;
-    for (let i = 0; i < n; i++) {
-      next[i] += jump * s[i];
-      change += Math.abs(next[i] - p[i]);
-    }
-    [p, next] = [next, p];
-    if (change < tolerance) break;
-  }
-  return p;
-}
+const powerIteration = (graph: CsrGraph, reset: Float64Array, damping: number, tolerance?: number) =>
+  referenceIteration(graph, reset, damping, tolerance).scores;
 
 /** A fixed-seed generator, so a failing graph can be rebuilt. */
 function generator(seed: number): () => number {
