@@ -1,6 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { LlmUsage } from "../llm/usage.ts";
+import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
   bandKeys,
@@ -937,15 +938,7 @@ export class SqliteMemoryStore implements MemoryStore {
       const generation = this.generation();
       const chunkRows = this.sql(
         "SELECT id, session_id, ts, text, graph_source, model, vector FROM chunks ORDER BY id",
-      ).all() as {
-        id: number;
-        session_id: string;
-        ts: string;
-        text: string;
-        graph_source: GraphSource;
-        model: string;
-        vector: Uint8Array;
-      }[];
+      ).all() as Omit<ChunkRow, "hash">[];
       const { dim, vectors: chunkVectors } = readVectors(chunkRows);
       const turnsOf = new Map<number, Turn[]>();
       for (const t of this.sql(
