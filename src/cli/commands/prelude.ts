@@ -42,16 +42,20 @@ export default defineCommand({
       // ~0.8 ms at first use here.
       const started = Date.now();
       const record = { ts: new Date().toISOString(), event: "prelude" as const, run: runName("prelude") };
-      ledger = { root, run: record.run, started, record };
-      await writePendingRecord(root, record.run, { ...record, outcome: "started" });
+      // PERF: the `started` write runs while the summary, config, pins and .git are read (each first
+      // async file operation costs ~1 ms awaited one after another); the outcome waits for it.
+      const startedWrite = writePendingRecord(root, record.run, { ...record, outcome: "started" });
+      ledger = { root, run: record.run, started, record, startedWrite };
       if (hasOpenSessions(root)) await catchUpOpenSessions(root);
       const summary = Bun.file(summaryPath(root));
-      const tail = await readTail(summary, SUMMARY_TAIL_BYTES);
+      const [tail, options] = await Promise.all([
+        readTail(summary, SUMMARY_TAIL_BYTES),
+        projectPreludeOptions(root),
+      ]);
       if (!tail) {
         await endRecord(ledger, "ok", 0);
         return 0;
       }
-      const options = await projectPreludeOptions(root);
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
       const context =
         preludeContext(tail.text, options) ??
@@ -71,6 +75,8 @@ interface PreludeRun {
   run: string;
   started: number;
   record: { ts: string; event: "prelude"; run: string };
+  /** The `started` record's write, which the outcome must not overtake. */
+  startedWrite: Promise<void>;
 }
 
 /** The run's outcome in place of its `started` record (one file under hooks.pending/, no node:fs). */
@@ -81,6 +87,7 @@ async function endRecord(
   error?: string,
 ): Promise<void> {
   const ms = Date.now() - run.started;
+  await run.startedWrite;
   await writePendingRecord(run.root, run.run, {
     ...run.record,
     outcome,
