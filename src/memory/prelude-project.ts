@@ -24,7 +24,9 @@ export async function preludeTokens(root: string): Promise<number> {
 }
 
 /** The options `preludeContext` is called with for the project at `root`. */
-export async function projectPreludeOptions(root: string): Promise<Required<PreludeOptions>> {
+export async function projectPreludeOptions(
+  root: string,
+): Promise<Required<Omit<PreludeOptions, "replaced">>> {
   return {
     budget: (await preludeTokens(root)) * CHARS_PER_TOKEN,
     present: await projectPresent(root),

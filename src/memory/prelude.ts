@@ -31,6 +31,8 @@ export interface PreludeOptions {
   present?: ProjectPresent;
   /** The chunks a person pinned (pins.ts `pinnedSection`): carried first, in at most half the budget. */
   pinned?: string;
+  /** The replaced decisions summary.md's writer worked out (`replacedDecisionKeys`); computed here when absent. */
+  replaced?: ReadonlySet<string>;
 }
 
 /** Each summary entry starts with `## <date> · session <id>` (the memory indexer's contract). */
@@ -109,20 +111,60 @@ function datedDecisions(lines: string[][]): DatedDecision[] {
   return decisions;
 }
 
-/** The entries with the decisions a later session replaced taken out; how many were. */
-export function withoutReplaced(entries: string[]): { entries: string[]; replaced: number } {
+/** A decision as `replacedDecisionKeys` names it: its entry's header line and its text. */
+function decisionKey(lines: string[][], decision: DatedDecision): string {
+  return `${lines[decision.entry][0]}\n${decision.text}`;
+}
+
+/**
+ * The decisions of a whole summary that a later session replaced, as keys `withoutReplaced` takes, so
+ * that summary.md's writer works them out once and the SessionStart hook does not (~2-3 ms of a cold
+ * process on a summary of a dozen sessions). A decision and the later one that replaces it are both in
+ * any tail of whole entries the prelude reads, so these are the ones it would find itself.
+ */
+export function replacedDecisionKeys(summary: string): string[] {
+  const lines = summaryEntries(summary).map((e) => e.split("\n"));
+  return [...supersededDecisions(datedDecisions(lines)).keys()].map((d) => decisionKey(lines, d));
+}
+
+/** The file beside summary.md holding its `replacedDecisionKeys`, with the size and time of the summary they are of. */
+export function replacedSidecarPath(summaryPath: string): string {
+  return `${summaryPath}.replaced.json`;
+}
+
+/** The sidecar's keys when it describes the summary as it is now (same size and modification time), else undefined. */
+export function currentReplacedKeys(
+  sidecar: unknown,
+  summary: { size: number; lastModified: number },
+): Set<string> | undefined {
+  const s = sidecar as { bytes?: unknown; modified?: unknown; keys?: unknown } | null;
+  if (!s || s.bytes !== summary.size || s.modified !== summary.lastModified || !Array.isArray(s.keys))
+    return undefined;
+  return new Set(s.keys.filter((k): k is string => typeof k === "string"));
+}
+
+/**
+ * The entries with the decisions a later session replaced taken out; how many were. `known`: the
+ * replaced decisions as `replacedDecisionKeys` gave them, instead of working them out here.
+ */
+export function withoutReplaced(
+  entries: string[],
+  known?: ReadonlySet<string>,
+): { entries: string[]; replaced: number } {
   // PERF: nothing can be replaced unless two entries decided something (the common hook case).
   if (entries.filter((e) => e.includes("\nDecided:")).length < 2) return { entries, replaced: 0 };
   const lines = entries.map((e) => e.split("\n"));
-  const replaced = supersededDecisions(datedDecisions(lines));
-  if (replaced.size === 0) return { entries, replaced: 0 };
-  const drop = new Set([...replaced.keys()].map((d) => `${d.entry}:${d.line}`));
+  const replaced = known
+    ? datedDecisions(lines).filter((d) => known.has(decisionKey(lines, d)))
+    : [...supersededDecisions(datedDecisions(lines)).keys()];
+  if (replaced.length === 0) return { entries, replaced: 0 };
+  const drop = new Set(replaced.map((d) => `${d.entry}:${d.line}`));
   const kept = lines.map((entryLines, entry) => {
     const out = entryLines.filter((_, line) => !drop.has(`${entry}:${line}`));
     // A "Decided:" heading left with no bullet under it goes too.
     return out.filter((text, i) => text !== "Decided:" || out[i + 1]?.startsWith("- ")).join("\n");
   });
-  return { entries: kept, replaced: replaced.size };
+  return { entries: kept, replaced: replaced.length };
 }
 
 /** A file named by an entry and modified this recently is being worked on: the entry is about the present. */
@@ -177,8 +219,9 @@ export function preludeContext(summary: string, options: number | PreludeOptions
     budget = PRELUDE_SUMMARY_BUDGET,
     present,
     pinned = "",
+    replaced: known,
   } = typeof options === "number" ? { budget: options } : options;
-  const { entries: current, replaced } = withoutReplaced(summaryEntries(summary));
+  const { entries: current, replaced } = withoutReplaced(summaryEntries(summary), known);
   // Pins take at most half the budget: the summaries of the sessions still get the rest.
   const pins = pinned.length > budget / 2 ? shortenEntry(pinned, Math.floor(budget / 2)) : pinned;
   const room = Math.max(0, budget - pins.length);

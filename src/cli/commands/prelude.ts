@@ -1,7 +1,12 @@
 import { estimateTokens, runName, writePendingRecord } from "../../home/ledger.ts";
 import { logError } from "../../home/log.ts";
 import { openSessionsDir, summaryPath } from "../../home/paths.ts";
-import { preludeContext, sessionStartOutput } from "../../memory/prelude.ts";
+import {
+  currentReplacedKeys,
+  preludeContext,
+  replacedSidecarPath,
+  sessionStartOutput,
+} from "../../memory/prelude.ts";
 import { projectPreludeOptions } from "../../memory/prelude-project.ts";
 import { findProjectRootAsync } from "../../project/config.ts";
 import { defineCommand } from "../command.ts";
@@ -48,18 +53,21 @@ export default defineCommand({
       ledger = { root, run: record.run, started, record, startedWrite };
       if (hasOpenSessions(root)) await catchUpOpenSessions(root);
       const summary = Bun.file(summaryPath(root));
-      const [tail, options] = await Promise.all([
+      const [tail, options, sidecar] = await Promise.all([
         readTail(summary, SUMMARY_TAIL_BYTES),
         projectPreludeOptions(root),
+        readReplacedSidecar(summary),
       ]);
       if (!tail) {
         await endRecord(ledger, "ok", 0);
         return 0;
       }
+      const replaced = currentReplacedKeys(sidecar, summary);
+      const withReplaced = replaced ? { ...options, replaced } : options;
       // One entry longer than the whole tail window: fall back to the full file rather than say nothing.
       const context =
-        preludeContext(tail.text, options) ??
-        (tail.partial ? preludeContext(await summary.text(), options) : undefined);
+        preludeContext(tail.text, withReplaced) ??
+        (tail.partial ? preludeContext(await summary.text(), withReplaced) : undefined);
       if (context) console.log(sessionStartOutput(context));
       await endRecord(ledger, "ok", context ? estimateTokens(context) : 0);
     } catch (error) {
@@ -133,6 +141,17 @@ function hookInputCwd(): string | undefined {
   try {
     const cwd = (JSON.parse(raw) as { cwd?: unknown } | null)?.cwd;
     return typeof cwd === "string" && cwd ? cwd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** summary.md's replaced decisions as its writer saved them (memory/summary.ts); undefined when unreadable. */
+async function readReplacedSidecar(summary: Bun.BunFile): Promise<unknown> {
+  try {
+    const file = Bun.file(replacedSidecarPath(summary.name as string));
+    // PERF: a (sync) size rather than an awaited exists(). Missing, empty, garbage or a FIFO: worked out instead.
+    return file.size > 0 && Number.isFinite(file.size) ? await file.json() : undefined;
   } catch {
     return undefined;
   }
