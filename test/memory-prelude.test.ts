@@ -3,12 +3,15 @@ import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "
 import { join } from "node:path";
 import { checkPaths, markPaths, namedPaths } from "../src/memory/freshness.ts";
 import {
+  currentReplacedKeys,
   newestEntries,
   type ProjectPresent,
   preludeContext,
+  replacedSidecarPath,
   summaryEntries,
   withoutReplaced,
 } from "../src/memory/prelude.ts";
+import { writeSummaryFile } from "../src/memory/summary.ts";
 import { runBinary, tempDir } from "./support/helpers.ts";
 
 /** The data folder the binary uses for `project` under an isolated HOME (same formula as runBinary). */
@@ -176,6 +179,7 @@ describe("triforge prelude (compiled binary)", () => {
     const sessions = [...context.matchAll(/^## .+ · session (\S+)$/gm)].map((m) => m[1]);
     expect(sessions).toEqual(["first", "second"]);
     expect(context).toContain("blue-green");
+    expect(existsSync(join(data, "summary.md.replaced.json"))).toBe(true);
   });
 
   test("walks up from a subfolder to the active root", async () => {
@@ -217,6 +221,7 @@ describe("triforge prelude (compiled binary)", () => {
 });
 
 describe("a prelude an agent can trust (pure core)", () => {
+  const dir = tempDir("triforge-prelude-sidecar-");
   const day = (d: number) => Date.parse(`2025-03-${String(d).padStart(2, "0")}T12:00:00Z`);
   const present = (files: Record<string, number>, focus: string[] = []): ProjectPresent => ({
     now: day(20),
@@ -247,6 +252,42 @@ describe("a prelude an agent can trust (pure core)", () => {
     expect(context).toContain("signed cookies (HMAC)");
     expect(context).not.toContain("store sessions in Redis");
     expect(context).toContain("1 earlier decision(s) replaced");
+  });
+
+  test("summary.md's writer saves its replaced decisions beside it; the prelude takes them only while they match the file", () => {
+    const path = join(dir, "summary.md");
+    const decided = (sessionId: string, date: string, text: string) => ({
+      sessionId,
+      date,
+      ts: date,
+      text,
+      source: "extractive",
+    });
+    writeSummaryFile(path, [
+      decided("old", "2025-03-01", "Decided:\n- We'll store sessions in Redis (`src/auth/session.ts`)."),
+      decided("mid", "2025-03-02", "Decided:\n- Add a retry with backoff in src/jobs/worker.ts."),
+      decided(
+        "new",
+        "2025-03-03",
+        "Decided:\n- Sessions will be signed cookies (HMAC) in `src/auth/session.ts`, no Redis.",
+      ),
+    ]);
+    const text = readFileSync(path, "utf8");
+    const sidecar = JSON.parse(readFileSync(replacedSidecarPath(path), "utf8"));
+    const replaced = currentReplacedKeys(sidecar, Bun.file(path));
+    expect([...(replaced ?? [])]).toEqual([
+      "## 2025-03-01 · session old\nWe'll store sessions in Redis (`src/auth/session.ts`).",
+    ]);
+    // The same prelude as when the hook works the replacements out itself.
+    expect(preludeContext(text, { replaced })).toBe(preludeContext(text)!);
+    // The keys are what is dropped: none given, nothing is.
+    expect(preludeContext(text, { replaced: new Set() })).toContain("store sessions in Redis");
+    // Of another version of summary.md (another size or time): not used.
+    expect(currentReplacedKeys({ ...sidecar, bytes: sidecar.bytes + 1 }, Bun.file(path))).toBeUndefined();
+    expect(
+      currentReplacedKeys({ ...sidecar, modified: sidecar.modified - 1 }, Bun.file(path)),
+    ).toBeUndefined();
+    expect(currentReplacedKeys("garbage", Bun.file(path))).toBeUndefined();
   });
 
   test("an LLM summary's one-line Decided: is replaced the same way", () => {

@@ -17,6 +17,7 @@ import {
   sentencesOf,
 } from "./decisions.ts";
 import { extractGraph, FILE_EXTENSIONS } from "./extract.ts";
+import { replacedDecisionKeys, replacedSidecarPath } from "./prelude.ts";
 import { learnSpeakerNames } from "./recall/speakers.ts";
 import { STOPWORDS, stem } from "./tokens.ts";
 
@@ -275,8 +276,27 @@ export function renderSummary(entries: SummaryEntry[]): string {
 /** Writes summary.md atomically, so the prelude never reads half a file. */
 export function writeSummaryFile(path: string, entries: SummaryEntry[]): void {
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, renderSummary(entries));
+  const text = renderSummary(entries);
+  writeFileSync(temporary, text);
   renameSync(temporary, path);
+  writeReplacedSidecar(path, text);
+}
+
+/**
+ * The decisions of the summary just written that later ones replaced, beside it, for the SessionStart
+ * prelude (which works them out itself when this file is missing or of another version of summary.md).
+ */
+function writeReplacedSidecar(path: string, text: string): void {
+  const sidecar = replacedSidecarPath(path);
+  const temporary = `${sidecar}.${process.pid}.tmp`;
+  try {
+    const modified = Bun.file(path).lastModified;
+    const bytes = Buffer.byteLength(text);
+    writeFileSync(temporary, JSON.stringify({ bytes, modified, keys: replacedDecisionKeys(text) }));
+    renameSync(temporary, sidecar);
+  } catch {
+    // An old sidecar no longer matches summary.md's size and time: the prelude then works it out itself.
+  }
 }
 
 /** The `Decided:` bullets of a summary entry, without their markers. */
