@@ -43,7 +43,8 @@ export function summaryEntries(summary: string): string[] {
   const entries: string[] = [];
   let current: string[] | undefined;
   for (const line of summary.replaceAll("\r\n", "\n").split("\n")) {
-    if (ENTRY_HEADER.test(line)) {
+    // PERF: the pattern only where it can match (a cold process pays for every line it runs on).
+    if (line.startsWith("## ") && ENTRY_HEADER.test(line)) {
       if (current) entries.push(current.join("\n").trimEnd());
       current = [line];
     } else current?.push(line);
@@ -103,7 +104,7 @@ function datedDecisions(lines: string[][]): DatedDecision[] {
       else {
         inDecided = false;
         // An LLM summary of the older shape: "Decided: <one decision>" on its own line.
-        const inline = /^Decided: (.{12,})$/.exec(text)?.[1];
+        const inline = text.startsWith("Decided: ") ? /^Decided: (.{12,})$/.exec(text)?.[1] : undefined;
         if (inline && !/^nothing\b/i.test(inline)) decisions.push({ text: inline, date, entry, line });
       }
     });
