@@ -11,20 +11,18 @@ import {
 import { dirname, join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { indexFile } from "../src/code/store.ts";
-import { compiledBinary, connectServe, runBinary, spawnCollect, tempDir } from "./support/helpers.ts";
+import {
+  codeRepository,
+  compiledBinary,
+  connectServe,
+  runBinary,
+  spawnCollect,
+  tempDir,
+} from "./support/helpers.ts";
 
 const home = tempDir("triforge-code-cli-");
 
-/** A repository (a `.git` folder: code search indexes projects only) holding `files`. */
-function repo(files: Record<string, string>): string {
-  const root = tempDir("triforge-code-repo-");
-  mkdirSync(join(root, ".git"));
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-  return root;
-}
+const repo = (files: Record<string, string>) => codeRepository(files, "triforge-code-repo-");
 
 const sample = () =>
   repo({

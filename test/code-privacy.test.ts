@@ -8,11 +8,11 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { redactKeepingLines } from "../src/code/redact.ts";
 import { indexFile, indexLayout, loadIndex, saveIndex } from "../src/code/store.ts";
-import { connectServe, runBinary, tempDir } from "./support/helpers.ts";
+import { codeRepository, connectServe, runBinary, tempDir } from "./support/helpers.ts";
 
 const AWS_KEY = "AKIAZ3MSJK4QWERTY7XQ";
 const PEM_BODY = [
@@ -21,16 +21,8 @@ const PEM_BODY = [
 ];
 const PEM = ["-----BEGIN RSA PRIVATE KEY-----", ...PEM_BODY, "-----END RSA PRIVATE KEY-----"].join("\n");
 
-/** A repository (a `.git` folder: code search indexes projects only) holding `files`. */
-function repo(files: Record<string, string>): string {
-  const root = realpathSync(tempDir("triforge-code-privacy-repo-"));
-  mkdirSync(join(root, ".git"));
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-  return root;
-}
+const repo = (files: Record<string, string>) =>
+  realpathSync(codeRepository(files, "triforge-code-privacy-repo-"));
 
 /** A repository with an AWS key in a config file and a private key in the middle of a source file. */
 const leakyRepo = () =>

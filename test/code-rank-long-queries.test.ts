@@ -1,6 +1,4 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { scoreBm25 } from "../src/code/bm25.ts";
 import { openIndex } from "../src/code/code-search.ts";
 import { chunkTerms, termsFromPostings, termsFromText } from "../src/code/rank/expansion.ts";
@@ -8,7 +6,7 @@ import { setTuning } from "../src/code/rank/tuning.ts";
 import { searchIndex } from "../src/code/search.ts";
 import type { CodeIndex } from "../src/code/store.ts";
 import { pathTokens, queryTokens } from "../src/code/tokens.ts";
-import { tempDir } from "./support/helpers.ts";
+import { codeRepository, tempDir } from "./support/helpers.ts";
 
 /** Every file uses the common words; one holds the rare ones a long message is about. */
 const COMMON = "value result option config update handler";
@@ -43,13 +41,7 @@ const FILES: Record<string, string> = {
 let index: CodeIndex;
 beforeAll(async () => {
   process.env.TRIFORGE_HOME = tempDir("triforge-home-");
-  const root = tempDir("triforge-repo-");
-  mkdirSync(join(root, ".git"));
-  for (const [path, content] of Object.entries(FILES)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-  index = await openIndex(root, { refresh: "now" });
+  index = await openIndex(codeRepository(FILES), { refresh: "now" });
 });
 afterEach(() => setTuning({}));
 

@@ -1,22 +1,42 @@
 import { afterAll } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { projectKey } from "../../src/home/paths.ts";
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const SHARED = resolve(ROOT, "../shared");
 
-/** A fresh temporary folder, removed after the test file finishes. */
 /** A project's data folder under `dataHome` (a test's TRIFORGE_HOME), as the binary run there finds it. */
 export function projectDataIn(dataHome: string, projectRoot: string): string {
   return join(dataHome, projectKey(projectRoot));
 }
 
+/** A fresh temporary folder, removed after the test file finishes. */
 export function tempDir(prefix = "triforge-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** A repository (a `.git` folder: code search indexes projects only) holding `files`, in a fresh temporary folder. */
+export function codeRepository(files: Record<string, string>, prefix = "triforge-repo-"): string {
+  const root = tempDir(prefix);
+  mkdirSync(join(root, ".git"));
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return root;
 }
 
 function newestSourceMtime(dir: string): number {
