@@ -27,9 +27,11 @@ export async function preludeTokens(root: string): Promise<number> {
 export async function projectPreludeOptions(
   root: string,
 ): Promise<Required<Omit<PreludeOptions, "replaced">>> {
-  return {
-    budget: (await preludeTokens(root)) * CHARS_PER_TOKEN,
-    present: await projectPresent(root),
-    pinned: pinnedSection(await readPins(root)),
-  };
+  // The three reads at once: on the hook path each awaited first file operation costs its own wait.
+  const [tokens, present, pins] = await Promise.all([
+    preludeTokens(root),
+    projectPresent(root),
+    readPins(root),
+  ]);
+  return { budget: tokens * CHARS_PER_TOKEN, present, pinned: pinnedSection(pins) };
 }
