@@ -11,6 +11,7 @@ import { projectDataDir, storePath, summaryPath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
 import { memoryStatus } from "../src/memory/status.ts";
+import { GRAPH_TABLES } from "../src/store/remote.ts";
 import { chatReply, startFakeOpenAI } from "./support/fakes/openai.ts";
 import {
   appendRecords,
@@ -118,17 +119,7 @@ describe("indexing with an LLM", () => {
     const graph = dumpGraph(root);
     // As if the batch had never committed (a crash after the OpenIE calls): everything but the LLM cache goes.
     const db = new Database(storePath(root));
-    for (const table of [
-      "chunks",
-      "turns",
-      "entities",
-      "facts",
-      "fact_sources",
-      "edges",
-      "edge_sources",
-      "summaries",
-    ])
-      db.run(`DELETE FROM ${table}`);
+    for (const table of [...GRAPH_TABLES, "summaries"]) db.run(`DELETE FROM ${table}`);
     db.run("DELETE FROM meta WHERE key IN ('offset', 'offset_check')");
     db.close();
     const before = fake.chatRequests().length;

@@ -1184,24 +1184,19 @@ export class SqliteMemoryStore implements MemoryStore {
       .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'llm_usage_months'")
       .get();
     if (!counted) return [];
-    return (
-      this.sql(
-        "SELECT provider, model, calls, input_tokens, output_tokens FROM llm_usage_months WHERE month = ? ORDER BY provider, model",
-      ).all(month) as Record<string, string & number>[]
-    ).map((r) => ({
-      provider: r.provider,
-      model: r.model,
-      calls: r.calls,
-      inputTokens: r.input_tokens,
-      outputTokens: r.output_tokens,
-    }));
+    return this.usageRows("llm_usage_months WHERE month = ?", month);
   }
 
   async usage(): Promise<StoreStatus["llmUsage"]> {
+    return this.usageRows("llm_usage");
+  }
+
+  /** The usage rows of `from` (a table, with a WHERE clause over `params` if need be), by provider and model. */
+  private usageRows(from: string, ...params: string[]): StoreStatus["llmUsage"] {
     return (
       this.sql(
-        "SELECT provider, model, calls, input_tokens, output_tokens FROM llm_usage ORDER BY provider, model",
-      ).all() as Record<string, string & number>[]
+        `SELECT provider, model, calls, input_tokens, output_tokens FROM ${from} ORDER BY provider, model`,
+      ).all(...params) as Record<string, string & number>[]
     ).map((r) => ({
       provider: r.provider,
       model: r.model,
