@@ -6,7 +6,7 @@
  * summary.md and the recall snapshot. All under the index lock that the indexer and `forget` hold.
  */
 import { indexLockPath } from "../home/paths.ts";
-import { openStoreForRead, openStoreForWrite } from "../store/open.ts";
+import { hasStore, openStoreForWrite } from "../store/open.ts";
 import type { ForgetResult } from "../store/types.ts";
 import { refreshAfterForget, removeChatLogLines } from "./forget.ts";
 import { waitForLock } from "./lock.ts";
@@ -112,9 +112,7 @@ export async function forgetChunk(projectRoot: string, chunkId: number): Promise
   const { mirroredChunk, forgetRecordsInShared } = await import("./shared.ts");
   const mirrored = await mirroredChunk(projectRoot, chunkId);
   // No store yet, nothing to delete: and none is created just to say so.
-  const existing = openStoreForRead(projectRoot);
-  if (!existing && !mirrored) return { status: "unknown", ...empty };
-  existing?.close();
+  if (!hasStore(projectRoot) && !mirrored) return { status: "unknown", ...empty };
   const lock = await waitForLock(indexLockPath(projectRoot), "forget", LOCK_WAIT_MS);
   if (!lock) return { status: "busy", ...empty };
   try {
@@ -136,9 +134,7 @@ export async function forgetChunkHere(
   projectRoot: string,
   chunkId: number,
 ): Promise<ChunkForgetReport | undefined> {
-  const existing = openStoreForRead(projectRoot);
-  if (!existing) return undefined;
-  existing.close();
+  if (!hasStore(projectRoot)) return undefined;
   const store = openStoreForWrite(projectRoot);
   try {
     const result = await store.forgetChunk(chunkId, summaryWithout);

@@ -18,6 +18,11 @@ export function openStoreForWrite(projectRoot: string): SqliteMemoryStore {
   return new SqliteMemoryStore(storePath(projectRoot));
 }
 
+/** Whether the project has a local store file yet (without opening it: an open checks the file). */
+export function hasStore(projectRoot: string): boolean {
+  return existsSync(storePath(projectRoot));
+}
+
 /** Opens an existing store read-only, or undefined when there is none yet. */
 export function openStoreForRead(projectRoot: string): SqliteMemoryStore | undefined {
   return openStoreFileForRead(storePath(projectRoot));
