@@ -10,30 +10,11 @@
  * share plus its waits for them). The total line gives wall time and the CPU time of all threads.
  * Indexes go to a scratch TRIFORGE_HOME so user data is untouched.
  */
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { threadCpuClock } from "./cpu-clock.ts";
 
 process.env.TRIFORGE_HOME ??= "/tmp/triforge-bench-home";
 const { refreshIndex, resolveRepository } = await import("../src/code/refresh.ts");
 const { loadModel } = await import("../src/embed/source.ts");
-
-/** This thread's CPU time in ms (clock_gettime(CLOCK_THREAD_CPUTIME_ID)), or undefined off Linux. */
-function threadCpuClock(): (() => number) | undefined {
-  if (process.platform !== "linux") return undefined;
-  try {
-    const libc = dlopen("libc.so.6", {
-      clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
-    });
-    const CLOCK_THREAD_CPUTIME_ID = 3;
-    const time = new BigInt64Array(2);
-    const at = ptr(time);
-    return () => {
-      libc.symbols.clock_gettime(CLOCK_THREAD_CPUTIME_ID, at);
-      return Number(time[0]) * 1000 + Number(time[1]) / 1e6;
-    };
-  } catch {
-    return undefined;
-  }
-}
 
 const args = process.argv.slice(2);
 const wall = args.includes("--wall");

@@ -14,12 +14,13 @@
  * Usage: bun benchmark/http.ts [--files 10000] [--requests 20000] [--clients 50] [--workers 0,2] [--json]
  * The workspaces are generated under /tmp and removed at the end.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openIndex, searchLoaded } from "../src/code/code-search.ts";
 import { ingestWorkspace } from "../src/rag/service.ts";
 import { seededRandom } from "../test/support/random.ts";
+import { workspaceGenerator } from "./generated-workspace.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -33,7 +34,6 @@ const WORKER_COUNTS = (() => {
   const at = args.indexOf("--workers");
   return at >= 0 ? args[at + 1].split(",").map(Number) : [0, availableParallelism()];
 })();
-const FUNCTIONS_PER_FILE = 10;
 /** claw-rag-service's default embedding model (text-embedding-3-small) has 1,536 dimensions. */
 const CLAW_DIM = 1536;
 const GROWTH_QUERIES = 200;
@@ -44,89 +44,9 @@ const scratch = mkdtempSync(join(tmpdir(), "triforge-bench-http-"));
 process.env.TRIFORGE_HOME = join(scratch, "data");
 const catalogPath = join(scratch, "catalog.db");
 
-const random = seededRandom(14);
-const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
-const VERBS = [
-  "parse",
-  "load",
-  "save",
-  "merge",
-  "render",
-  "fetch",
-  "encode",
-  "decode",
-  "index",
-  "retry",
-  "schedule",
-  "sign",
-  "verify",
-  "resize",
-  "export",
-  "import",
-  "compute",
-  "resolve",
-  "flush",
-  "rotate",
-];
-const NOUNS = Array.from({ length: 400 }, (_, i) => {
-  const syllables = [
-    "ka",
-    "lo",
-    "mir",
-    "tan",
-    "vex",
-    "dor",
-    "pel",
-    "qua",
-    "rin",
-    "sol",
-    "tur",
-    "zen",
-    "bri",
-    "cos",
-    "fal",
-  ];
-  return `${pick(syllables)}${pick(syllables)}${pick(syllables)}${i}`;
-});
-const camel = (verb: string, noun: string) => verb + noun[0].toUpperCase() + noun.slice(1);
-
-/** One generated function of about 700 characters: one chunk of code search's ~750-character target. */
-function generatedFunction(verb: string, noun: string, other: string): string {
-  const name = camel(verb, noun);
-  const lines = [
-    `/** ${verb} a ${noun} record, then hand it to the ${other} stage. */`,
-    `export function ${name}(${noun}: ${noun[0].toUpperCase()}${noun.slice(1)}Record, limit = ${Math.floor(random() * 90) + 10}): Result {`,
-    `  const started = Date.now();`,
-    `  const items = ${noun}.items.filter((item) => item.size < limit && item.kind !== "${other}");`,
-    `  for (const item of items) {`,
-    `    if (item.retries > ${Math.floor(random() * 5) + 1}) throw new Error("${name}: too many retries for " + item.id);`,
-    `    item.state = ${camel("next", other)}(item.state, "${verb}");`,
-    `  }`,
-    `  const total = items.reduce((sum, item) => sum + item.size, 0);`,
-    `  log("${name}", { count: items.length, total, took: Date.now() - started });`,
-    `  return { ok: total > 0, total, ${other}: items.map((item) => item.id) };`,
-    `}`,
-  ];
-  return lines.join("\n");
-}
-
-/** A workspace of `files` files with FUNCTIONS_PER_FILE generated functions each; returns its queries. */
-function generateWorkspace(root: string, files: number): string[] {
-  const queries: string[] = [];
-  for (let f = 0; f < files; f++) {
-    const folder = join(root, "src", `module${f % 100}`);
-    if (f < 100) mkdirSync(folder, { recursive: true });
-    const functions: string[] = [];
-    for (let i = 0; i < FUNCTIONS_PER_FILE; i++) {
-      const [verb, noun, other] = [pick(VERBS), pick(NOUNS), pick(NOUNS)];
-      functions.push(generatedFunction(verb, noun, other));
-      if (random() < 0.05)
-        queries.push(random() < 0.5 ? camel(verb, noun) : `where do we ${verb} ${noun} before ${other}`);
-    }
-    writeFileSync(join(folder, `file${f}.ts`), `${functions.join("\n\n")}\n`);
-  }
-  return queries;
-}
+const generator = workspaceGenerator(14);
+/** The stand-in vectors of the linear scan (random: only its cost is measured). */
+const random = seededRandom(15);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
@@ -263,17 +183,8 @@ const report: Record<string, unknown> = { files: FILES, requests: REQUESTS, clie
 try {
   // 1. Load on the 10k-file workspace.
   const big = join(scratch, "ws-big");
-  const queries = generateWorkspace(big, FILES);
-  // One query a request, none repeated (no answer can come from a cache): the workspace's own words,
-  // as an identifier or a question, like the queries it was generated with.
-  const seen = new Set<string>();
-  while (seen.size < REQUESTS) {
-    const [verb, noun, other] = [pick(VERBS), pick(NOUNS), pick(NOUNS)];
-    seen.add(
-      random() < 0.5 ? `${camel(verb, noun)} ${other}` : `where do we ${verb} ${noun} before ${other}`,
-    );
-  }
-  const loadQueries = [...seen];
+  const queries = generator.generate(big, FILES);
+  const loadQueries = generator.queries(REQUESTS);
   let t = performance.now();
   const ingested = await ingestWorkspace(big, { catalogPath });
   report.ingest = { files: ingested.files, chunks: ingested.chunks, seconds: (performance.now() - t) / 1000 };
@@ -316,7 +227,7 @@ try {
   const growth: { chunks: number; triforgeMs: number; linearScanMs: number }[] = [];
   for (const files of GROWTH_FILES.filter((f) => f <= FILES)) {
     const root = files === FILES ? big : join(scratch, `ws-${files}`);
-    const own = files === FILES ? queries : generateWorkspace(root, files);
+    const own = files === FILES ? queries : generator.generate(root, files);
     if (files !== FILES) await ingestWorkspace(root, { catalogPath });
     const index = await openIndex(root, { refresh: "never" });
     const chunks = index.texts.length;

@@ -84,7 +84,16 @@ export function searchIndex(
   index: CodeIndex,
   query: string,
   queryVector: Float32Array | undefined,
-  options: { topK: number; content: ContentFilter; mode?: SearchMode; under?: string },
+  options: {
+    topK: number;
+    content: ContentFilter;
+    mode?: SearchMode;
+    under?: string;
+    /** Milliseconds per stage, summed into (benchmark/code-query.ts); measured only when given. */
+    timings?: Record<string, number>;
+    /** What timings are measured with: wall time by default (a benchmark passes its thread's CPU clock). */
+    clock?: () => number;
+  },
 ): RankedChunk[] {
   const text = query.trim().slice(0, MAX_QUERY_CHARS);
   const n = index.texts.length;
@@ -95,18 +104,22 @@ export function searchIndex(
   const filter = all ? undefined : allowed;
   const candidateCount = Math.max(MIN_CANDIDATES, options.topK * CANDIDATES_PER_RESULT);
   const mode = options.mode ?? "hybrid";
+  const lap = stageTimer(options.timings, options.clock);
 
   const terms = queryTokens(text);
   const lexical = terms.length ? scoreBm25(index.bm25, terms) : undefined;
   let lexicalRanked = lexical
     ? topScored(lexical.scores, candidateCount, lexical.matched, filter, index.chunkFile)
     : [];
+  lap("bm25");
   if (mode === "bm25")
     return lexicalRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: lexical!.scores[chunk] }));
   const symbolQuery = isSymbolQuery(text);
   const expanded =
     lexical && lexicalRanked.length && !symbolQuery && expandLexical(index, terms, lexical, lexicalRanked);
+  lap("feedback");
   if (expanded) lexicalRanked = topScored(lexical!.scores, candidateCount, expanded, filter, index.chunkFile);
+  lap("feedback candidates");
   // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
   // no chunk shares a word with: to our 64-dimension static model such a query is noise. On
   // the development repositories gibberish and other languages ("zzzqqq xyzzy", "lorem ipsum", a
@@ -116,21 +129,36 @@ export function searchIndex(
   if (!lexicalRanked.length && mode === "hybrid") return literalMatches(index, text, isAllowed, options.topK);
 
   const dense = isZero(queryVector) ? undefined : denseScores(index, queryVector!);
+  lap("dense scan");
   const denseRanked = dense ? topScored(dense, candidateCount, undefined, filter, index.chunkFile) : [];
+  lap("dense candidates");
   if (mode === "dense")
     return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
 
   const alpha = symbolQuery ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
   const scores = fuse(lexicalRanked, denseRanked, alpha);
+  lap("fusion");
   rerank(index, scores, text, symbolQuery, isAllowed);
+  lap("rerank");
   const paths = filePaths(index);
   const hasFile = (path: string) => paths.has(path);
-  return selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK, hasFile).map(
-    ({ id, score }) => ({
-      chunk: id,
-      score,
-    }),
-  );
+  const top = selectTop(scores, (chunk) => index.files[index.chunkFile[chunk]].path, options.topK, hasFile);
+  lap("selection");
+  return top.map(({ id, score }) => ({ chunk: id, score }));
+}
+
+/** A lap function adding the time since the previous lap to a stage; it does nothing without `timings`. */
+function stageTimer(
+  timings: Record<string, number> | undefined,
+  clock: () => number = () => performance.now(),
+): (stage: string) => void {
+  if (!timings) return () => {};
+  let last = clock();
+  return (stage) => {
+    const now = clock();
+    timings[stage] = (timings[stage] ?? 0) + now - last;
+    last = now;
+  };
 }
 
 /** A query with no word in it (`->`, `?.`): chunks containing it literally, most occurrences first. */
