@@ -2,7 +2,7 @@
  * Search over one loaded index: pure functions of the index, the query and its embedding.
  */
 import { scoreBm25 } from "./bm25.ts";
-import { cosineScores, topScored } from "./dense.ts";
+import { cosineScores, denseTop, int8Rows, topScored } from "./dense.ts";
 import type { ContentKind } from "./languages.ts";
 import { rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
@@ -128,12 +128,21 @@ export function searchIndex(
   // a word. Dense hits would be confident-looking guesses, so only an exact occurrence is returned.
   if (!lexicalRanked.length && mode === "hybrid") return literalMatches(index, text, isAllowed, options.topK);
 
-  const dense = isZero(queryVector) ? undefined : denseScores(index, queryVector!);
-  lap("dense scan");
-  const denseRanked = dense ? topScored(dense, candidateCount, undefined, filter, index.chunkFile) : [];
-  lap("dense candidates");
+  const dense = isZero(queryVector)
+    ? undefined
+    : denseTop(
+        index.vectors.subarray(0, n * index.dim),
+        index.dim,
+        queryVector!,
+        candidateCount,
+        int8Rows(index.vectors, index.dim, n),
+        filter,
+        index.chunkFile,
+      );
+  const denseRanked = dense?.ranked ?? [];
+  lap("dense");
   if (mode === "dense")
-    return denseRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: dense![chunk] }));
+    return denseRanked.slice(0, options.topK).map((chunk, i) => ({ chunk, score: dense!.scores[i] }));
 
   const alpha = symbolQuery ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
   const scores = fuse(lexicalRanked, denseRanked, alpha);

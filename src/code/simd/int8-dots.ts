@@ -1,0 +1,197 @@
+/**
+ * A WebAssembly SIMD kernel for the dense scan: the dot product of every int8 row with an int16
+ * query, 16 dimensions a step (`i16x8.extend_*_i8x16_s` then `i32x4.dot_i16x8_s`), each row's
+ * integer sum times its scale and the query's, stored as float32. Its ~150 bytes are assembled here
+ * from the instructions below (no toolchain at build time). Where WebAssembly or its SIMD is
+ * absent, `int8DotKernel()` is undefined and the scan stays in JavaScript.
+ */
+
+/** The exported function: scan(rows, vectors, query, scales, out, queryScale), byte addresses. */
+export type Int8DotsFunction = (
+  rows: number,
+  vectors: number,
+  query: number,
+  scales: number,
+  out: number,
+  queryScale: number,
+) => void;
+
+export interface Int8DotKernel {
+  memory: WebAssembly.Memory;
+  scan: Int8DotsFunction;
+}
+
+// Parameters and locals of scan, by index.
+const ROWS = 0;
+const VECTORS = 1;
+const QUERY = 2;
+const SCALES = 3;
+const OUT = 4;
+const QUERY_SCALE = 5;
+const SUM = 6;
+const ROW = 7;
+
+const I32 = 0x7f;
+const F32 = 0x7d;
+const V128 = 0x7b;
+
+const op = {
+  block: 0x02,
+  loop: 0x03,
+  brIf: 0x0d,
+  end: 0x0b,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  f32Load: 0x2a,
+  f32Store: 0x38,
+  i32Const: 0x41,
+  i32Eqz: 0x45,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  f32Mul: 0x94,
+  f32ConvertI32S: 0xb2,
+};
+/** SIMD instructions: the 0xfd prefix and the opcode as unsigned LEB128. */
+const simd = {
+  v128Load: [0xfd, 0x00],
+  v128Const: [0xfd, 0x0c],
+  i32x4ExtractLane: [0xfd, 0x1b],
+  i16x8ExtendLowI8x16S: [0xfd, 0x87, 0x01],
+  i16x8ExtendHighI8x16S: [0xfd, 0x88, 0x01],
+  i32x4Add: [0xfd, 0xae, 0x01],
+  i32x4DotI16x8S: [0xfd, 0xba, 0x01],
+};
+/** A memory access's alignment (log2) and offset. */
+const memarg = (align: number, offset: number) => [align, ...leb(offset)];
+
+function leb(value: number): number[] {
+  const bytes: number[] = [];
+  do {
+    let byte = value & 0x7f;
+    value >>>= 7;
+    if (value) byte |= 0x80;
+    bytes.push(byte);
+  } while (value);
+  return bytes;
+}
+
+/** A signed LEB128 (i32.const's immediate): 64 needs two bytes, as its bit 6 would read as the sign. */
+function sleb(value: number): number[] {
+  const bytes: number[] = [];
+  for (;;) {
+    const byte = value & 0x7f;
+    value >>= 7;
+    if ((value === 0 && !(byte & 0x40)) || (value === -1 && byte & 0x40)) return [...bytes, byte];
+    bytes.push(byte | 0x80);
+  }
+}
+
+const vector = (items: number[][]) => [...leb(items.length), ...items.flat()];
+const section = (id: number, content: number[]) => [id, ...leb(content.length), ...content];
+const name = (text: string) => vector([...text].map((c) => [c.charCodeAt(0)]));
+const get = (local: number) => [op.localGet, local];
+const set = (local: number) => [op.localSet, local];
+/** local += step (i32). */
+const advance = (local: number, step: number) => [
+  ...get(local),
+  op.i32Const,
+  ...sleb(step),
+  op.i32Add,
+  ...set(local),
+];
+
+/**
+ * The body of scan for rows of `blocks` × 16 int8 values: per row, the blocks unrolled (each a
+ * v128 of the row, widened to two i16x8 halves, dotted with the query's 16 int16 values).
+ */
+function scanBody(blocks: number): number[] {
+  const half = (widen: number[], queryOffset: number) => [
+    ...get(ROW),
+    ...widen,
+    ...get(QUERY),
+    ...simd.v128Load,
+    ...memarg(4, queryOffset),
+    ...simd.i32x4DotI16x8S,
+    ...get(SUM),
+    ...simd.i32x4Add,
+    ...set(SUM),
+  ];
+  const block = (b: number) => [
+    ...[...get(VECTORS), ...simd.v128Load, ...memarg(0, b * 16), ...set(ROW)],
+    ...half(simd.i16x8ExtendLowI8x16S, b * 32),
+    ...half(simd.i16x8ExtendHighI8x16S, b * 32 + 16),
+  ];
+  const lane = (n: number) => [...get(SUM), ...simd.i32x4ExtractLane, n];
+  const code = [
+    ...[op.block, 0x40],
+    ...[...get(ROWS), op.i32Eqz, op.brIf, 0],
+    ...[op.loop, 0x40],
+    ...[...simd.v128Const, ...new Array(16).fill(0), ...set(SUM)],
+    ...Array.from({ length: blocks }, (_, b) => block(b)).flat(),
+    ...advance(VECTORS, 16 * blocks),
+    // out[row] = f32(sum of the four lanes) × scales[row] × queryScale
+    ...get(OUT),
+    ...[...lane(0), ...lane(1), op.i32Add, ...lane(2), op.i32Add, ...lane(3), op.i32Add],
+    op.f32ConvertI32S,
+    ...[...get(SCALES), op.f32Load, ...memarg(2, 0), op.f32Mul],
+    ...[...get(QUERY_SCALE), op.f32Mul],
+    ...[op.f32Store, ...memarg(2, 0)],
+    ...advance(OUT, 4),
+    ...advance(SCALES, 4),
+    ...[...get(ROWS), op.i32Const, 1, op.i32Sub, op.localTee, ROWS, op.brIf, 0],
+    op.end,
+    op.end,
+    op.end,
+  ];
+  // Locals after the 6 parameters: the running sum and the row's block (v128).
+  const body = [...vector([[2, V128]]), ...code];
+  return [...leb(body.length), ...body];
+}
+
+/**
+ * The module's bytes for rows of `blocks` × 16 dimensions: one imported memory ("m"."memory") and one
+ * exported function, "scan".
+ */
+export function int8DotsModule(blocks: number): Uint8Array {
+  const type = [0x60, ...vector([[I32], [I32], [I32], [I32], [I32], [F32]]), 0];
+  const memoryImport = [...name("m"), ...name("memory"), 0x02, 0x00, 1];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, vector([type])),
+    ...section(2, vector([memoryImport])),
+    ...section(3, vector([[0]])),
+    ...section(7, vector([[...name("scan"), 0x00, 0]])),
+    ...section(10, vector([scanBody(blocks)])),
+  ]);
+}
+
+/** Compiled modules by block count, once per process; null where WebAssembly or its SIMD is missing. */
+const compiled = new Map<number, WebAssembly.Module | null>();
+
+function compiledModule(blocks: number): WebAssembly.Module | null {
+  let module = compiled.get(blocks);
+  if (module === undefined) {
+    try {
+      const bytes = int8DotsModule(blocks);
+      module =
+        typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    } catch {
+      module = null;
+    }
+    compiled.set(blocks, module);
+  }
+  return module;
+}
+
+/**
+ * A kernel for rows of `blocks` × 16 int8 values with its own memory of at least `bytes`; undefined
+ * where WebAssembly SIMD is unavailable.
+ */
+export function int8DotKernel(blocks: number, bytes: number): Int8DotKernel | undefined {
+  const module = compiledModule(blocks);
+  if (!module) return undefined;
+  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
+  const instance = new WebAssembly.Instance(module, { m: { memory } });
+  return { memory, scan: instance.exports.scan as Int8DotsFunction };
+}

@@ -1,0 +1,112 @@
+import { describe, expect, test } from "bun:test";
+import { cosineScores, denseTop, int8Rows, topScored } from "../src/code/dense.ts";
+import { int8DotKernel, int8DotsModule } from "../src/code/simd/int8-dots.ts";
+import { seededRandom } from "./support/random.ts";
+
+const random = seededRandom(10);
+
+function normalised(dim: number): Float32Array {
+  const v = Float32Array.from({ length: dim }, () => random() * 2 - 1);
+  const length = Math.hypot(...v);
+  return v.map((x) => x / length);
+}
+
+/** `rows` unit rows of `dim`, with some zero rows and some exact duplicates (ties). */
+function rowsOf(rows: number, dim: number): Float32Array {
+  const vectors = new Float32Array(rows * dim);
+  for (let r = 0; r < rows; r++) {
+    if (r % 17 === 5) continue;
+    if (r % 11 === 3 && r > dim) vectors.copyWithin(r * dim, (r - 3) * dim, (r - 2) * dim);
+    else vectors.set(normalised(dim), r * dim);
+  }
+  return vectors;
+}
+
+describe("the int8 SIMD kernel", () => {
+  test("its assembled module is valid WebAssembly for every block count", () => {
+    for (const blocks of [1, 4, 7, 96]) expect(WebAssembly.validate(int8DotsModule(blocks))).toBe(true);
+  });
+
+  test("its dot products equal the integer sums, times both scales", () => {
+    for (const blocks of [1, 4, 5]) {
+      const rows = 300;
+      const padded = blocks * 16;
+      const scalesAt = rows * padded;
+      const queryAt = scalesAt + rows * 4;
+      const outAt = queryAt + padded * 2;
+      const kernel = int8DotKernel(blocks, outAt + rows * 4);
+      expect(kernel).toBeDefined();
+      const { buffer } = kernel!.memory;
+      const int8 = new Int8Array(buffer, 0, rows * padded);
+      const scales = new Float32Array(buffer, scalesAt, rows);
+      const query = new Int16Array(buffer, queryAt, padded);
+      for (let i = 0; i < int8.length; i++) int8[i] = Math.floor(random() * 255) - 127;
+      for (let r = 0; r < rows; r++) scales[r] = r % 7 === 0 ? 0 : random();
+      for (let d = 0; d < padded; d++) query[d] = Math.floor(random() * 65535) - 32767;
+      kernel!.scan(rows, 0, queryAt, scalesAt, outAt, 0.25);
+      const out = new Float32Array(buffer, outAt, rows);
+      for (let r = 0; r < rows; r++) {
+        let sum = 0;
+        for (let d = 0; d < padded; d++) sum += int8[r * padded + d] * query[d];
+        expect(out[r]).toBe(Math.fround(Math.fround(Math.fround(sum) * scales[r]) * 0.25));
+      }
+    }
+  });
+});
+
+describe("denseTop", () => {
+  /** What the search ranked before the int8 pass: the exact scan and one top-k over it. */
+  function exactTop(
+    vectors: Float32Array,
+    dim: number,
+    query: Float32Array,
+    count: number,
+    allowed?: Uint8Array,
+    chunkFile?: Int32Array,
+  ) {
+    const scores = cosineScores(vectors, dim, query);
+    const ranked = topScored(scores, count, undefined, allowed, chunkFile);
+    return { ranked, scores: ranked.map((id) => scores[id]) };
+  }
+
+  test("with int8 rows it ranks exactly as the exact scan, scores and ties included", () => {
+    // Dimensions that are not a multiple of 4, 8 or 16, and the static model's 64.
+    for (const dim of [3, 13, 64, 70]) {
+      const rows = 2500;
+      const vectors = rowsOf(rows, dim);
+      const int8 = int8Rows(vectors, dim, rows, 0);
+      expect(int8).toBeDefined();
+      for (let q = 0; q < 8; q++) {
+        // Some queries are a stored row itself (its duplicates tie at the top).
+        const query = q % 3 === 0 ? vectors.slice(3 * dim, 4 * dim) : normalised(dim);
+        for (const count of [1, 50, 400])
+          expect(denseTop(vectors, dim, query, count, int8)).toEqual(exactTop(vectors, dim, query, count));
+      }
+    }
+  });
+
+  test("with a file filter, more wanted than allowed, a zero query, and without int8 rows", () => {
+    const dim = 64;
+    const rows = 1200;
+    const vectors = rowsOf(rows, dim);
+    const chunkFile = Int32Array.from({ length: rows }, (_, r) => Math.floor(r / 10));
+    const allowed = Uint8Array.from({ length: rows / 10 }, (_, f) => (f % 3 === 0 ? 1 : 0));
+    const int8 = int8Rows(vectors, dim, rows, 0);
+    const query = normalised(dim);
+    for (const count of [50, 500]) {
+      const exact = exactTop(vectors, dim, query, count, allowed, chunkFile);
+      expect(denseTop(vectors, dim, query, count, int8, allowed, chunkFile)).toEqual(exact);
+      expect(denseTop(vectors, dim, query, count, undefined, allowed, chunkFile)).toEqual(exact);
+    }
+    expect(exactTop(vectors, dim, query, 500, allowed, chunkFile).ranked.length).toBe(400);
+    const zero = new Float32Array(dim);
+    expect(denseTop(vectors, dim, zero, 50, int8)).toEqual(exactTop(vectors, dim, zero, 50));
+  });
+
+  test("small indexes keep the exact JavaScript scan; the int8 copy is made once per vectors array", () => {
+    const vectors = rowsOf(100, 8);
+    expect(int8Rows(vectors, 8, 100)).toBeUndefined();
+    const first = int8Rows(vectors, 8, 100, 0);
+    expect(int8Rows(vectors, 8, 100, 0)).toBe(first);
+  });
+});
