@@ -2,6 +2,7 @@
  * BM25 over chunks, stored as compressed-sparse-row postings (one run of documents per term) in
  * typed arrays: it saves and loads as flat buffers, and an incremental update is one linear merge.
  */
+import { topScored } from "./dense.ts";
 
 /** Term-frequency saturation: the usual 1.2, fine for short chunks of code. */
 export const BM25_K1 = 1.2;
@@ -239,4 +240,219 @@ export function scoreBm25(
     }
   }
   return { scores, matched: matched.subarray(0, matchedCount) };
+}
+
+/**
+ * Terms in more than this share of the documents are bounded rather than walked: their postings are
+ * read only for the documents that could reach the top. Such a term is as long as a quarter of the
+ * index or more but weighs little (IDF at most log(1 + 3) = 1.39 against ~11.5 for a term of one
+ * document in 100k; the feedback of a sentence over generated code adds `const` and `count`, in every
+ * chunk, whose IDF is 0.000005), so a document without the query's other terms seldom gets near the top.
+ */
+export const BOUNDED_TERM_SHARE = 0.25;
+/**
+ * Past this many candidates per wanted document the bounds have not narrowed enough (the bounded
+ * terms weigh too much for these scores): every posting is walked instead, as without bounds.
+ */
+const MAX_CANDIDATES_PER_RESULT = 16;
+
+/** The query's terms, and optionally feedback terms whose scores are added at `weight` (expansion.ts). */
+export interface LexicalQuery {
+  terms: string[];
+  feedback?: { terms: string[]; weight: number };
+}
+
+/** The best documents, best first, with their scores; `full`, when every posting was walked. */
+export interface LexicalTop {
+  ranked: number[];
+  scores: number[];
+  full?: { scores: Float32Array; matched: Int32Array };
+}
+
+/**
+ * Every posting walked: the query's BM25 scores, then the feedback terms' added at their weight (the
+ * documents only they match after the query's), and the top `count` of those allowed. `previous` is
+ * the query's own full scores, when already walked (they gain the feedback in place).
+ */
+function walkedTop(
+  index: Bm25Index,
+  query: LexicalQuery,
+  count: number,
+  allowed: Uint8Array | undefined,
+  chunkFile: Int32Array | undefined,
+  previous?: { scores: Float32Array; matched: Int32Array },
+): LexicalTop {
+  const lexical = previous ?? scoreBm25(index, query.terms);
+  let matched = lexical.matched;
+  if (query.feedback) {
+    const { weight } = query.feedback;
+    const extra = scoreBm25(index, query.feedback.terms);
+    const newlyMatched: number[] = [];
+    for (const doc of extra.matched) {
+      if (lexical.scores[doc] === 0) newlyMatched.push(doc);
+      lexical.scores[doc] += weight * extra.scores[doc];
+    }
+    matched = new Int32Array(lexical.matched.length + newlyMatched.length);
+    matched.set(lexical.matched);
+    matched.set(newlyMatched, lexical.matched.length);
+  }
+  const ranked = topScored(lexical.scores, count, matched, allowed, chunkFile);
+  return {
+    ranked,
+    scores: ranked.map((doc) => lexical.scores[doc]),
+    full: { scores: lexical.scores, matched },
+  };
+}
+
+/** Per index: a document's partial score while bounding (zero between queries) and the rescored scores. */
+const scratchCache = new WeakMap<Bm25Index, { partial: Float64Array; exact: Float32Array }>();
+function scratchOf(index: Bm25Index) {
+  let scratch = scratchCache.get(index);
+  if (!scratch) {
+    const n = index.lengths.length;
+    scratch = { partial: new Float64Array(n), exact: new Float32Array(n) };
+    scratchCache.set(index, scratch);
+  }
+  return scratch;
+}
+
+/** The frequency of term `term` in document `doc` (0 when absent): a binary search of its postings. */
+function frequencyIn(index: Bm25Index, term: number, doc: number): number {
+  let low = index.offsets[term];
+  let high = index.offsets[term + 1] - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = index.docs[middle];
+    if (at === doc) return index.freqs[middle];
+    if (at < doc) low = middle + 1;
+    else high = middle - 1;
+  }
+  return 0;
+}
+
+/**
+ * The top `count` documents by the BM25 scores of `query` (with its feedback) among those allowed
+ * (`allowed[chunkFile[doc]] === 1`; all when undefined), best first: exactly the documents, order and
+ * float32 scores of walking every posting (scoreBm25, the feedback added as expansion.ts adds it, then
+ * topScored over the matched documents in the order they were first matched), ties included.
+ *
+ * A term in more than BOUNDED_TERM_SHARE of the documents is not walked (MaxScore): the other terms'
+ * postings give each document a partial score, a floor under the `count`-th best final score (the
+ * `count`-th best partial), and the bounded terms add at most IDF × (k1 + 1) each. Only documents whose
+ * partial score plus that bound reaches the floor can be in the top or tie with it; they are rescored
+ * exactly, term by term in the query's order (a bounded term's frequency found by binary search), and
+ * ranked in their first-matched order. When the bounds leave too many candidates, or fewer than `count`
+ * documents have a partial score, every posting is walked instead. `previous` is a full walk of the
+ * query alone already made (the query's result, when this call adds its feedback).
+ */
+export function topBm25(
+  index: Bm25Index,
+  query: LexicalQuery,
+  count: number,
+  allowed?: Uint8Array,
+  chunkFile?: Int32Array,
+  previous?: { scores: Float32Array; matched: Int32Array },
+): LexicalTop {
+  const n = index.lengths.length;
+  const weight = query.feedback?.weight ?? 0;
+  const resolve = (terms: string[]) =>
+    terms.map((term) => index.termIds.get(term)).filter((t): t is number => t !== undefined);
+  const queryIds = resolve(query.terms);
+  const feedbackIds = query.feedback ? resolve(query.feedback.terms) : [];
+  const bounded = (t: number) => index.offsets[t + 1] - index.offsets[t] > n * BOUNDED_TERM_SHARE;
+  const walked = () => walkedTop(index, query, count, allowed, chunkFile, previous);
+  if (n === 0 || count <= 0 || ![...queryIds, ...feedbackIds].some(bounded)) return walked();
+
+  // Partial scores from the terms walked; the bound of what the others can add.
+  const { partial, exact } = scratchOf(index);
+  const norms = lengthNorms(index);
+  const touched: number[] = [];
+  let bound = 0;
+  const walk = (ids: number[], factor: number) => {
+    for (const t of ids) {
+      const idf = inverseFrequency(index, t);
+      if (bounded(t)) {
+        bound += factor * idf * (BM25_K1 + 1);
+        continue;
+      }
+      for (let p = index.offsets[t], end = index.offsets[t + 1]; p < end; p++) {
+        const doc = index.docs[p];
+        const tf = index.freqs[p];
+        if (partial[doc] === 0) touched.push(doc);
+        partial[doc] += (factor * idf * tf * (BM25_K1 + 1)) / (tf + norms[doc]);
+      }
+    }
+  };
+  walk(queryIds, 1);
+  walk(feedbackIds, weight);
+  try {
+    // Float32 sums of k positive terms are within k × 2^-24 of the exact sum (relative); doubled.
+    const slack = (queryIds.length + feedbackIds.length + 2) * 2 ** -23;
+    const floor = countthBest(partial, touched, count, allowed, chunkFile) * (1 - slack);
+    // A document no walked term matched scores at most `bound`: it could reach the top.
+    if (!(floor > bound * (1 + slack))) return walked();
+    const candidates: number[] = [];
+    for (const doc of touched) {
+      if ((partial[doc] + bound) * (1 + slack) < floor) continue;
+      if (allowed && allowed[chunkFile![doc]] !== 1) continue;
+      candidates.push(doc);
+    }
+    if (candidates.length > count * MAX_CANDIDATES_PER_RESULT) return walked();
+    // Exact scores, and the order a full walk first matches each candidate in.
+    const order = new Float64Array(candidates.length);
+    for (let c = 0; c < candidates.length; c++) {
+      const doc = candidates[c];
+      let own = 0;
+      let firstOwn = -1;
+      for (let i = 0; i < queryIds.length; i++) {
+        const tf = frequencyIn(index, queryIds[i], doc);
+        if (tf === 0) continue;
+        if (firstOwn < 0) firstOwn = i;
+        own = Math.fround(
+          own + (inverseFrequency(index, queryIds[i]) * tf * (BM25_K1 + 1)) / (tf + norms[doc]),
+        );
+      }
+      let added = 0;
+      let firstAdded = -1;
+      for (let i = 0; i < feedbackIds.length; i++) {
+        const tf = frequencyIn(index, feedbackIds[i], doc);
+        if (tf === 0) continue;
+        if (firstAdded < 0) firstAdded = i;
+        added = Math.fround(
+          added + (inverseFrequency(index, feedbackIds[i]) * tf * (BM25_K1 + 1)) / (tf + norms[doc]),
+        );
+      }
+      exact[doc] = firstAdded >= 0 ? Math.fround(own + weight * added) : own;
+      // Matched by the query first (by its first term holding the document), then by the feedback.
+      const group = firstOwn >= 0 ? firstOwn : queryIds.length + firstAdded;
+      order[c] = group * n + doc;
+    }
+    order.sort();
+    const ids = Int32Array.from(order, (key) => key % n);
+    const ranked = topScored(exact, count, ids);
+    return { ranked, scores: ranked.map((doc) => exact[doc]) };
+  } finally {
+    for (const doc of touched) partial[doc] = 0;
+  }
+}
+
+/** The `count`-th best partial score among the allowed touched documents; 0 when fewer are. */
+function countthBest(
+  partial: Float64Array,
+  touched: number[],
+  count: number,
+  allowed: Uint8Array | undefined,
+  chunkFile: Int32Array | undefined,
+): number {
+  const best: number[] = [];
+  for (const doc of touched) {
+    const score = partial[doc];
+    if (best.length === count && score <= best[count - 1]) continue;
+    if (allowed && allowed[chunkFile![doc]] !== 1) continue;
+    let at = best.length;
+    while (at > 0 && best[at - 1] < score) at--;
+    best.splice(at, 0, score);
+    if (best.length > count) best.pop();
+  }
+  return best.length === count ? best[count - 1] : 0;
 }

@@ -1,12 +1,12 @@
 /**
  * Search over one loaded index: pure functions of the index, the query and its embedding.
  */
-import { scoreBm25 } from "./bm25.ts";
-import { cosineScores, denseTop, int8Rows, topScored } from "./dense.ts";
+import { topBm25 } from "./bm25.ts";
+import { cosineScores, denseTop, int8Rows } from "./dense.ts";
 import type { ContentKind } from "./languages.ts";
 import { rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
-import { expandLexical } from "./rank/expansion.ts";
+import { lexicalFeedback } from "./rank/expansion.ts";
 import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
 import { selectTop } from "./rank/selection.ts";
 import { tuned } from "./rank/tuning.ts";
@@ -107,19 +107,27 @@ export function searchIndex(
   const lap = stageTimer(options.timings, options.clock);
 
   const terms = queryTokens(text);
-  const lexical = terms.length ? scoreBm25(index.bm25, terms) : undefined;
-  let lexicalRanked = lexical
-    ? topScored(lexical.scores, candidateCount, lexical.matched, filter, index.chunkFile)
-    : [];
+  const lexical = terms.length
+    ? topBm25(index.bm25, { terms }, candidateCount, filter, index.chunkFile)
+    : { ranked: [], scores: [] };
+  let lexicalRanked = lexical.ranked;
   lap("bm25");
   if (mode === "bm25")
-    return lexicalRanked.slice(0, options.topK).map((chunk) => ({ chunk, score: lexical!.scores[chunk] }));
+    return lexicalRanked.slice(0, options.topK).map((chunk, i) => ({ chunk, score: lexical.scores[i] }));
   const symbolQuery = isSymbolQuery(text);
-  const expanded =
-    lexical && lexicalRanked.length && !symbolQuery && expandLexical(index, terms, lexical, lexicalRanked);
+  const feedback =
+    lexicalRanked.length && !symbolQuery ? lexicalFeedback(index, terms, lexicalRanked) : undefined;
+  lap("feedback terms");
+  if (feedback)
+    lexicalRanked = topBm25(
+      index.bm25,
+      { terms, feedback },
+      candidateCount,
+      filter,
+      index.chunkFile,
+      lexical.full,
+    ).ranked;
   lap("feedback");
-  if (expanded) lexicalRanked = topScored(lexical!.scores, candidateCount, expanded, filter, index.chunkFile);
-  lap("feedback candidates");
   // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
   // no chunk shares a word with: to our 64-dimension static model such a query is noise. On
   // the development repositories gibberish and other languages ("zzzqqq xyzzy", "lorem ipsum", a

@@ -2,10 +2,10 @@
  * Query expansion by pseudo-relevance feedback: the repository's own words for a sentence's topic.
  * The best lexical chunks of a sentence are read for the rare terms several of them share and the
  * query lacks (`retry` → `backoff`, `attempt`); those terms score the index again, and their BM25
- * scores join the query's at a fraction of its weight. docs/code-search.md has the cross-validated
+ * scores join the query's at a fraction of its weight (bm25.ts topBm25). docs/code-search.md has the cross-validated
  * figures.
  */
-import { inverseFrequency, scoreBm25 } from "../bm25.ts";
+import { inverseFrequency } from "../bm25.ts";
 import type { CodeIndex } from "../store.ts";
 import { pathTokens, QUERY_STOPWORDS, tokenize } from "../tokens.ts";
 import { tuned } from "./tuning.ts";
@@ -136,27 +136,16 @@ export function feedbackTerms(index: CodeIndex, queryTerms: string[], ranked: nu
 }
 
 /**
- * Adds the feedback terms' BM25 scores × the feedback weight to `lexical` (in place) and returns the
- * chunks that now match; undefined, with `lexical` untouched, when the weight is 0 or no term qualifies.
+ * The feedback terms of a sentence and the weight their BM25 scores are added at (bm25.ts topBm25
+ * adds them); undefined when the weight is 0 or no term qualifies.
  */
-export function expandLexical(
+export function lexicalFeedback(
   index: CodeIndex,
   queryTerms: string[],
-  lexical: { scores: Float32Array; matched: Int32Array },
   ranked: number[],
-): Int32Array | undefined {
+): { terms: string[]; weight: number } | undefined {
   const weight = tuned("feedbackWeight", FEEDBACK_WEIGHT);
   if (weight <= 0) return undefined;
-  const added = feedbackTerms(index, queryTerms, ranked);
-  if (!added.length) return undefined;
-  const extra = scoreBm25(index.bm25, added);
-  const newlyMatched: number[] = [];
-  for (const chunk of extra.matched) {
-    if (lexical.scores[chunk] === 0) newlyMatched.push(chunk);
-    lexical.scores[chunk] += weight * extra.scores[chunk];
-  }
-  const matched = new Int32Array(lexical.matched.length + newlyMatched.length);
-  matched.set(lexical.matched);
-  matched.set(newlyMatched, lexical.matched.length);
-  return matched;
+  const terms = feedbackTerms(index, queryTerms, ranked);
+  return terms.length ? { terms, weight } : undefined;
 }
