@@ -63,6 +63,26 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
+  "coverage-0.2": { fileCoverageBoost: 0.2 },
+  "size-0.2": { fileSizePrior: 0.2 },
+  "compound-0.5": { compoundBoost: 0.5 },
+  "decay-0": { fileSaturationDecay: 0 },
+  "decay-0.1": { fileSaturationDecay: 0.1 },
+  "decay-0.25": { fileSaturationDecay: 0.25 },
+  "decay-0.35": { fileSaturationDecay: 0.35 },
+  "path-0.5": { pathMatchBoost: 0.5 },
+  "path-0.75": { pathMatchBoost: 0.75 },
+  "path-1.5": { pathMatchBoost: 1.5 },
+  "path-2": { pathMatchBoost: 2 },
+  "definition-1": { definitionBoost: 1 },
+  "definition-2": { definitionBoost: 2 },
+  "definition-4": { definitionBoost: 4 },
+  "alpha-0.3": { alphaNatural: 0.3 },
+  "alpha-0.5": { alphaNatural: 0.5 },
+  "coherence-0.1": { fileCoherenceShare: 0.1 },
+  "coherence-0.4": { fileCoherenceShare: 0.4 },
+  "reference-0.2": { referenceBoost: 0.2 },
+  "proximity-0.2": { proximityBoost: 0.2 },
 };
 
 const { values: args } = parseArgs({

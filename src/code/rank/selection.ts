@@ -3,6 +3,7 @@
  * that ten results show several files.
  */
 import { pathPenalty } from "./penalties.ts";
+import { tuned } from "./tuning.ts";
 
 /** Hits from one file before later ones are decayed: the next results should show other files. */
 const FILE_SATURATION_THRESHOLD = 1;
@@ -29,6 +30,7 @@ export function selectTop(
     penalised.push({ id, score: score * factor, file });
   }
   penalised.sort((a, b) => b.score - a.score || a.id - b.id);
+  const decay = tuned("fileSaturationDecay", FILE_SATURATION_DECAY);
   const perFile = new Map<string, number>();
   const held: { id: number; score: number }[] = [];
   let weakest = Number.POSITIVE_INFINITY;
@@ -36,7 +38,7 @@ export function selectTop(
     if (held.length >= k && candidate.score <= weakest) break;
     const already = perFile.get(candidate.file) ?? 0;
     const excess = already - FILE_SATURATION_THRESHOLD + 1;
-    const score = excess > 0 ? candidate.score * FILE_SATURATION_DECAY ** excess : candidate.score;
+    const score = excess > 0 ? candidate.score * decay ** excess : candidate.score;
     held.push({ id: candidate.id, score });
     perFile.set(candidate.file, already + 1);
     if (held.length >= k) weakest = Math.min(...held.map((h) => h.score));
