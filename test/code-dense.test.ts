@@ -54,6 +54,19 @@ describe("the int8 SIMD kernel", () => {
   });
 });
 
+test("the kernel's select finds every score at or above a threshold, in order", () => {
+  const kernel = int8DotKernel(1, 1 << 16)!;
+  // 1,002 scores in 251 groups of four, the last two NaN (selected by no threshold).
+  const scores = new Float32Array(kernel.memory.buffer, 0, 1004);
+  for (let i = 0; i < 1002; i++) scores[i] = i % 97 === 0 ? 0.5 : random();
+  scores.fill(Number.NaN, 1002);
+  for (const threshold of [0.5, 0.9, 2, Number.NEGATIVE_INFINITY]) {
+    const found = kernel.select(251, 0, threshold, 8192);
+    const expected = [...scores.keys()].filter((i) => scores[i] >= threshold);
+    expect([...new Int32Array(kernel.memory.buffer, 8192, found)]).toEqual(expected);
+  }
+});
+
 describe("denseTop", () => {
   /** What the search ranked before the int8 pass: the exact scan and one top-k over it. */
   function exactTop(

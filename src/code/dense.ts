@@ -124,9 +124,13 @@ export interface Int8Rows {
   queryAt: number;
   scalesAt: number;
   approxAt: number;
+  /** Where select writes the ids of the rows at or above a threshold. */
+  idsAt: number;
   /** The int16 query and the approximate scores, views of the kernel's memory. */
   query: Int16Array;
   approx: Float32Array;
+  /** Every FLOOR_SAMPLE_STRIDE-th row: the first top-k is taken among them. */
+  sample: Int32Array;
   /** The largest ‖row − scale × int8 row‖₂: the int8 rounding's error per unit of query length. */
   residual: number;
   /** The largest ‖scale × int8 row‖₂: what the int16 query's rounding error is multiplied by. */
@@ -157,14 +161,25 @@ export function int8Rows(
   return known ?? undefined;
 }
 
+/**
+ * The floor is the exact cosines' worst among the best approximate scores of every 4th row: a
+ * quarter of the first top-k's work, and still a floor (any `count` allowed rows' scores are). It is
+ * lower than the floor of all rows, so more rows are rescored: at 100k generated chunks, median 347
+ * instead of 101 with every row and 1,254 with every 16th (rescoring is a random read of each row;
+ * 1,254 of them cost more than the top-k they saved).
+ */
+const FLOOR_SAMPLE_STRIDE = 4;
+
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 function quantise(vectors: Float32Array, dim: number, rows: number): Int8Rows | undefined {
   const padded = align16(dim);
+  const groups = Math.ceil(rows / 4);
   const scalesAt = rows * padded;
   const queryAt = align16(scalesAt + rows * 4);
   const approxAt = queryAt + padded * 2;
-  const kernel = int8DotKernel(padded / 16, approxAt + rows * 4);
+  const idsAt = approxAt + groups * 16;
+  const kernel = int8DotKernel(padded / 16, idsAt + groups * 16);
   if (!kernel) return undefined;
   const { buffer } = kernel.memory;
   const int8 = new Int8Array(buffer, 0, rows * padded);
@@ -174,21 +189,29 @@ function quantise(vectors: Float32Array, dim: number, rows: number): Int8Rows | 
   for (let row = 0; row < rows; row++) {
     const base = row * dim;
     let largest = 0;
-    for (let d = 0; d < dim; d++) largest = Math.max(largest, Math.abs(vectors[base + d]));
+    for (let d = 0; d < dim; d++) {
+      const value = Math.abs(vectors[base + d]);
+      if (value > largest) largest = value;
+    }
     const scale = Math.fround(largest / 127);
     scales[row] = scale;
     if (scale === 0) continue;
     let error = 0;
     let length = 0;
-    for (let d = 0; d < dim; d++) {
-      const value = Math.max(-127, Math.min(127, Math.round(vectors[base + d] / scale)));
-      int8[row * padded + d] = value;
-      error += (vectors[base + d] - scale * value) ** 2;
-      length += (scale * value) ** 2;
+    for (let d = 0, at = row * padded; d < dim; d++, at++) {
+      // |component| ≤ largest, so it rounds into [-127, 127].
+      const value = Math.round(vectors[base + d] / scale);
+      int8[at] = value;
+      const kept = scale * value;
+      const lost = vectors[base + d] - kept;
+      error += lost * lost;
+      length += kept * kept;
     }
-    residual = Math.max(residual, Math.sqrt(error));
-    norm = Math.max(norm, Math.sqrt(length));
+    if (error > residual) residual = error;
+    if (length > norm) norm = length;
   }
+  // The last group's unused scores are NaN, which no threshold selects.
+  new Float32Array(buffer, approxAt + rows * 4, groups * 4 - rows).fill(Number.NaN);
   return {
     kernel,
     rows,
@@ -197,10 +220,15 @@ function quantise(vectors: Float32Array, dim: number, rows: number): Int8Rows | 
     queryAt,
     scalesAt,
     approxAt,
+    idsAt,
     query: new Int16Array(buffer, queryAt, padded),
     approx: new Float32Array(buffer, approxAt, rows),
-    residual,
-    norm,
+    sample: Int32Array.from(
+      { length: Math.ceil(rows / FLOOR_SAMPLE_STRIDE) },
+      (_, i) => i * FLOOR_SAMPLE_STRIDE,
+    ),
+    residual: Math.sqrt(residual),
+    norm: Math.sqrt(norm),
     exact: new Float32Array(rows),
   };
 }
@@ -254,15 +282,19 @@ export function denseTop(
   const margin =
     (int8.residual * Math.sqrt(queryLength) + int8.norm * Math.sqrt(queryError)) * (1 + 1e-6) + 1e-6;
   let floor = Number.NEGATIVE_INFINITY;
-  const first = topScored(approx, count, undefined, allowed, chunkFile);
+  let first = topScored(approx, count, int8.sample, allowed, chunkFile);
+  if (first.length < count) first = topScored(approx, count, undefined, allowed, chunkFile);
   if (first.length === count) {
     floor = Number.POSITIVE_INFINITY;
     for (const row of first) floor = Math.min(floor, Math.fround(rowCosine(vectors, row * dim, dim, q)));
   }
-  const threshold = floor - margin;
+  // The threshold goes to WebAssembly as a float32: its rounding (2^-24 of a value below ~1.1) is
+  // well inside the margin's 1e-6.
+  const found = int8.kernel.select(Math.ceil(rows / 4), int8.approxAt, floor - margin, int8.idsAt);
+  const selected = new Int32Array(int8.kernel.memory.buffer, int8.idsAt, found);
   const candidates: number[] = [];
-  for (let row = 0; row < rows; row++) {
-    if (approx[row] < threshold || (allowed && allowed[chunkFile![row]] !== 1)) continue;
+  for (const row of selected) {
+    if (allowed && allowed[chunkFile![row]] !== 1) continue;
     exact[row] = rowCosine(vectors, row * dim, dim, q);
     candidates.push(row);
   }

@@ -16,9 +16,16 @@ export type Int8DotsFunction = (
   queryScale: number,
 ) => void;
 
+/**
+ * select(groups, scores, threshold, ids): the indexes of the scores (float32, `groups` × 4 of them)
+ * at or above `threshold`, written as int32 at `ids`, ascending; returns how many.
+ */
+export type SelectFunction = (groups: number, scores: number, threshold: number, ids: number) => number;
+
 export interface Int8DotKernel {
   memory: WebAssembly.Memory;
   scan: Int8DotsFunction;
+  select: SelectFunction;
 }
 
 // Parameters and locals of scan, by index.
@@ -38,6 +45,8 @@ const V128 = 0x7b;
 const op = {
   block: 0x02,
   loop: 0x03,
+  if: 0x04,
+  br: 0x0c,
   brIf: 0x0d,
   end: 0x0b,
   localGet: 0x20,
@@ -47,8 +56,12 @@ const op = {
   f32Store: 0x38,
   i32Const: 0x41,
   i32Eqz: 0x45,
+  i32GeU: 0x4f,
   i32Add: 0x6a,
   i32Sub: 0x6b,
+  i32And: 0x71,
+  i32Shl: 0x74,
+  i32Store: 0x36,
   f32Mul: 0x94,
   f32ConvertI32S: 0xb2,
 };
@@ -57,6 +70,10 @@ const simd = {
   v128Load: [0xfd, 0x00],
   v128Const: [0xfd, 0x0c],
   i32x4ExtractLane: [0xfd, 0x1b],
+  f32x4Splat: [0xfd, 0x13],
+  f32x4Ge: [0xfd, 0x46],
+  v128AnyTrue: [0xfd, 0x53],
+  i32x4Bitmask: [0xfd, 0xa4, 0x01],
   i16x8ExtendLowI8x16S: [0xfd, 0x87, 0x01],
   i16x8ExtendHighI8x16S: [0xfd, 0x88, 0x01],
   i32x4Add: [0xfd, 0xae, 0x01],
@@ -149,20 +166,85 @@ function scanBody(blocks: number): number[] {
   return [...leb(body.length), ...body];
 }
 
+// Parameters and locals of select, by index.
+const GROUPS = 0;
+const SCORES = 1;
+const THRESHOLD = 2;
+const IDS = 3;
+const FOUND = 4;
+const AT = 5;
+const MASK = 6;
+const SPLAT = 7;
+const COMPARE = 8;
+
 /**
- * The module's bytes for rows of `blocks` × 16 dimensions: one imported memory ("m"."memory") and one
- * exported function, "scan".
+ * The body of select: four scores a step, compared with the threshold at once; only a step with one
+ * at or above it (a few in a hundred, for the dense scan's candidates) looks at its lanes.
+ */
+function selectBody(): number[] {
+  const lane = (n: number) => [
+    ...[...get(MASK), op.i32Const, 1 << n, op.i32And, op.if, 0x40],
+    ...[...get(IDS), ...get(FOUND), op.i32Const, 2, op.i32Shl, op.i32Add],
+    ...[...get(AT), op.i32Const, n, op.i32Add, op.i32Store, ...memarg(2, 0)],
+    ...advance(FOUND, 1),
+    op.end,
+  ];
+  const code = [
+    ...[...get(THRESHOLD), ...simd.f32x4Splat, ...set(SPLAT)],
+    ...[op.block, 0x40, op.loop, 0x40],
+    ...[...get(AT), ...get(GROUPS), op.i32Const, 2, op.i32Shl, op.i32GeU, op.brIf, 1],
+    ...[
+      ...get(SCORES),
+      ...simd.v128Load,
+      ...memarg(4, 0),
+      ...get(SPLAT),
+      ...simd.f32x4Ge,
+      op.localTee,
+      COMPARE,
+    ],
+    ...[...simd.v128AnyTrue, op.if, 0x40],
+    ...[...get(COMPARE), ...simd.i32x4Bitmask, ...set(MASK)],
+    ...[0, 1, 2, 3].flatMap(lane),
+    op.end,
+    ...advance(SCORES, 16),
+    ...advance(AT, 4),
+    ...[op.br, 0],
+    ...[op.end, op.end],
+    ...get(FOUND),
+    op.end,
+  ];
+  // Locals after the 4 parameters: found, at, mask (i32); the splat threshold and the compare (v128).
+  const body = [
+    ...vector([
+      [3, I32],
+      [2, V128],
+    ]),
+    ...code,
+  ];
+  return [...leb(body.length), ...body];
+}
+
+/**
+ * The module's bytes for rows of `blocks` × 16 dimensions: one imported memory ("m"."memory") and two
+ * exported functions, "scan" and "select".
  */
 export function int8DotsModule(blocks: number): Uint8Array {
-  const type = [0x60, ...vector([[I32], [I32], [I32], [I32], [I32], [F32]]), 0];
+  const scanType = [0x60, ...vector([[I32], [I32], [I32], [I32], [I32], [F32]]), 0];
+  const selectType = [0x60, ...vector([[I32], [I32], [F32], [I32]]), ...vector([[I32]])];
   const memoryImport = [...name("m"), ...name("memory"), 0x02, 0x00, 1];
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vector([type])),
+    ...section(1, vector([scanType, selectType])),
     ...section(2, vector([memoryImport])),
-    ...section(3, vector([[0]])),
-    ...section(7, vector([[...name("scan"), 0x00, 0]])),
-    ...section(10, vector([scanBody(blocks)])),
+    ...section(3, vector([[0], [1]])),
+    ...section(
+      7,
+      vector([
+        [...name("scan"), 0x00, 0],
+        [...name("select"), 0x00, 1],
+      ]),
+    ),
+    ...section(10, vector([scanBody(blocks), selectBody()])),
   ]);
 }
 
@@ -193,5 +275,9 @@ export function int8DotKernel(blocks: number, bytes: number): Int8DotKernel | un
   if (!module) return undefined;
   const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
   const instance = new WebAssembly.Instance(module, { m: { memory } });
-  return { memory, scan: instance.exports.scan as Int8DotsFunction };
+  return {
+    memory,
+    scan: instance.exports.scan as Int8DotsFunction,
+    select: instance.exports.select as SelectFunction,
+  };
 }
