@@ -46,11 +46,6 @@ const ALTERNATIVES: Record<string, Config[]> = {
   definitionBoost: single("definitionBoost", [1, 2, 4, 6]),
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
-  fileCoverageBoost: single("fileCoverageBoost", [0.1, 0.2, 0.4, 0.8]),
-  fileSizePrior: single("fileSizePrior", [0.1, 0.2, 0.4, 0.8]),
-  compoundBoost: single("compoundBoost", [0.25, 0.5, 1, 2]),
-  referenceBoost: single("referenceBoost", [0.1, 0.2, 0.4, 0.8]),
-  proximityBoost: single("proximityBoost", [0.1, 0.2, 0.4, 0.8]),
   fileSaturationDecay: single("fileSaturationDecay", [0, 0.1, 0.25, 0.35, 0.7]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
   feedback: product(

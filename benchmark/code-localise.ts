@@ -63,9 +63,6 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
-  "coverage-0.2": { fileCoverageBoost: 0.2 },
-  "size-0.2": { fileSizePrior: 0.2 },
-  "compound-0.5": { compoundBoost: 0.5 },
   "decay-0": { fileSaturationDecay: 0 },
   "decay-0.1": { fileSaturationDecay: 0.1 },
   "decay-0.25": { fileSaturationDecay: 0.25 },
@@ -81,8 +78,6 @@ const VARIANTS: Record<string, Config> = {
   "alpha-0.5": { alphaNatural: 0.5 },
   "coherence-0.1": { fileCoherenceShare: 0.1 },
   "coherence-0.4": { fileCoherenceShare: 0.4 },
-  "reference-0.2": { referenceBoost: 0.2 },
-  "proximity-0.2": { proximityBoost: 0.2 },
 };
 
 const { values: args } = parseArgs({

@@ -5,10 +5,6 @@
  * docs/code-search.md has the development-set figures behind them.
  */
 import type { CodeIndex } from "../store.ts";
-import { queryTokens } from "../tokens.ts";
-import { boostCompounds } from "./compounds.ts";
-import { boostFileCoverage, boostFileSize } from "./coverage.ts";
-import { boostProximity } from "./proximity.ts";
 import {
   capitalisedWords,
   definesSymbol,
@@ -37,15 +33,6 @@ const PATH_MATCH_BOOST = 1;
  * something more specific. The first counts as one more matched query word.
  */
 const STEM_COVERED_BONUS = 1;
-/**
- * EXPERIMENT: a file named after a symbol that the top REFERENCE_CHUNKS chunks of a sentence use
- * gains this × the best score × the share of those chunks that use it (0: off).
- */
-const REFERENCE_BOOST = 0;
-const REFERENCE_CHUNKS = 5;
-/** Symbol-like identifiers in code: an inner capital, an underscore, or a capitalised word. */
-const CODE_SYMBOL = /\b(?:[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)\b/g;
-
 /** The best chunk of each file gains this share of the best score, scaled by the file's total. */
 const FILE_COHERENCE_SHARE = 0.2;
 
@@ -64,16 +51,10 @@ export function rerank(
   boostFileCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {
-    const terms = queryTokens(text);
-    boostCompounds(index, scores, text, terms);
-    boostFileCoverage(index, scores, terms);
-    boostProximity(index, scores, terms);
-    boostFileSize(index, scores);
     boostPathMatches(index, scores, text);
     const embedded = embeddedSymbols(text);
     const capitalised = capitalisedWords(text).filter((w) => !embedded.includes(w));
     const best = maxOf(scores);
-    boostReferencedFiles(index, scores, best);
     if (embedded.length) boostDefinitions(index, scores, embedded, EMBEDDED_SYMBOL_FACTOR, isAllowed, best);
     if (capitalised.length)
       boostDefinitions(index, scores, capitalised, EMBEDDED_SYMBOL_FACTOR, isAllowed, best, definesType);
@@ -243,30 +224,6 @@ function boostDefinitions(
       const gain = tier(c);
       if (gain) scores.set(c, gain);
     }
-  }
-}
-
-/** Files named after symbols the top chunks use gain in proportion to how many of them use one. */
-function boostReferencedFiles(index: CodeIndex, scores: Map<number, number>, best: number): void {
-  const unit = best * tuned("referenceBoost", REFERENCE_BOOST);
-  if (unit === 0) return;
-  const top = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, REFERENCE_CHUNKS);
-  const { bare } = stemKeys(index);
-  const { stems } = fileNames(index);
-  const users = new Map<number, number>();
-  for (const [chunk] of top) {
-    const own = index.chunkFile[chunk];
-    const named = new Set<number>();
-    for (const [symbol] of index.texts[chunk].matchAll(CODE_SYMBOL)) {
-      const files = bare.get(symbol.toLowerCase().replaceAll("_", ""));
-      if (files) for (const f of files) if (f !== own && stemNamesSymbol(stems[f], symbol)) named.add(f);
-    }
-    for (const f of named) users.set(f, (users.get(f) ?? 0) + 1);
-  }
-  if (!users.size) return;
-  for (const [chunk, score] of scores) {
-    const count = users.get(index.chunkFile[chunk]);
-    if (count) scores.set(chunk, score + (unit * count) / REFERENCE_CHUNKS);
   }
 }
 
