@@ -13,7 +13,7 @@
  * more one-session runs on them without indexing again. TRIFORGE_TEST_BINARY=dist/triforge reuses a
  * built binary instead of building one.)
  */
-import { appendFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -47,7 +47,8 @@ const work = mkdtempSync(join(tmpdir(), "triforge-bench-scale-"));
 const scratch = scratchHome("scale");
 process.on("exit", () => {
   rmSync(work, { recursive: true, force: true });
-  if (values.keep) console.error(`stores kept in ${scratch.home} (TRIFORGE_HOME=${process.env.TRIFORGE_HOME})`);
+  if (values.keep)
+    console.error(`stores kept in ${scratch.home} (TRIFORGE_HOME=${process.env.TRIFORGE_HOME})`);
   else scratch.cleanup();
 });
 
@@ -136,6 +137,11 @@ interface Row {
   /** Phases of each run (`triforge index --timings`, ms). */
   indexPhasesMs: Record<string, number>;
   incrementalPhasesMs: Record<string, number>;
+  /** Peak RSS within each phase (the child's own VmHWM, reset at each phase start; MB). */
+  indexPhasePeakMB: Record<string, number>;
+  incrementalPhasePeakMB: Record<string, number>;
+  /** The 1-minute load average when the row was measured: wall times on a shared box follow it. */
+  load: number;
   freshRecallMs: { p50: number; p95: number };
   freshRecallCpuMs: number;
   freshBm25Ms: number;
@@ -150,6 +156,14 @@ interface Row {
 
 const median = (values: number[]) => percentiles(values).p50;
 
+function loadAverage(): number {
+  try {
+    return Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 async function measure(name: string, records: ChatRecord[], questions: string[]): Promise<Row> {
   const root = scratch.project(name);
   const chatLog = chatLogPath(root);
@@ -161,6 +175,12 @@ async function measure(name: string, records: ChatRecord[], questions: string[])
   );
   const index = () => run([triforge, "index", `--project=${root}`, "--timings"]);
   const phasesOf = (stdout: string) => JSON.parse(/^Phases \(ms\): (.*)$/m.exec(stdout)?.[1] ?? "{}");
+  const peaksOf = (stdout: string): Record<string, number> =>
+    JSON.parse(/^Phase peak RSS \(MB\): (.*)$/m.exec(stdout)?.[1] ?? "{}");
+  // The child resets its peak at each phase, so the run's peak is the highest phase's (maxRSS where the
+  // system reports no phases).
+  const peakOf = (stdout: string, fallback: number) =>
+    Math.max(0, ...Object.values(peaksOf(stdout))) || fallback;
   const full = index();
   const held = records.filter((r) => r.session_id === lastSession);
   appendFileSync(chatLog, `${held.map((r) => JSON.stringify(r)).join("\n")}\n`);
@@ -198,11 +218,14 @@ async function measure(name: string, records: ChatRecord[], questions: string[])
     turns: records.length,
     indexSeconds: Number((full.ms / 1000).toFixed(2)),
     indexCpuSeconds: Number((full.cpuMs / 1000).toFixed(2)),
-    indexRssMB: full.rssMB,
+    indexRssMB: peakOf(full.stdout, full.rssMB),
     incrementalSeconds: Number((incremental.ms / 1000).toFixed(2)),
     incrementalCpuSeconds: Number((incremental.cpuMs / 1000).toFixed(2)),
     indexPhasesMs: phasesOf(full.stdout),
     incrementalPhasesMs: phasesOf(incremental.stdout),
+    indexPhasePeakMB: peaksOf(full.stdout),
+    incrementalPhasePeakMB: peaksOf(incremental.stdout),
+    load: loadAverage(),
     freshRecallMs: { p50: round1(freshP.p50), p95: round1(freshP.p95) },
     freshRecallCpuMs: round1(median(fresh.map((f) => f.cpuMs))),
     freshBm25Ms: round1(median(freshBm25)),
@@ -234,8 +257,11 @@ function report(r: Row): void {
   console.log(
     `${r.store.padEnd(18)} ${String(r.turns).padStart(7)} turns | index ${r.indexSeconds} s (cpu ${r.indexCpuSeconds} s)${grow(r.indexCpuSeconds, one.indexCpuSeconds)}, ${r.indexRssMB} MB RSS | one new session ${r.incrementalSeconds} s (cpu ${r.incrementalCpuSeconds} s) | fresh recall p50 ${r.freshRecallMs.p50} ms / p95 ${r.freshRecallMs.p95} ms = ${r.freshRatio}× empty binary (cpu ${r.freshRecallCpuMs} ms = ${r.freshCpuRatio}×), bm25 ${r.freshBm25Ms} ms, ${r.freshRecallRssMB} MB RSS | warm hybrid p50 ${r.warmHybridMs.p50} / p95 ${r.warmHybridMs.p95} ms, bm25 ${r.warmBm25Ms.p50} ms | store ${r.storeMB} MB + snapshot ${r.snapshotMB} MB`,
   );
+  console.log(`${"".padEnd(26)} load average ${r.load}`);
   console.log(`${"".padEnd(26)} phases (ms) of the full index: ${JSON.stringify(r.indexPhasesMs)}`);
+  console.log(`${"".padEnd(26)} peak RSS by phase (MB): ${JSON.stringify(r.indexPhasePeakMB)}`);
   console.log(`${"".padEnd(26)} of the one new session: ${JSON.stringify(r.incrementalPhasesMs)}`);
+  console.log(`${"".padEnd(26)} peak RSS by phase (MB): ${JSON.stringify(r.incrementalPhasePeakMB)}`);
 }
 for (const size of sizes) report(await measure(`locomo-${size}x`, repeated(base, size), questions));
 if (syntheticRecords > 0) {

@@ -94,8 +94,8 @@ describe("synonym edges", () => {
   const nothingStored = {
     phrasesInBands: () => [],
     bucketSizes: () => new Map(),
-    phraseVector: () => undefined,
-    synonymNeighbours: () => [],
+    phraseVectors: () => new Map(),
+    synonymNeighbours: () => new Map(),
   };
   const names = (edges: { a: string; b: string }[]) => edges.map((e) => [e.a, e.b].sort().join("-")).sort();
 

@@ -5,7 +5,7 @@
  * any point resumes with no duplicate and no loss. A damaged store is rebuilt from chats.jsonl.
  */
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_TOKENS, type StaticModel } from "../embed/model.ts";
 import { logError } from "../home/log.ts";
@@ -73,6 +73,8 @@ export interface IndexResult {
   llmFailures: number;
   /** Milliseconds spent in each phase of the run (PhaseTimer's names), for `index --timings` and benchmarks. */
   timings: Record<string, number>;
+  /** Peak resident memory (MB) within each phase, where the system reports it (Linux); `index --timings`. */
+  phasePeakMB?: Record<string, number>;
   /** With a shared store: what was pushed and pulled, or the one line that says why not. */
   shared?: SyncResult;
 }
@@ -84,19 +86,48 @@ export interface IndexResult {
  */
 export class PhaseTimer {
   readonly ms: Record<string, number> = {};
+  /** Peak resident memory (MB) reached within each phase, where the system reports it (Linux). */
+  readonly peakMB: Record<string, number> = {};
 
   async time<T>(phase: string, work: () => T | Promise<T>): Promise<T> {
     const started = performance.now();
+    resetResidentPeak();
     try {
       return await work();
     } finally {
       this.ms[phase] = (this.ms[phase] ?? 0) + performance.now() - started;
+      const peak = residentPeakMB();
+      if (peak !== undefined) this.peakMB[phase] = Math.max(this.peakMB[phase] ?? 0, peak);
     }
   }
 
   /** The phases in milliseconds, rounded. */
   rounded(): Record<string, number> {
     return Object.fromEntries(Object.entries(this.ms).map(([phase, ms]) => [phase, Math.round(ms)]));
+  }
+}
+
+/**
+ * Linux keeps a process's peak resident set (VmHWM in /proc/self/status) and lets the process reset it
+ * to the current one (`5` written to /proc/self/clear_refs), which gives each phase its own peak: the
+ * whole run's peak alone does not say which phase holds the memory. Elsewhere both do nothing.
+ */
+function resetResidentPeak(): void {
+  if (process.platform !== "linux") return;
+  try {
+    writeFileSync("/proc/self/clear_refs", "5");
+  } catch {
+    // Not permitted here: the phases then report the run's peak so far.
+  }
+}
+
+function residentPeakMB(): number | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    const kB = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+    return kB === undefined ? undefined : Math.round(Number(kB) / 1024);
+  } catch {
+    return undefined;
   }
 }
 
@@ -259,6 +290,7 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
       syncShared(projectRoot, local, async (id) => void (await forgetHere(projectRoot, id)), options.shared),
     );
     result.timings = timer.rounded();
+    result.phasePeakMB = { ...timer.peakMB };
     return result;
   } finally {
     store?.close();

@@ -29,6 +29,22 @@ import {
   type Turn,
 } from "./types.ts";
 
+/** What reads a store's snapshot rows slice by slice (see SqliteMemoryStore.snapshotRows). */
+export interface SnapshotRowVisitor {
+  /** Row counts, before any rows. */
+  counts(n: { chunks: number; facts: number; edges: number }): void;
+  /** A slice of chunks and their vectors (row i is chunk i's, `dim` wide). */
+  chunks(rows: SnapshotDelta["chunks"], vectors: Float32Array, dim: number): void;
+  /** Every phrase row id, ascending (after the chunks). */
+  entities(ids: Int32Array): void;
+  facts(rows: SnapshotDelta["facts"], vectors: Float32Array, dim: number): void;
+  /** Every edge (row ids, as SnapshotDelta's), last. */
+  edges(edges: SnapshotDelta["edges"]): void;
+}
+
+/** The writer's page cache ceiling (KiB): part of the indexer's RSS ceiling (docs/memory.md). */
+const WRITER_CACHE_KIB = 256 * 1024;
+
 /** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
 export const SCHEMA_VERSION = 1;
 
@@ -208,6 +224,10 @@ export class SqliteMemoryStore implements MemoryStore {
         db.run("PRAGMA journal_mode = WAL");
         // NORMAL is durable across process crashes in WAL mode (only an OS crash can drop the last commit).
         db.run("PRAGMA synchronous = NORMAL");
+        // SQLite's own page cache (2 MB by default) in front of the OS's: a large store's indexes are
+        // read at random by every batch (unique keys, synonym buckets and edges), and each miss is a
+        // read syscall. Pages are allocated as used, so a small store never holds this much.
+        db.run(`PRAGMA cache_size = -${WRITER_CACHE_KIB}`);
       }
       const version = this.readSchemaVersion();
       if (version === undefined) {
@@ -536,13 +556,19 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of before a run). */
   synonymSource(upTo = Number.MAX_SAFE_INTEGER): SynonymSource {
-    const neighbours = this.sql(
-      `SELECT e.phrase AS phrase, x.weight AS weight FROM (
-         SELECT b AS other, weight FROM edges WHERE kind = ${EDGE_KIND.synonym} AND a = ?1 AND weight > 0
-         UNION ALL SELECT a, weight FROM edges WHERE kind = ${EDGE_KIND.synonym} AND b = ?1 AND weight > 0
-       ) x JOIN entities e ON e.id = x.other`,
-    );
-    const vector = this.sql("SELECT vector FROM entities WHERE phrase = ? AND id <= ?");
+    // Lists of phrases in slices of up to 500 (each one `?`), one query per slice.
+    const inSlices = <T>(
+      list: (string | number)[],
+      text: (marks: string) => string,
+      ...rest: number[]
+    ): T[] => {
+      const out: T[] = [];
+      for (let at = 0; at < list.length; at += 500) {
+        const slice = list.slice(at, at + 500);
+        out.push(...(this.sql(text(slice.map(() => "?").join(", "))).all(...slice, ...rest) as T[]));
+      }
+      return out;
+    };
     return {
       empty: upTo <= 0,
       phrasesInBands: (keys) =>
@@ -569,14 +595,41 @@ export class SqliteMemoryStore implements MemoryStore {
                 upTo,
               ).map((r) => [r.key as number, r.n as number]),
         ),
-      phraseVector: (phrase) => {
-        const r = vector.get(phrase, upTo) as { vector: Uint8Array } | null;
-        return r ? readVectors([r]).vectors : undefined;
-      },
-      synonymNeighbours: (phrase) => {
-        const id = this.phraseId(phrase);
-        if (id === undefined) return [];
-        return (neighbours.all(id) as { phrase: string; weight: number }[]).map((r) => [r.phrase, r.weight]);
+      phraseVectors: (phrases) =>
+        new Map(
+          inSlices<{ phrase: string; vector: Uint8Array }>(
+            phrases,
+            (marks) => `SELECT phrase, vector FROM entities WHERE phrase IN (${marks}) AND id <= ?`,
+            upTo,
+          ).map((r) => [r.phrase, readVectors([r]).vectors]),
+        ),
+      synonymNeighbours: (phrases) => {
+        const out = new Map<string, [string, number][]>();
+        const names = new Map<number, string>();
+        for (const r of inSlices<{ id: number; phrase: string }>(
+          phrases,
+          (marks) => `SELECT id, phrase FROM entities WHERE phrase IN (${marks})`,
+        ))
+          names.set(r.id, r.phrase);
+        // Numbers, not their text: an INTEGER column compared with text parameters is not looked up by index.
+        const ids = [...names.keys()];
+        // Each side through its own index: (kind, a) of the unique key, and edges_b (left to itself, SQLite
+        // took the unique key's `kind` prefix for the b side and walked every synonym edge per query).
+        for (const [self, other] of [
+          ["a", "b"],
+          ["b", "a"],
+        ])
+          for (const r of inSlices<{ self: number; other: string; weight: number }>(
+            ids,
+            (marks) =>
+              `SELECT e.${self} AS self, o.phrase AS other, e.weight AS weight FROM edges e ${self === "b" ? "INDEXED BY edges_b " : ""}JOIN entities o ON o.id = e.${other} WHERE e.kind = ${EDGE_KIND.synonym} AND e.${self} IN (${marks}) AND e.weight > 0`,
+          )) {
+            const phrase = names.get(r.self)!;
+            let list = out.get(phrase);
+            if (!list) out.set(phrase, (list = []));
+            list.push([r.other, r.weight]);
+          }
+        return out;
       },
     };
   }
@@ -627,8 +680,8 @@ export class SqliteMemoryStore implements MemoryStore {
         empty: true,
         phrasesInBands: () => [],
         bucketSizes: () => new Map<number, number>(),
-        phraseVector: () => undefined,
-        synonymNeighbours: () => [],
+        phraseVectors: () => new Map(),
+        synonymNeighbours: () => new Map(),
       };
       this.addSynonyms(
         changesOf(
@@ -1128,6 +1181,129 @@ export class SqliteMemoryStore implements MemoryStore {
         edges,
         weights,
       };
+    })();
+  }
+
+  /**
+   * Every row a recall snapshot holds, handed to `visit` in ascending id order and in slices of at most
+   * `slice` chunks or facts, inside one read transaction: a snapshot built from nothing then never holds
+   * all rows, nor an object per row, at once (the 100,000-record store's build from one delta of every
+   * row peaked at 16 GB). Undefined when a vector is not of `model` (as snapshotDelta).
+   */
+  snapshotRows(
+    model: string,
+    visit: SnapshotRowVisitor,
+    slice = 4096,
+  ): { generation: number; marks: SnapshotMarks } | undefined {
+    return this.db.transaction(() => {
+      const foreign = this.sql(
+        "SELECT (SELECT count(*) FROM chunks WHERE model != ?1) + (SELECT count(*) FROM facts WHERE model != ?1) AS n",
+      ).get(model) as { n: number };
+      if (foreign.n > 0) return undefined;
+      const max = (table: string) =>
+        (this.sql(`SELECT coalesce(max(id), 0) AS n FROM ${table}`).get() as { n: number }).n;
+      const count = (table: string) =>
+        (this.sql(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      const marks: SnapshotMarks = {
+        chunk: max("chunks"),
+        entity: max("entities"),
+        fact: max("facts"),
+        edge: max("edges"),
+        deletions: this.deletions(),
+        store: this.storeId(),
+      };
+      visit.counts({ chunks: count("chunks"), facts: count("facts"), edges: count("edges") });
+      const chunkSlice = this.sql(
+        "SELECT id, session_id, text, graph_source, vector FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+      );
+      const turnSlice = this.sql(
+        "SELECT chunk_id, role, start, end FROM turns WHERE chunk_id BETWEEN ? AND ? ORDER BY chunk_id, ord",
+      );
+      for (let after = 0; ; ) {
+        const rows = chunkSlice.all(after, slice) as {
+          id: number;
+          session_id: string;
+          text: string;
+          graph_source: string;
+          vector: Uint8Array;
+        }[];
+        if (!rows.length) break;
+        const last = rows[rows.length - 1].id;
+        const turnsOf = new Map<number, SnapshotDelta["chunks"][number]["turns"]>();
+        for (const t of turnSlice.all(rows[0].id, last) as {
+          chunk_id: number;
+          role: "user" | "assistant";
+          start: number;
+          end: number;
+        }[]) {
+          let list = turnsOf.get(t.chunk_id);
+          if (!list) turnsOf.set(t.chunk_id, (list = []));
+          list.push({ role: t.role, start: t.start, end: t.end });
+        }
+        const { dim, vectors } = readVectors(rows);
+        visit.chunks(
+          rows.map((r) => ({
+            id: r.id,
+            sessionId: r.session_id,
+            text: r.text,
+            graphSource: r.graph_source,
+            turns: turnsOf.get(r.id) ?? [],
+          })),
+          vectors,
+          dim,
+        );
+        after = last;
+      }
+      visit.entities(
+        Int32Array.from(this.sql("SELECT id FROM entities ORDER BY id").values() as [number][], ([id]) => id),
+      );
+      const factSlice = this.sql(
+        `SELECT f.id, f.subject, f.object, s.label || ' ' || f.predicate || ' ' || o.label AS text, f.vector
+         FROM facts f JOIN entities s ON s.id = f.subject JOIN entities o ON o.id = f.object WHERE f.id > ? ORDER BY f.id LIMIT ?`,
+      );
+      for (let after = 0; ; ) {
+        const rows = factSlice.all(after, slice) as {
+          id: number;
+          subject: number;
+          object: number;
+          text: string;
+          vector: Uint8Array;
+        }[];
+        if (!rows.length) break;
+        const { dim, vectors } = readVectors(rows);
+        visit.facts(
+          rows.map(({ id, subject, object, text }) => ({ id, subject, object, text })),
+          vectors,
+          dim,
+        );
+        after = rows[rows.length - 1].id;
+      }
+      const edges = count("edges");
+      const out = {
+        ids: new Int32Array(edges),
+        kind: new Uint8Array(edges),
+        a: new Int32Array(edges),
+        b: new Int32Array(edges),
+        weight: new Float64Array(edges),
+      };
+      let e = 0;
+      for (const row of this.sql(
+        "SELECT id, kind, a, b, weight FROM edges ORDER BY id",
+      ).iterate() as IterableIterator<{
+        id: number;
+        kind: number;
+        a: number;
+        b: number;
+        weight: number;
+      }>) {
+        out.ids[e] = row.id;
+        out.kind[e] = row.kind;
+        out.a[e] = row.a;
+        out.b[e] = row.b;
+        out.weight[e++] = row.weight;
+      }
+      visit.edges(out);
+      return { generation: this.generation(), marks };
     })();
   }
 

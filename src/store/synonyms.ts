@@ -112,16 +112,6 @@ function tailNorm(v: Float32Array): number {
   return Math.sqrt(s);
 }
 
-/** `cosine(v, w)` when it can reach `threshold`, else -1; the same sum in the same order as cosine. */
-function cosineAtLeast(v: Float32Array, tv: number, w: Float32Array, tw: number, threshold: number): number {
-  const head = Math.min(BOUND_DIMS, v.length);
-  let s = 0;
-  for (let d = 0; d < head; d++) s += v[d] * w[d];
-  if (s + tv * tw < threshold - 1e-6) return -1;
-  for (let d = head; d < v.length; d++) s += v[d] * w[d];
-  return s;
-}
-
 /** Whether neighbour (b, sb) ranks before (a, sa): higher cosine first, then the phrase text. */
 function ranksBefore(b: string, sb: number, a: string, sa: number): boolean {
   return sb > sa || (sb === sa && b < a);
@@ -148,10 +138,10 @@ export interface SynonymSource {
   phrasesInBands(keys: number[]): { phrase: string; vector: Float32Array; key: number }[];
   /** How many stored phrases each of these buckets holds (absent: none). */
   bucketSizes(keys: number[]): Map<number, number>;
-  /** A stored phrase's vector. */
-  phraseVector(phrase: string): Float32Array | undefined;
-  /** A stored phrase's synonym edges (other phrase, cosine). */
-  synonymNeighbours(phrase: string): [string, number][];
+  /** Stored phrases' vectors (absent: not stored). */
+  phraseVectors(phrases: string[]): Map<string, Float32Array>;
+  /** Stored phrases' synonym edges (other phrase, cosine); a phrase with none may be absent. */
+  synonymNeighbours(phrases: string[]): Map<string, [string, number][]>;
 }
 
 /** What a set of new phrases changes: edges to add (or revive) and edges no longer kept. */
@@ -174,22 +164,25 @@ type Neighbours = [string, number][];
  * so a run's cost follows the phrases it touches.
  */
 export class SynonymGraph {
-  /** Registered phrases by number: names, vectors, norms past BOUND_DIMS. */
+  /**
+   * Registered phrases by number: names, vectors (row n of `flat`, `dim` wide: one array, so the
+   * comparisons read consecutive memory), norms past BOUND_DIMS.
+   */
   private readonly names: string[] = [];
-  private readonly vectors: Float32Array[] = [];
+  private flat = new Float32Array(0);
+  private dim = 0;
   private readonly keys: number[][] = [];
   private tails = new Float64Array(1024);
   private readonly numbers = new Map<string, number>();
   /**
    * The buckets of registered phrases as linked lists over typed arrays (keys are dense, below
-   * LSH_BANDS · 2^LSH_BITS): `head[key]` is the bucket's last entry, entry e holds phrase `member[e]`
-   * and continues at `link[e]` (-1 ends it); `count[key]` its size. Map lookups of the probe keys cost
-   * more than the comparisons they lead to.
+   * LSH_BANDS · 2^LSH_BITS): `buckets[2·key]` is the bucket's last entry and `buckets[2·key + 1]` its
+   * size; entry e holds phrase `chain[2·e]` and continues at `chain[2·e + 1]` (-1 ends it). Map lookups
+   * of the probe keys cost more than the comparisons they lead to, and each pair sits in one cache line:
+   * the probes and the chains are read at random, so memory latency is most of a comparison's cost.
    */
-  private readonly head = new Int32Array(LSH_BANDS * 2 ** LSH_BITS).fill(-1);
-  private readonly count = new Int32Array(LSH_BANDS * 2 ** LSH_BITS);
-  private member = new Int32Array(1024);
-  private link = new Int32Array(1024);
+  private readonly buckets = initialBuckets();
+  private chain = new Int32Array(2048);
   private entries = 0;
   /** Stored phrases per bucket, as read once (the source does not change under a run). */
   private readonly stored = new Map<number, number>();
@@ -199,6 +192,8 @@ export class SynonymGraph {
   private seen = new Int32Array(0);
   private stamp = 0;
   private readonly adjacency = new Map<string, Map<string, number>>();
+  /** Stored phrases' vectors and keys, as read for the current batch. */
+  private readonly storedVectors = new Map<string, { vector: Float32Array; keys: number[] }>();
 
   constructor(
     private readonly source: SynonymSource,
@@ -207,14 +202,26 @@ export class SynonymGraph {
   ) {}
 
   private enter(key: number, phrase: number): void {
-    if (this.entries === this.member.length) {
-      this.member = grow(this.member);
-      this.link = grow(this.link);
+    if (2 * this.entries === this.chain.length) this.chain = grow(this.chain);
+    this.chain[2 * this.entries] = phrase;
+    this.chain[2 * this.entries + 1] = this.buckets[2 * key];
+    this.buckets[2 * key] = this.entries++;
+    this.buckets[2 * key + 1]++;
+  }
+
+  /** Registered phrase n's vector. */
+  private row(n: number): Float32Array {
+    return this.flat.subarray(n * this.dim, (n + 1) * this.dim);
+  }
+
+  private store(n: number, vector: Float32Array): void {
+    this.dim ||= vector.length;
+    if ((n + 1) * this.dim > this.flat.length) {
+      const grown = new Float32Array(Math.max(1024, (n + 1) * 2) * this.dim);
+      grown.set(this.flat);
+      this.flat = grown;
     }
-    this.member[this.entries] = phrase;
-    this.link[this.entries] = this.head[key];
-    this.head[key] = this.entries++;
-    this.count[key]++;
+    this.flat.set(vector, n * this.dim);
   }
 
   /** Reads the stored sizes of the buckets not read yet. */
@@ -229,13 +236,39 @@ export class SynonymGraph {
 
   /** Phrases in a bucket, registered and stored (after readSizes). */
   private sizeOf(key: number): number {
-    return this.count[key] + (this.stored.get(key) ?? 0);
+    return this.buckets[2 * key + 1] + (this.source.empty ? 0 : (this.stored.get(key) ?? 0));
   }
 
   private edgesOf(phrase: string): Map<string, number> {
     let edges = this.adjacency.get(phrase);
-    if (!edges) this.adjacency.set(phrase, (edges = new Map(this.source.synonymNeighbours(phrase))));
+    if (!edges) {
+      this.readEdges([phrase]);
+      edges = this.adjacency.get(phrase)!;
+    }
     return edges;
+  }
+
+  /**
+   * Reads the edges of the phrases whose edges are not held yet, in one query per slice: a one-session
+   * run on a large-vocabulary store recomputes thousands of lists, and one query per phrase cost most of it.
+   */
+  private readEdges(phrases: Iterable<string>): void {
+    const missing = new Set<string>();
+    for (const phrase of phrases) if (!this.adjacency.has(phrase)) missing.add(phrase);
+    if (!missing.size) return;
+    const found = this.source.empty ? new Map() : this.source.synonymNeighbours([...missing]);
+    for (const phrase of missing) this.adjacency.set(phrase, new Map(found.get(phrase) ?? []));
+  }
+
+  /** Reads the vectors (and keys) of the stored phrases not read yet, in one query per slice. */
+  private readVectors(phrases: Iterable<string>): void {
+    if (this.source.empty) return;
+    const missing = new Set<string>();
+    for (const phrase of phrases)
+      if (!this.numbers.has(phrase) && !this.storedVectors.has(phrase)) missing.add(phrase);
+    if (!missing.size) return;
+    for (const [phrase, vector] of this.source.phraseVectors([...missing]))
+      this.storedVectors.set(phrase, { vector, keys: bandKeys(vector) });
   }
 
   /** The phrase's k nearest: by the rule, the k best of its edges (its own k are among them). */
@@ -264,13 +297,25 @@ export class SynonymGraph {
     const probes = this.openProbes(keys);
     const hits: number[] = [];
     const tail = tailNorm(vector);
+    const { flat, dim, tails, buckets, chain, seen } = this;
+    const bounded = Math.min(BOUND_DIMS, dim);
+    const threshold = SYNONYM_THRESHOLD - 1e-6;
+    // The cosine's first BOUND_DIMS terms, then the rest only when the Cauchy–Schwarz bound lets it reach
+    // the threshold: the same sum in the same order as cosine(). PERF: inline over the one array of
+    // vectors, as this loop is most of a large-vocabulary index (a newcomer meets up to
+    // LSH_BANDS · (LSH_BITS + 1) · BUCKET_LIMIT candidates).
     for (const key of probes) {
-      for (let e = this.head[key]; e >= 0; e = this.link[e]) {
-        const j = this.member[e];
-        if (this.seen[j] === stamp) continue;
-        this.seen[j] = stamp;
-        hits.push(j);
-        const score = cosineAtLeast(vector, tail, this.vectors[j], this.tails[j], SYNONYM_THRESHOLD);
+      for (let e = buckets[2 * key]; e >= 0; e = chain[2 * e + 1]) {
+        const j = chain[2 * e];
+        if (seen[j] === stamp) continue;
+        seen[j] = stamp;
+        if (!this.source.empty) hits.push(j);
+        const base = j * dim;
+        let score = 0;
+        let d = 0;
+        for (; d < bounded; d++) score += vector[d] * flat[base + d];
+        if (score + tail * tails[j] < threshold) continue;
+        for (; d < dim; d++) score += vector[d] * flat[base + d];
         if (score >= SYNONYM_THRESHOLD && this.names[j] !== phrase) out.push([this.names[j], score]);
       }
     }
@@ -318,15 +363,17 @@ export class SynonymGraph {
   /** A phrase's vector: registered, else stored. */
   private vectorOf(phrase: string): Float32Array | undefined {
     const n = this.numbers.get(phrase);
-    return n === undefined ? this.source.phraseVector(phrase) : this.vectors[n];
+    if (n !== undefined) return this.row(n);
+    this.readVectors([phrase]);
+    return this.storedVectors.get(phrase)?.vector;
   }
 
   /** A phrase's bucket keys. */
   private keysOf(phrase: string): number[] {
     const n = this.numbers.get(phrase);
     if (n !== undefined) return this.keys[n];
-    const vector = this.source.phraseVector(phrase);
-    return vector ? bandKeys(vector) : [];
+    this.readVectors([phrase]);
+    return this.storedVectors.get(phrase)?.keys ?? [];
   }
 
   /** Whether two phrases are candidates by their keys: in some band one bit apart at most, both buckets within the limit. */
@@ -345,12 +392,19 @@ export class SynonymGraph {
     return false;
   }
 
-  /** The phrases a bucket holds, registered and stored. */
-  private membersOf(key: number): string[] {
+  /** The phrases these buckets hold, registered and stored (the stored ones' vectors kept). */
+  private membersOf(keys: number[]): Set<string> {
     const out = new Set<string>();
-    for (let e = this.head[key]; e >= 0; e = this.link[e]) out.add(this.names[this.member[e]]);
-    for (const { phrase } of this.source.phrasesInBands([key])) out.add(phrase);
-    return [...out];
+    for (const key of keys)
+      for (let e = this.buckets[2 * key]; e >= 0; e = this.chain[2 * e + 1])
+        out.add(this.names[this.chain[2 * e]]);
+    if (!keys.length || this.source.empty) return out;
+    for (const { phrase, vector } of this.source.phrasesInBands(keys)) {
+      out.add(phrase);
+      if (!this.numbers.has(phrase) && !this.storedVectors.has(phrase))
+        this.storedVectors.set(phrase, { vector, keys: bandKeys(vector) });
+    }
+    return out;
   }
 
   /**
@@ -363,12 +417,16 @@ export class SynonymGraph {
     const dim = fresh.length ? vectors.length / fresh.length : 0;
     const row = (i: number) => vectors.subarray(i * dim, (i + 1) * dim);
     const filled: number[] = [];
+    // Stored rows read for an earlier batch go: held for a whole run, a long run into a large store
+    // would end up holding most of its phrases.
+    this.storedMembers.clear();
+    this.storedVectors.clear();
     const keysOf = fresh.map((_, i) => bandKeys(row(i), dim));
     this.prefetch(keysOf);
     fresh.forEach((phrase, i) => {
       const n = this.names.push(phrase) - 1;
       this.numbers.set(phrase, n);
-      this.vectors.push(row(i));
+      this.store(n, row(i));
       if (n === this.tails.length) {
         const grown = new Float64Array(n * 2);
         grown.set(this.tails);
@@ -386,15 +444,21 @@ export class SynonymGraph {
     const recompute = new Set<string>();
     // A bucket past the limit: an edge whose ends were candidates only through it needs both lists
     // recomputed (any other list keeps its k: losing candidates outside the k changes nothing).
-    for (const key of filled)
-      for (const phrase of this.membersOf(key)) {
-        const mine = this.keysOf(phrase);
-        for (const other of this.edgesOf(phrase).keys()) {
-          if (this.candidates(mine, this.keysOf(other))) continue;
-          recompute.add(phrase);
-          recompute.add(other);
-        }
+    // Everything these checks read is read first, a query per slice rather than per phrase.
+    const members = this.membersOf(filled);
+    this.readEdges(members);
+    const joined = new Set<string>();
+    for (const phrase of members) for (const other of this.edgesOf(phrase).keys()) joined.add(other);
+    this.readVectors(joined);
+    this.readSizes([...members, ...joined].flatMap((phrase) => this.keysOf(phrase)));
+    for (const phrase of members) {
+      const mine = this.keysOf(phrase);
+      for (const other of this.edgesOf(phrase).keys()) {
+        if (this.candidates(mine, this.keysOf(other))) continue;
+        recompute.add(phrase);
+        recompute.add(other);
       }
+    }
     const freshSet = new Set(fresh);
     const arrivals = new Map<string, Neighbours>();
     for (const [i, phrase] of fresh.entries()) {
@@ -407,12 +471,20 @@ export class SynonymGraph {
         list.push([phrase, score]);
       }
     }
-    for (const phrase of recompute) {
-      if (freshSet.has(phrase)) continue;
-      const vector = this.vectorOf(phrase);
-      if (vector) newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector), this.k));
+    const recomputed = [...recompute].filter((phrase) => !freshSet.has(phrase));
+    this.readVectors(recomputed);
+    for (let at = 0; at < recomputed.length; at += 256) {
+      // The buckets of a slice of lists read at once, as for the newcomers (prefetch).
+      const slice = recomputed.slice(at, at + 256);
+      this.prefetch(slice.map((phrase) => this.keysOf(phrase)));
+      for (const phrase of slice) {
+        const vector = this.vectorOf(phrase);
+        if (vector)
+          newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector, this.keysOf(phrase)), this.k));
+      }
     }
     // A phrase a newcomer lands near only gains candidates: its old k plus the newcomers hold its new k.
+    this.readEdges(arrivals.keys());
     for (const [phrase, newcomers] of arrivals)
       newNearest.set(phrase, nearest([...this.nearestOf(phrase), ...newcomers], this.k));
     return this.reconcile(newNearest);
@@ -455,7 +527,15 @@ export class SynonymGraph {
       }
       return set;
     };
-    // Every list is read before any edge changes: the lists of untouched phrases come from their edges.
+    // Every list is read before any edge changes: the lists of untouched phrases come from their edges,
+    // read here for all of them at once (the phrases of the new lists, then those they are joined to).
+    this.readEdges(newNearest.keys());
+    const ends = new Set<string>();
+    for (const [phrase, list] of newNearest) {
+      for (const [other] of list) ends.add(other);
+      for (const other of this.edgesOf(phrase).keys()) ends.add(other);
+    }
+    this.readEdges(ends);
     const pairs = new Map<string, { a: string; b: string; score: number }>();
     for (const [phrase, list] of newNearest) {
       keptBy(phrase);
@@ -489,6 +569,13 @@ export class SynonymGraph {
 
 function pairKey(a: string, b: string): string {
   return a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`;
+}
+
+/** Every bucket empty: no last entry (-1), size 0. */
+function initialBuckets(): Int32Array {
+  const buckets = new Int32Array(2 * LSH_BANDS * 2 ** LSH_BITS);
+  for (let key = 0; key < buckets.length; key += 2) buckets[key] = -1;
+  return buckets;
 }
 
 function grow(a: Int32Array): Int32Array<ArrayBuffer> {

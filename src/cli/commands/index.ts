@@ -124,7 +124,11 @@ export default defineCommand({
         );
       // The run's report is its output (stdout); stderr carries only the progress bar and errors.
       process.stdout.write(`Indexed ${where}: ${parts.join("; ")}.\n${sharedLine}`);
-      if (values.timings) process.stdout.write(`Phases (ms): ${JSON.stringify(result.timings)}\n`);
+      if (values.timings) {
+        process.stdout.write(`Phases (ms): ${JSON.stringify(result.timings)}\n`);
+        if (result.phasePeakMB)
+          process.stdout.write(`Phase peak RSS (MB): ${JSON.stringify(result.phasePeakMB)}\n`);
+      }
       if (allFailed) process.stderr.write("triforge index: warning: every LLM call failed (see above)\n");
       return 0;
     } catch (error) {

@@ -12,7 +12,7 @@ import {
   type StoreSnapshot,
 } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
-import { appendDocuments, NO_POSTINGS, type Postings } from "./bm25.ts";
+import { appendDocuments, arrayTerms, NO_POSTINGS, type Postings } from "./bm25.ts";
 import { buildCsr, type CsrGraph } from "./ppr.ts";
 import { countVocatives, emptyVocativeCounts, type VocativeCounts } from "./speakers.ts";
 
@@ -223,6 +223,83 @@ function edgeTargets(edges: SnapshotDelta["edges"], entityIds: Int32Array): Int3
   const out = new Int32Array(edges.b.length);
   for (let e = 0; e < out.length; e++) out[e] = positionOf(entityIds, edges.b[e]);
   return out;
+}
+
+/**
+ * Postings built document by document into typed arrays (a term number, document and frequency per
+ * entry), sorted by term once at the end: the same postings as appendDocuments over all the documents,
+ * without holding every document's tokens, or an array per term, at once.
+ */
+export class PostingsBuilder {
+  private readonly termNumbers = new Map<string, number>();
+  private term = new Int32Array(1 << 12);
+  private doc = new Int32Array(1 << 12);
+  private tf = new Float32Array(1 << 12);
+  private entries = 0;
+  private totalLength = 0;
+  private readonly docLength: Float32Array;
+
+  constructor(documents: number) {
+    this.docLength = new Float32Array(documents);
+  }
+
+  /** Document `doc`'s tokens; documents come in ascending order. */
+  add(doc: number, tokens: string[]): void {
+    this.docLength[doc] = tokens.length;
+    this.totalLength += tokens.length;
+    const counts = new Map<string, number>();
+    for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const [text, tf] of counts) {
+      let n = this.termNumbers.get(text);
+      if (n === undefined) this.termNumbers.set(text, (n = this.termNumbers.size));
+      if (this.entries === this.term.length) this.grow();
+      this.term[this.entries] = n;
+      this.doc[this.entries] = doc;
+      this.tf[this.entries++] = tf;
+    }
+  }
+
+  private grow(): void {
+    const size = this.term.length * 2;
+    const term = new Int32Array(size);
+    const doc = new Int32Array(size);
+    const tf = new Float32Array(size);
+    term.set(this.term);
+    doc.set(this.doc);
+    tf.set(this.tf);
+    Object.assign(this, { term, doc, tf });
+  }
+
+  finish(): Postings {
+    const texts = [...this.termNumbers.keys()];
+    const order = Array.from(texts, (_, i) => i).sort((a, b) =>
+      texts[a] < texts[b] ? -1 : texts[a] > texts[b] ? 1 : 0,
+    );
+    const rank = new Int32Array(texts.length);
+    order.forEach((n, r) => {
+      rank[n] = r;
+    });
+    const start = new Uint32Array(texts.length + 1);
+    for (let e = 0; e < this.entries; e++) start[rank[this.term[e]] + 1]++;
+    for (let r = 0; r < texts.length; r++) start[r + 1] += start[r];
+    // Entries come in document order, so a stable placement keeps each term's documents ascending.
+    const fill = start.slice(0, texts.length);
+    const docs = new Int32Array(this.entries);
+    const tfs = new Float32Array(this.entries);
+    for (let e = 0; e < this.entries; e++) {
+      const at = fill[rank[this.term[e]]]++;
+      docs[at] = this.doc[e];
+      tfs[at] = this.tf[e];
+    }
+    return {
+      terms: arrayTerms(order.map((n) => texts[n])),
+      start,
+      docs,
+      tfs,
+      docLength: this.docLength,
+      totalLength: this.totalLength,
+    };
+  }
 }
 
 /** 1, 2, … n: row ids for edges that carry none. */

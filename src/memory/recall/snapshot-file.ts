@@ -10,11 +10,12 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { logError } from "../../home/log.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
-import { NO_MARKS } from "../../store/types.ts";
+import { EDGE_KIND, type SnapshotDelta } from "../../store/types.ts";
+import { lexicalTokens } from "../tokens.ts";
 import { arrayTerms, encodedTerms, type Postings, type TermList } from "./bm25.ts";
 import { type ChunkSource, MemoryIndex, type RecallChunk } from "./snapshot.ts";
-import { extendArrays, type SnapshotArrays } from "./snapshot-build.ts";
-import type { VocativeCounts } from "./speakers.ts";
+import { derive, extendArrays, PostingsBuilder, positionOf, type SnapshotArrays } from "./snapshot-build.ts";
+import { countVocatives, emptyVocativeCounts, type VocativeCounts } from "./speakers.ts";
 
 const MAGIC = "TFRECALL";
 /** Bumped when the layout or what the arrays mean changes: an older file is rebuilt. */
@@ -312,18 +313,135 @@ export async function refreshSnapshotFile(
     return "current";
   // Only now the model: a run with nothing new must stay cheap.
   const model = await currentModel();
-  let previous = file?.model === model ? file.arrays : undefined;
-  let delta = previous ? store.snapshotDelta(previous.marks, model) : undefined;
-  if (!delta) {
-    previous = undefined;
-    delta = store.snapshotDelta({ ...NO_MARKS, deletions: store.deletions() }, model);
+  const previous = file?.model === model ? file.arrays : undefined;
+  const delta = previous ? store.snapshotDelta(previous.marks, model) : undefined;
+  if (previous && delta) {
+    writeSnapshotFile(path, extendArrays(previous, delta), model);
+    return "extended";
   }
-  if (!delta) {
+  if (file) file = undefined; // its mapping is not needed while the store is read whole
+  const whole = arraysOfStore(store, model);
+  if (!whole) {
     rmSync(path, { force: true });
     return "removed";
   }
-  writeSnapshotFile(path, extendArrays(previous, delta), model);
-  return previous ? "extended" : "rebuilt";
+  writeSnapshotFile(path, whole, model);
+  return "rebuilt";
+}
+
+/**
+ * The arrays of the whole store (the same as extending nothing by a delta of every row), read slice by
+ * slice: rows go into typed arrays as they come, so the build's memory is the arrays themselves plus a
+ * slice of rows, the vocabulary and the graph's edge lists while it is derived — not every row as an
+ * object (with its text and its tokens) at once. Undefined when a vector is not of `model`.
+ */
+export function arraysOfStore(
+  store: SqliteMemoryStore,
+  model: string,
+  slice?: number,
+): SnapshotArrays | undefined {
+  let chunkIds = new Int32Array(0);
+  let previous = new Int32Array(0);
+  let next = new Int32Array(0);
+  let vectors: Float32Array = new Float32Array(0);
+  let chunkPostings = new PostingsBuilder(0);
+  let factIds = new Int32Array(0);
+  let factSubjects = new Int32Array(0);
+  let factObjects = new Int32Array(0);
+  let factVectors: Float32Array = new Float32Array(0);
+  let factPostings = new PostingsBuilder(0);
+  let entityIds: Int32Array = new Int32Array(0);
+  let edges: SnapshotDelta["edges"] | undefined;
+  let counts = { chunks: 0, facts: 0 };
+  let dim = 0;
+  let llmChunks = 0;
+  let chunksRead = 0;
+  let factsRead = 0;
+  const lastOfSession = new Map<string, number>();
+  const vocatives = emptyVocativeCounts();
+  const room = (have: Float32Array, rows: number, width: number) =>
+    have.length || !width ? have : new Float32Array(rows * width);
+  const read = store.snapshotRows(
+    model,
+    {
+      counts(n) {
+        counts = n;
+        chunkIds = new Int32Array(n.chunks);
+        previous = new Int32Array(n.chunks).fill(-1);
+        next = new Int32Array(n.chunks).fill(-1);
+        chunkPostings = new PostingsBuilder(n.chunks);
+        factIds = new Int32Array(n.facts);
+        factSubjects = new Int32Array(n.facts);
+        factObjects = new Int32Array(n.facts);
+        factPostings = new PostingsBuilder(n.facts);
+      },
+      chunks(rows, slice, width) {
+        dim ||= width;
+        vectors = room(vectors, counts.chunks, width);
+        vectors.set(slice, chunksRead * width);
+        for (const c of rows) {
+          const at = chunksRead++;
+          chunkIds[at] = c.id;
+          if (c.graphSource === "llm") llmChunks++;
+          const before = lastOfSession.get(c.sessionId);
+          lastOfSession.set(c.sessionId, at);
+          if (before !== undefined) {
+            previous[at] = before;
+            next[before] = at;
+          }
+          chunkPostings.add(at, lexicalTokens(c.text));
+        }
+        countVocatives(
+          vocatives,
+          rows.flatMap((c) => c.turns.map((t) => ({ role: t.role, text: c.text.slice(t.start, t.end) }))),
+        );
+      },
+      entities(ids) {
+        entityIds = ids;
+      },
+      facts(rows, slice, width) {
+        factVectors = room(factVectors, counts.facts, width);
+        factVectors.set(slice, factsRead * width);
+        for (const f of rows) {
+          const at = factsRead++;
+          factIds[at] = f.id;
+          factSubjects[at] = positionOf(entityIds, f.subject);
+          factObjects[at] = positionOf(entityIds, f.object);
+          factPostings.add(at, lexicalTokens(f.text));
+        }
+      },
+      edges(all) {
+        // Row ids to positions in place: a passage index for a context edge's `a`, else phrase positions.
+        for (let e = 0; e < all.ids.length; e++) {
+          all.a[e] = positionOf(all.kind[e] === EDGE_KIND.context ? chunkIds : entityIds, all.a[e]);
+          all.b[e] = positionOf(entityIds, all.b[e]);
+        }
+        edges = all;
+      },
+    },
+    slice,
+  );
+  if (!read || !edges) return undefined;
+  const stored = {
+    generation: read.generation,
+    marks: read.marks,
+    dim: dim || (factsRead ? factVectors.length / factsRead : 0),
+    chunkIds,
+    llmChunks,
+    previous,
+    next,
+    vectors,
+    chunkPostings: chunkPostings.finish(),
+    entityIds,
+    factIds,
+    factSubjects,
+    factObjects,
+    factVectors,
+    factPostings: factPostings.finish(),
+    edges,
+    vocatives,
+  };
+  return { ...stored, ...derive(stored) };
 }
 
 /** Chunks read from the store by row id when a query needs them, kept for later queries (bounded). */
