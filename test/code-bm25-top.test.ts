@@ -89,7 +89,11 @@ describe("topBm25: terms in many documents bounded, not walked", () => {
         for (const count of [1, 10, 50]) {
           for (const filter of [undefined, allowed]) {
             const expected = walkedEverything(index, terms, count, feedback, filter, chunkFile);
-            const got = topBm25(index, { terms, feedback }, count, filter, chunkFile);
+            const got = topBm25(index, { terms, feedback }, count, {
+              allowed: filter,
+              chunkFile,
+              boundedFrom: 0,
+            });
             expect({ ranked: got.ranked, scores: got.scores }).toEqual(expected);
             if (!got.full) bounded++;
           }
@@ -115,7 +119,7 @@ describe("topBm25: terms in many documents bounded, not walked", () => {
     }
     const index = mergeBm25(undefined, undefined, 0, additions, vocabulary);
     const terms = ["first", "second", "const"];
-    const got = topBm25(index, { terms }, 10);
+    const got = topBm25(index, { terms }, 10, { boundedFrom: 0 });
     expect(got.full).toBeUndefined();
     expect(got.ranked).toEqual(walkedEverything(index, terms, 10).ranked);
     // The documents of "first" (40–49), though those of "second" (0–39) score the same and come before.
@@ -124,13 +128,15 @@ describe("topBm25: terms in many documents bounded, not walked", () => {
 
   test("a query of only common terms, or too few documents with a rare one, walks everything", () => {
     const { index } = randomIndex(400);
-    const common = topBm25(index, { terms: ["const", "count"] }, 50);
+    const common = topBm25(index, { terms: ["const", "count"] }, 50, { boundedFrom: 0 });
     expect(common.full).toBeDefined();
     expect(common.ranked).toEqual(walkedEverything(index, ["const", "count"], 50).ranked);
-    const rare = topBm25(index, { terms: ["rare7", "const"] }, 50);
+    const rare = topBm25(index, { terms: ["rare7", "const"] }, 50, { boundedFrom: 0 });
     expect(rare.full).toBeDefined();
     expect(rare.ranked).toEqual(walkedEverything(index, ["rare7", "const"], 50).ranked);
     expect(BOUNDED_TERM_SHARE).toBeLessThan(1);
+    // A term below BOUNDED_FROM_POSTINGS is walked whatever its share.
+    expect(topBm25(index, { terms: ["rare3", "const"] }, 10).full).toBeDefined();
   });
 });
 
@@ -163,14 +169,22 @@ describe("topBm25 on a built index", () => {
     for (const query of ["when do we retry a request", "const result", "parse the input and return result"]) {
       const terms = queryTokens(query);
       for (const filter of [undefined, codeOnly]) {
-        const first = topBm25(index.bm25, { terms }, 50, filter, index.chunkFile);
+        const first = topBm25(index.bm25, { terms }, 50, {
+          allowed: filter,
+          chunkFile: index.chunkFile,
+          boundedFrom: 0,
+        });
         expect(first.ranked).toEqual(
           walkedEverything(index.bm25, terms, 50, undefined, filter, index.chunkFile).ranked,
         );
         const feedback = { terms: feedbackTerms(index, terms, first.ranked), weight: 0.3 };
-        expect(topBm25(index.bm25, { terms, feedback }, 50, filter, index.chunkFile).ranked).toEqual(
-          walkedEverything(index.bm25, terms, 50, feedback, filter, index.chunkFile).ranked,
-        );
+        expect(
+          topBm25(index.bm25, { terms, feedback }, 50, {
+            allowed: filter,
+            chunkFile: index.chunkFile,
+            boundedFrom: 0,
+          }).ranked,
+        ).toEqual(walkedEverything(index.bm25, terms, 50, feedback, filter, index.chunkFile).ranked);
       }
     }
   });

@@ -108,7 +108,7 @@ export function searchIndex(
 
   const terms = queryTokens(text);
   const lexical = terms.length
-    ? topBm25(index.bm25, { terms }, candidateCount, filter, index.chunkFile)
+    ? topBm25(index.bm25, { terms }, candidateCount, { allowed: filter, chunkFile: index.chunkFile })
     : { ranked: [], scores: [] };
   let lexicalRanked = lexical.ranked;
   lap("bm25");
@@ -119,14 +119,11 @@ export function searchIndex(
     lexicalRanked.length && !symbolQuery ? lexicalFeedback(index, terms, lexicalRanked) : undefined;
   lap("feedback terms");
   if (feedback)
-    lexicalRanked = topBm25(
-      index.bm25,
-      { terms, feedback },
-      candidateCount,
-      filter,
-      index.chunkFile,
-      lexical.full,
-    ).ranked;
+    lexicalRanked = topBm25(index.bm25, { terms, feedback }, candidateCount, {
+      allowed: filter,
+      chunkFile: index.chunkFile,
+      previous: lexical.full,
+    }).ranked;
   lap("feedback");
   // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
   // no chunk shares a word with: to our 64-dimension static model such a query is noise. On
