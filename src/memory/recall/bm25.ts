@@ -183,6 +183,36 @@ export class Bm25Index {
     return Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
   }
 
+  /**
+   * BM25 of only the documents holding a query term: their indices (ascending) and scores. PERF: the
+   * work follows the query's postings, not the number of documents (recall links a query to the facts
+   * of a store of millions this way); `scratch` is a zeroed array of `size` the caller keeps between
+   * calls, left zeroed again.
+   */
+  matches(query: string, scratch: Float64Array): { docs: Int32Array; scores: Float64Array } {
+    const { start, docs, tfs, docLength } = this.postings;
+    const found: number[] = [];
+    for (const term of new Set(lexicalTokens(query))) {
+      const t = this.postings.terms.indexOf(term);
+      if (t < 0) continue;
+      const idf = this.idfAt(t);
+      for (let i = start[t]; i < start[t + 1]; i++) {
+        const doc = docs[i];
+        const tf = tfs[i];
+        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
+        if (scratch[doc] === 0) found.push(doc);
+        scratch[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
+      }
+    }
+    const matched = Int32Array.from(found).sort();
+    const scores = new Float64Array(matched.length);
+    for (let i = 0; i < matched.length; i++) {
+      scores[i] = scratch[matched[i]];
+      scratch[matched[i]] = 0;
+    }
+    return { docs: matched, scores };
+  }
+
   /** Σ over terms of weight × the term's BM25 contribution, for every document. */
   weightedScores(terms: Map<string, number>): Float64Array {
     const out = new Float64Array(this.size);

@@ -7,7 +7,7 @@ import type { StaticModel } from "../../embed/model.ts";
 import type { StoreSnapshot } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
 import { Bm25Index } from "./bm25.ts";
-import { type CsrGraph, personalizedPageRank } from "./ppr.ts";
+import { type CsrGraph, localPageRank, PushScratch, type PushWork, type SparseReset } from "./ppr.ts";
 import { deltaOfSnapshot, extendArrays, type SnapshotArrays } from "./snapshot-build.ts";
 import { type Role, speakerNames } from "./speakers.ts";
 
@@ -25,15 +25,31 @@ export const GRAPH_SETTINGS = {
   factDenseMix: 0.5,
   passageDenseMix: 0.25,
   /**
-   * PPR stops when a sweep moves no passage's score by more than this share of the top passage's: ~4
-   * sweeps at 1× and 16× LoCoMo instead of 16 power iterations. Against the exact solution, per question
-   * on the same store: hybrid recall unchanged on LoCoMo's 1,536 (74.3) and MuSiQue's 100 (66.2); graph
-   * mode 2 LoCoMo questions changed (1 up, 1 down; 71.6), none of MuSiQue's. A fixed 2 or 3 sweeps lost
-   * 7 and 4 MuSiQue hybrid questions (docs/memory.md, "Query cost").
+   * Passages seeded in PPR's reset (those of the best query scores; see graphSeeds): HippoRAG 2 seeds
+   * every passage, which makes every query diffuse over the whole graph. LoCoMo questions asked of the
+   * whole 1× store in one project (3,075 passages): hybrid recall@10 61.2 against 60.8 with every
+   * passage seeded and solved exactly; 1,000 gave the same; on MuSiQue (1,890 passages) 300 to 1,500
+   * seeds all keep 65.9 against the exact 66.2 @5 (docs/memory.md, "Query cost").
    */
-  pprTolerance: 1e-2,
-  pprMaxIterations: 100,
+  passageSeeds: 300,
+  /**
+   * The push's residual threshold, as a share of the largest reset weight per unit of a node's strength:
+   * each score is then low by at most 2 × this × the largest weight × the node's strength. MuSiQue hybrid
+   * recall@5 64.1 at 1e-4 and 1e-3 61.5, 65.9 at 1e-5 and 1e-6 (300 seeds); the LLM graph's RRF follows
+   * PPR's order, so near-ties need this precision. CSR entries read per query at 16× LoCoMo: see "Query cost".
+   */
+  pushTolerance: 1e-5,
 };
+
+/**
+ * Up to this many facts, a query's fact linking scores every fact (a dense scan, ~5–10 ms per 100,000
+ * facts warm on the dev box; LoCoMo at 16× holds 33,767, MuSiQue 16,978): exactly HippoRAG 2's linking.
+ * Above it only the facts sharing a term with the query are scored, so a store of millions of facts
+ * costs what the query's postings cost. That changes the linking (no fact is found by meaning alone, and
+ * scores are normalised among the candidates): measured with the limit at 0, MuSiQue hybrid recall@5
+ * 66.2 → 65.4 (docs/memory.md, "Query cost").
+ */
+export const DENSE_FACT_SCAN_LIMIT = 100_000;
 
 /**
  * Share of a neighbouring chunk's score a chunk borrows (previous and next in its session): an answer
@@ -215,39 +231,106 @@ export class MemoryIndex {
   ): Float64Array {
     const settings = GRAPH_SETTINGS;
     if (this.factCount === 0) return mix(dense, bm25, settings.passageDenseMix);
-    const { scores } = personalizedPageRank(this.graph, this.graphReset(query, vector, dense, bm25), {
-      damping: settings.damping,
-      tolerance: settings.pprTolerance,
-      maxIterations: settings.pprMaxIterations,
-      scored: this.chunkCount,
-    });
-    return scores.subarray(0, this.chunkCount);
+    const scores = new Float64Array(this.chunkCount);
+    this.pushScratch ??= new PushScratch(this.graph.nodes);
+    this.lastPprWork = localPageRank(
+      this.graph,
+      this.graphSeeds(query, vector, dense, bm25),
+      settings.damping,
+      settings.pushTolerance,
+      scores,
+      this.pushScratch,
+    );
+    return scores;
   }
 
-  /** graphScores' PPR reset vector over every graph node (public for benchmark/recall-cost.ts). */
-  graphReset(query: string, vector: Float32Array, dense: Float64Array, bm25: Float64Array): Float64Array {
-    const P = this.chunkCount;
+  private pushScratch?: PushScratch;
+  /** What the last graphScores' PageRank touched (benchmark/recall-cost.ts reports it). */
+  lastPprWork?: PushWork;
+
+  /**
+   * graphScores' PPR reset, as its non-zero entries: the linked facts' phrases, and the passageSeeds
+   * passages of the best query scores instead of every passage. Each of those passages is seeded with
+   * passageNodeWeight × (its min-max score − the mean score of the passages left out): that mean is the
+   * part of the reset every passage shares, which diffuses over the graph to nearly the same share of every
+   * score, so leaving it out (for the seeded passages too) keeps their differences, where leaving out only
+   * the unseeded passages would tilt the scores toward the seeds.
+   */
+  graphSeeds(query: string, vector: Float32Array, dense: Float64Array, bm25: Float64Array): SparseReset {
     const settings = GRAPH_SETTINGS;
+    const P = this.chunkCount;
     const passagePrior = mix(dense, bm25, settings.passageDenseMix);
-    const factScores = mix(
-      dotAll(this.factVectors, vector, this.factCount, this.dim),
-      this.factBm25.scores(query),
-      settings.factDenseMix,
-    );
-    const top = topIndices(factScores, settings.linkTopFacts).filter((f) => factScores[f] > 0);
-    const reset = new Float64Array(this.graph.nodes);
-    const seen = new Float64Array(this.graph.nodes);
-    for (const f of top) {
+    const seeded = largestSet(passagePrior, settings.passageSeeds);
+    let shared = 0;
+    if (seeded.length < P) {
+      let total = 0;
+      for (let i = 0; i < P; i++) total += passagePrior[i];
+      for (const p of seeded) total -= passagePrior[p];
+      shared = total / (P - seeded.length);
+    }
+    const nodes: number[] = [];
+    const weights: number[] = [];
+    for (const p of seeded) {
+      nodes.push(p);
+      weights.push((passagePrior[p] - shared) * settings.passageNodeWeight);
+    }
+    for (const [node, { sum, count }] of this.linkedPhrases(query, vector)) {
+      nodes.push(node);
+      weights.push(sum / count);
+    }
+    return { nodes, weights };
+  }
+
+  /**
+   * The query's top facts' phrases, each seeded with the fact's score divided by the number of passages
+   * holding the phrase, summed over the facts naming it (graphSeeds takes their mean, as HippoRAG 2 does).
+   * Up to DENSE_FACT_SCAN_LIMIT facts every fact is a candidate; above it only the facts sharing a term
+   * with the query (their BM25 postings), min-max normalised among themselves, so the work follows the
+   * query's postings and not the store's millions of fact vectors.
+   */
+  private linkedPhrases(query: string, vector: Float32Array): Map<number, { sum: number; count: number }> {
+    const settings = GRAPH_SETTINGS;
+    const P = this.chunkCount;
+    let factScores: Float64Array;
+    let candidates: Int32Array | undefined;
+    if (this.factCount <= DENSE_FACT_SCAN_LIMIT) {
+      const dense = dotAll(this.factVectors, vector, this.factCount, this.dim);
+      factScores = mix(dense, this.factBm25.scores(query), settings.factDenseMix);
+    } else {
+      this.factScratch ??= new Float64Array(this.factCount);
+      const matched = this.factBm25.matches(query, this.factScratch);
+      candidates = matched.docs;
+      const dense = dotRows(this.factVectors, vector, candidates, this.dim);
+      factScores = mix(dense, matched.scores, settings.factDenseMix);
+    }
+    const phrases = new Map<number, { sum: number; count: number }>();
+    for (const c of topIndices(factScores, settings.linkTopFacts)) {
+      if (!(factScores[c] > 0)) continue;
+      const f = candidates ? candidates[c] : c;
       for (const node of [this.factSubject[f], this.factObject[f]]) {
         if (node < 0) continue;
         const holders = this.phraseChunks[node - P];
-        reset[node] += holders > 0 ? factScores[f] / holders : factScores[f];
-        seen[node]++;
+        const seed = phrases.get(node) ?? { sum: 0, count: 0 };
+        seed.sum += holders > 0 ? factScores[c] / holders : factScores[c];
+        seed.count++;
+        phrases.set(node, seed);
       }
     }
-    // A phrase named by several linked facts gets their mean weight, as HippoRAG 2 does.
-    for (let i = P; i < reset.length; i++) if (seen[i] > 1) reset[i] /= seen[i];
-    for (let i = 0; i < P; i++) reset[i] = passagePrior[i] * settings.passageNodeWeight;
+    return phrases;
+  }
+
+  private factScratch?: Float64Array;
+
+  /**
+   * The reset over every graph node that graph search used before its reset was made sparse: every
+   * passage its prior (benchmark/recall-cost.ts solves it exactly as the baseline of graphScores).
+   */
+  fullGraphReset(query: string, vector: Float32Array, dense: Float64Array, bm25: Float64Array): Float64Array {
+    const settings = GRAPH_SETTINGS;
+    const passagePrior = mix(dense, bm25, settings.passageDenseMix);
+    const reset = new Float64Array(this.graph.nodes);
+    for (const [node, { sum, count }] of this.linkedPhrases(query, vector)) reset[node] = sum / count;
+    for (let i = 0; i < this.chunkCount; i++) reset[i] = passagePrior[i] * settings.passageNodeWeight;
     return reset;
   }
 }
@@ -266,6 +349,34 @@ export function dotAll(rows: Float32Array, query: Float32Array, count: number, d
   const blocked = dim & ~3;
   for (let r = 0; r < count; r++) {
     const base = r * dim;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let e = 0;
+    let d = 0;
+    for (; d < blocked; d += 4) {
+      a += rows[base + d] * query[d];
+      b += rows[base + d + 1] * query[d + 1];
+      c += rows[base + d + 2] * query[d + 2];
+      e += rows[base + d + 3] * query[d + 3];
+    }
+    for (; d < dim; d++) a += rows[base + d] * query[d];
+    out[r] = a + b + c + e;
+  }
+  return out;
+}
+
+/** The dot product with `query` of the rows at `indices`: dotAll's sums over a subset, so equal values. */
+export function dotRows(
+  rows: Float32Array,
+  query: Float32Array,
+  indices: Int32Array,
+  dim: number,
+): Float64Array {
+  const out = new Float64Array(indices.length);
+  const blocked = dim & ~3;
+  for (let r = 0; r < indices.length; r++) {
+    const base = indices[r] * dim;
     let a = 0;
     let b = 0;
     let c = 0;
@@ -324,4 +435,53 @@ export function topIndices(values: ArrayLike<number>, k: number): number[] {
     picked[pos] = i;
   }
   return picked;
+}
+
+/**
+ * Indices of the k largest positive values, in index order (ties at the k-th value by lower index).
+ * PERF: one selection pass over a copy (Hoare's quickselect), linear in the array, where topIndices'
+ * insertion costs up to k per value.
+ */
+export function largestSet(values: Float64Array, k: number): number[] {
+  const n = values.length;
+  const out: number[] = [];
+  if (k <= 0) return out;
+  let threshold = 0;
+  if (k < n) {
+    const copy = Float64Array.from(values);
+    let lo = 0;
+    let hi = n - 1;
+    const target = k - 1; // the k-th largest sits at index k − 1 of a descending order
+    while (lo < hi) {
+      const pivot = copy[(lo + hi) >> 1];
+      let i = lo;
+      let j = hi;
+      while (i <= j) {
+        while (copy[i] > pivot) i++;
+        while (copy[j] < pivot) j--;
+        if (i <= j) {
+          const t = copy[i];
+          copy[i++] = copy[j];
+          copy[j--] = t;
+        }
+      }
+      if (target <= j) hi = j;
+      else if (target >= i) lo = i;
+      else break;
+    }
+    threshold = copy[target];
+  }
+  let above = 0;
+  for (let i = 0; i < n; i++) if (values[i] > threshold && values[i] > 0) above++;
+  let ties = k - above;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (!(v > 0)) continue;
+    if (v > threshold) out.push(i);
+    else if (v === threshold && ties > 0) {
+      out.push(i);
+      ties--;
+    }
+  }
+  return out;
 }
