@@ -207,39 +207,79 @@ function lengthNorms(index: Bm25Index): Float64Array {
 }
 
 /**
+ * Scores of one walk of the postings: BM25 accumulated per document (float32), and the documents in
+ * the order they were first matched. A search reuses one per index (see buffersOf).
+ */
+class ScoreBuffer {
+  readonly scores: Float32Array;
+  readonly matched: Int32Array;
+  count = 0;
+  /** Which walk the buffer holds (walkedTop's `previous`), and whether it is the query's alone. */
+  generation = 0;
+  alone = false;
+
+  constructor(documents: number, capacity = documents) {
+    this.scores = new Float32Array(documents);
+    this.matched = new Int32Array(capacity);
+  }
+
+  /** Zeroes what the previous walk scored: its matched documents, or all at once when they are many. */
+  reset(): void {
+    if (this.count * 4 > this.scores.length) this.scores.fill(0);
+    else for (let k = 0; k < this.count; k++) this.scores[this.matched[k]] = 0;
+    this.count = 0;
+    this.generation = ++walks;
+    this.alone = false;
+  }
+
+  /** Adds the BM25 scores of term ids `ids` (a repeated id counts again). */
+  add(index: Bm25Index, ids: number[]): void {
+    const norms = lengthNorms(index);
+    const { scores, matched } = this;
+    let count = this.count;
+    for (const t of ids) {
+      const end = index.offsets[t + 1];
+      const idf = inverseFrequency(index, t);
+      for (let p = index.offsets[t]; p < end; p++) {
+        const doc = index.docs[p];
+        const tf = index.freqs[p];
+        if (scores[doc] === 0) matched[count++] = doc;
+        scores[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norms[doc]);
+      }
+    }
+    this.count = count;
+  }
+}
+
+let walks = 0;
+
+/** The ids of the terms an index knows, in the query's order (repeats kept). */
+function termIdsIn(index: Bm25Index, terms: string[]): number[] {
+  const ids: number[] = [];
+  for (const term of terms) {
+    const t = index.termIds.get(term);
+    if (t !== undefined) ids.push(t);
+  }
+  return ids;
+}
+
+/**
  * BM25 scores of every document for the query terms (unknown terms score nothing), plus the list of
- * documents that matched at least one term.
+ * documents that matched at least one term, in the order they were first matched. Fresh arrays, for
+ * callers that keep them; a search walks into its index's reused buffers (topBm25).
  */
 export function scoreBm25(
   index: Bm25Index,
   queryTerms: string[],
 ): { scores: Float32Array; matched: Int32Array } {
   const n = index.lengths.length;
-  const scores = new Float32Array(n);
-  if (n === 0) return { scores, matched: new Int32Array(0) };
-  const ids: number[] = [];
+  const ids = termIdsIn(index, queryTerms);
   let postings = 0;
-  for (const term of queryTerms) {
-    const t = index.termIds.get(term);
-    if (t === undefined) continue;
-    ids.push(t);
-    postings += index.offsets[t + 1] - index.offsets[t];
-  }
+  for (const t of ids) postings += index.offsets[t + 1] - index.offsets[t];
   // At most every posting matches a new document: sized once, never grown.
-  const matched = new Int32Array(Math.min(n, postings));
-  let matchedCount = 0;
-  const norms = lengthNorms(index);
-  for (const t of ids) {
-    const end = index.offsets[t + 1];
-    const idf = inverseFrequency(index, t);
-    for (let p = index.offsets[t]; p < end; p++) {
-      const doc = index.docs[p];
-      const tf = index.freqs[p];
-      if (scores[doc] === 0) matched[matchedCount++] = doc;
-      scores[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norms[doc]);
-    }
-  }
-  return { scores, matched: matched.subarray(0, matchedCount) };
+  const buffer = new ScoreBuffer(n, Math.min(n, postings));
+  if (n > 0) buffer.add(index, ids);
+  return { scores: buffer.scores, matched: buffer.matched.subarray(0, buffer.count) };
 }
 
 /**
@@ -268,17 +308,37 @@ export interface LexicalQuery {
   feedback?: { terms: string[]; weight: number };
 }
 
-/** The best documents, best first, with their scores; `full`, when every posting was walked. */
+/**
+ * The best documents, best first, with their scores; `walked`, when every posting was walked: which
+ * walk of the index's buffer holds the query's own scores (a feedback call passes it back as
+ * `previous`, so they are not walked twice). It is good until the index's next walk.
+ */
 export interface LexicalTop {
   ranked: number[];
   scores: number[];
-  full?: { scores: Float32Array; matched: Int32Array };
+  walked?: number;
 }
 
 /**
- * Every posting walked: the query's BM25 scores, then the feedback terms' added at their weight (the
- * documents only they match after the query's), and the top `count` of those allowed. `previous` is
- * the query's own full scores, when already walked (they gain the feedback in place).
+ * Per index, the buffers every walk reuses: the query's scores and the feedback's. A fresh
+ * Float32Array per query (400 KB at 100k chunks) cost ~0.3 ms in allocation and collection; the
+ * 6k-posting walk itself ~0.02 ms.
+ */
+const buffersCache = new WeakMap<Bm25Index, { own: ScoreBuffer; extra: ScoreBuffer }>();
+function buffersOf(index: Bm25Index): { own: ScoreBuffer; extra: ScoreBuffer } {
+  let buffers = buffersCache.get(index);
+  if (!buffers) {
+    const n = index.lengths.length;
+    buffers = { own: new ScoreBuffer(n), extra: new ScoreBuffer(n) };
+    buffersCache.set(index, buffers);
+  }
+  return buffers;
+}
+
+/**
+ * Every posting walked: the query's BM25 scores (or those of walk `previous`, still in the buffer),
+ * then the feedback terms' added at their weight (the documents only they match after the query's),
+ * and the top `count` of those allowed.
  */
 function walkedTop(
   index: Bm25Index,
@@ -286,41 +346,81 @@ function walkedTop(
   count: number,
   allowed: Uint8Array | undefined,
   chunkFile: Int32Array | undefined,
-  previous?: { scores: Float32Array; matched: Int32Array },
+  previous?: number,
 ): LexicalTop {
-  const lexical = previous ?? scoreBm25(index, query.terms);
-  let matched = lexical.matched;
+  const { own, extra } = buffersOf(index);
+  if (!(own.alone && own.generation === previous)) {
+    own.reset();
+    own.add(index, termIdsIn(index, query.terms));
+    own.alone = true;
+  }
   if (query.feedback) {
     const { weight } = query.feedback;
-    const extra = scoreBm25(index, query.feedback.terms);
-    const newlyMatched: number[] = [];
-    for (let k = 0; k < extra.matched.length; k++) {
+    extra.reset();
+    extra.add(index, termIdsIn(index, query.feedback.terms));
+    for (let k = 0; k < extra.count; k++) {
       const doc = extra.matched[k];
-      if (lexical.scores[doc] === 0) newlyMatched.push(doc);
-      lexical.scores[doc] += weight * extra.scores[doc];
+      if (own.scores[doc] === 0) own.matched[own.count++] = doc;
+      own.scores[doc] += weight * extra.scores[doc];
     }
-    matched = new Int32Array(lexical.matched.length + newlyMatched.length);
-    matched.set(lexical.matched);
-    matched.set(newlyMatched, lexical.matched.length);
+    own.generation = ++walks;
+    own.alone = false;
   }
-  const ranked = topScored(lexical.scores, count, matched, allowed, chunkFile);
-  return {
-    ranked,
-    scores: ranked.map((doc) => lexical.scores[doc]),
-    full: { scores: lexical.scores, matched },
-  };
+  const ranked = topScored(own.scores, count, own.matched.subarray(0, own.count), allowed, chunkFile);
+  return { ranked, scores: ranked.map((doc) => own.scores[doc]), walked: own.generation };
 }
 
-/** Per index: a document's partial score while bounding (zero between queries) and the rescored scores. */
-const scratchCache = new WeakMap<Bm25Index, { partial: Float64Array; exact: Float32Array }>();
+/**
+ * Partial scores while bounding (doubles: a bound, not a score) and the documents touched, in a
+ * buffer reused per index like ScoreBuffer; a walk first zeroes what the previous one touched.
+ */
+class PartialScores {
+  readonly partial: Float64Array;
+  readonly touched: Int32Array;
+  count = 0;
+
+  constructor(documents: number) {
+    this.partial = new Float64Array(documents);
+    this.touched = new Int32Array(documents);
+  }
+
+  reset(): void {
+    if (this.count * 4 > this.partial.length) this.partial.fill(0);
+    else for (let k = 0; k < this.count; k++) this.partial[this.touched[k]] = 0;
+    this.count = 0;
+  }
+
+  /** Adds `factor` × term `t`'s BM25 scores. */
+  add(index: Bm25Index, t: number, factor: number): void {
+    const norms = lengthNorms(index);
+    const { partial, touched } = this;
+    const idf = inverseFrequency(index, t);
+    let count = this.count;
+    for (let p = index.offsets[t], end = index.offsets[t + 1]; p < end; p++) {
+      const doc = index.docs[p];
+      const tf = index.freqs[p];
+      if (partial[doc] === 0) touched[count++] = doc;
+      partial[doc] += (factor * idf * tf * (BM25_K1 + 1)) / (tf + norms[doc]);
+    }
+    this.count = count;
+  }
+}
+
+/** Per index: the partial scores while bounding, and the rescored candidates' exact scores. */
+const scratchCache = new WeakMap<Bm25Index, { partial: PartialScores; exact: Float32Array }>();
 function scratchOf(index: Bm25Index) {
   let scratch = scratchCache.get(index);
   if (!scratch) {
     const n = index.lengths.length;
-    scratch = { partial: new Float64Array(n), exact: new Float32Array(n) };
+    scratch = { partial: new PartialScores(n), exact: new Float32Array(n) };
     scratchCache.set(index, scratch);
   }
   return scratch;
+}
+
+function isBounded(index: Bm25Index, t: number, boundedFrom: number): boolean {
+  const df = index.offsets[t + 1] - index.offsets[t];
+  return df > index.lengths.length * BOUNDED_TERM_SHARE && df >= boundedFrom;
 }
 
 /** The frequency of term `term` in document `doc` (0 when absent): a binary search of its postings. */
@@ -349,8 +449,8 @@ function frequencyIn(index: Bm25Index, term: number, doc: number): number {
  * partial score plus that bound reaches the floor can be in the top or tie with it; they are rescored
  * exactly, term by term in the query's order (a bounded term's frequency found by binary search), and
  * ranked in their first-matched order. When the bounds leave too many candidates, or fewer than `count`
- * documents have a partial score, every posting is walked instead. `previous` is a full walk of the
- * query alone already made (the query's result, when this call adds its feedback).
+ * documents have a partial score, every posting is walked instead. `previous` is the `walked` of the
+ * query's own call (when this call adds its feedback).
  */
 export function topBm25(
   index: Bm25Index,
@@ -359,7 +459,8 @@ export function topBm25(
   options: {
     allowed?: Uint8Array;
     chunkFile?: Int32Array;
-    previous?: { scores: Float32Array; matched: Int32Array };
+    /** The `walked` of this query's own call, when it walked every posting. */
+    previous?: number;
     /** BOUNDED_FROM_POSTINGS unless a test says otherwise. */
     boundedFrom?: number;
   } = {},
@@ -371,99 +472,87 @@ export function topBm25(
   // No term of a smaller index has that many postings.
   if (n < boundedFrom || count <= 0) return walked();
   const weight = query.feedback?.weight ?? 0;
-  const resolve = (terms: string[]) =>
-    terms.map((term) => index.termIds.get(term)).filter((t): t is number => t !== undefined);
-  const queryIds = resolve(query.terms);
-  const feedbackIds = query.feedback ? resolve(query.feedback.terms) : [];
-  const bounded = (t: number) => {
-    const df = index.offsets[t + 1] - index.offsets[t];
-    return df > n * BOUNDED_TERM_SHARE && df >= boundedFrom;
-  };
-  if (n === 0 || ![...queryIds, ...feedbackIds].some(bounded)) return walked();
+  const queryIds = termIdsIn(index, query.terms);
+  const feedbackIds = query.feedback ? termIdsIn(index, query.feedback.terms) : [];
+  if (
+    n === 0 ||
+    (!queryIds.some((t) => isBounded(index, t, boundedFrom)) &&
+      !feedbackIds.some((t) => isBounded(index, t, boundedFrom)))
+  )
+    return walked();
 
   // Partial scores from the terms walked; the bound of what the others can add.
-  const { partial, exact } = scratchOf(index);
+  const { partial: partials, exact } = scratchOf(index);
   const norms = lengthNorms(index);
-  const touched: number[] = [];
+  partials.reset();
   let bound = 0;
-  const walk = (ids: number[], factor: number) => {
-    for (const t of ids) {
-      const idf = inverseFrequency(index, t);
-      if (bounded(t)) {
-        bound += factor * idf * (BM25_K1 + 1);
-        continue;
-      }
-      for (let p = index.offsets[t], end = index.offsets[t + 1]; p < end; p++) {
-        const doc = index.docs[p];
-        const tf = index.freqs[p];
-        if (partial[doc] === 0) touched.push(doc);
-        partial[doc] += (factor * idf * tf * (BM25_K1 + 1)) / (tf + norms[doc]);
-      }
-    }
-  };
-  walk(queryIds, 1);
-  walk(feedbackIds, weight);
-  try {
-    // Float32 sums of k positive terms are within k × 2^-24 of the exact sum (relative); doubled.
-    const slack = (queryIds.length + feedbackIds.length + 2) * 2 ** -23;
-    const floor = countthBest(partial, touched, count, allowed, chunkFile) * (1 - slack);
-    // A document no walked term matched scores at most `bound`: it could reach the top.
-    if (!(floor > bound * (1 + slack))) return walked();
-    const candidates: number[] = [];
-    for (const doc of touched) {
-      if ((partial[doc] + bound) * (1 + slack) < floor) continue;
-      if (allowed && allowed[chunkFile![doc]] !== 1) continue;
-      candidates.push(doc);
-    }
-    if (candidates.length > count * MAX_CANDIDATES_PER_RESULT) return walked();
-    // Exact scores, and the order a full walk first matches each candidate in.
-    const order = new Float64Array(candidates.length);
-    for (let c = 0; c < candidates.length; c++) {
-      const doc = candidates[c];
-      let own = 0;
-      let firstOwn = -1;
-      for (let i = 0; i < queryIds.length; i++) {
-        const tf = frequencyIn(index, queryIds[i], doc);
-        if (tf === 0) continue;
-        if (firstOwn < 0) firstOwn = i;
-        own = Math.fround(
-          own + (inverseFrequency(index, queryIds[i]) * tf * (BM25_K1 + 1)) / (tf + norms[doc]),
-        );
-      }
-      let added = 0;
-      let firstAdded = -1;
-      for (let i = 0; i < feedbackIds.length; i++) {
-        const tf = frequencyIn(index, feedbackIds[i], doc);
-        if (tf === 0) continue;
-        if (firstAdded < 0) firstAdded = i;
-        added = Math.fround(
-          added + (inverseFrequency(index, feedbackIds[i]) * tf * (BM25_K1 + 1)) / (tf + norms[doc]),
-        );
-      }
-      exact[doc] = firstAdded >= 0 ? Math.fround(own + weight * added) : own;
-      // Matched by the query first (by its first term holding the document), then by the feedback.
-      const group = firstOwn >= 0 ? firstOwn : queryIds.length + firstAdded;
-      order[c] = group * n + doc;
-    }
-    order.sort();
-    const ids = Int32Array.from(order, (key) => key % n);
-    const ranked = topScored(exact, count, ids);
-    return { ranked, scores: ranked.map((doc) => exact[doc]) };
-  } finally {
-    for (const doc of touched) partial[doc] = 0;
+  for (const t of queryIds)
+    if (isBounded(index, t, boundedFrom)) bound += inverseFrequency(index, t) * (BM25_K1 + 1);
+    else partials.add(index, t, 1);
+  for (const t of feedbackIds)
+    if (isBounded(index, t, boundedFrom)) bound += weight * inverseFrequency(index, t) * (BM25_K1 + 1);
+    else partials.add(index, t, weight);
+  const { partial } = partials;
+  const touched = partials.touched.subarray(0, partials.count);
+  // Float32 sums of k positive terms are within k × 2^-24 of the exact sum (relative); doubled.
+  const slack = (queryIds.length + feedbackIds.length + 2) * 2 ** -23;
+  const floor = countthBest(partial, touched, count, allowed, chunkFile) * (1 - slack);
+  // A document no walked term matched scores at most `bound`: it could reach the top.
+  if (!(floor > bound * (1 + slack))) return walked();
+  const candidates: number[] = [];
+  for (let k = 0; k < touched.length; k++) {
+    const doc = touched[k];
+    if ((partial[doc] + bound) * (1 + slack) < floor) continue;
+    if (allowed && allowed[chunkFile![doc]] !== 1) continue;
+    candidates.push(doc);
   }
+  if (candidates.length > count * MAX_CANDIDATES_PER_RESULT) return walked();
+  // Exact scores, and the order a full walk first matches each candidate in.
+  const order = new Float64Array(candidates.length);
+  for (let c = 0; c < candidates.length; c++) {
+    const doc = candidates[c];
+    let own = 0;
+    let firstOwn = -1;
+    for (let i = 0; i < queryIds.length; i++) {
+      const tf = frequencyIn(index, queryIds[i], doc);
+      if (tf === 0) continue;
+      if (firstOwn < 0) firstOwn = i;
+      own = Math.fround(
+        own + (inverseFrequency(index, queryIds[i]) * tf * (BM25_K1 + 1)) / (tf + norms[doc]),
+      );
+    }
+    let added = 0;
+    let firstAdded = -1;
+    for (let i = 0; i < feedbackIds.length; i++) {
+      const tf = frequencyIn(index, feedbackIds[i], doc);
+      if (tf === 0) continue;
+      if (firstAdded < 0) firstAdded = i;
+      added = Math.fround(
+        added + (inverseFrequency(index, feedbackIds[i]) * tf * (BM25_K1 + 1)) / (tf + norms[doc]),
+      );
+    }
+    exact[doc] = firstAdded >= 0 ? Math.fround(own + weight * added) : own;
+    // Matched by the query first (by its first term holding the document), then by the feedback.
+    const group = firstOwn >= 0 ? firstOwn : queryIds.length + firstAdded;
+    order[c] = group * n + doc;
+  }
+  order.sort();
+  const ids = Int32Array.from(order, (key) => key % n);
+  const ranked = topScored(exact, count, ids);
+  return { ranked, scores: ranked.map((doc) => exact[doc]) };
 }
 
 /** The `count`-th best partial score among the allowed touched documents; 0 when fewer are. */
 function countthBest(
   partial: Float64Array,
-  touched: number[],
+  touched: Int32Array,
   count: number,
   allowed: Uint8Array | undefined,
   chunkFile: Int32Array | undefined,
 ): number {
   const best: number[] = [];
-  for (const doc of touched) {
+  for (let k = 0; k < touched.length; k++) {
+    const doc = touched[k];
     const score = partial[doc];
     if (best.length === count && score <= best[count - 1]) continue;
     if (allowed && allowed[chunkFile![doc]] !== 1) continue;

@@ -122,7 +122,7 @@ export function searchIndex(
     lexicalRanked = topBm25(index.bm25, { terms, feedback }, candidateCount, {
       allowed: filter,
       chunkFile: index.chunkFile,
-      previous: lexical.full,
+      previous: lexical.walked,
     }).ranked;
   lap("feedback");
   // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
