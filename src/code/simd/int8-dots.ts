@@ -36,7 +36,7 @@ const SCALES = 3;
 const OUT = 4;
 const QUERY_SCALE = 5;
 const SUM = 6;
-const ROW = 7;
+const QUERY_HALVES = 7;
 
 const I32 = 0x7f;
 const F32 = 0x7d;
@@ -119,37 +119,54 @@ const advance = (local: number, step: number) => [
 ];
 
 /**
- * The body of scan for rows of `blocks` × 16 int8 values: per row, the blocks unrolled (each a
- * v128 of the row, widened to two i16x8 halves, dotted with the query's 16 int16 values).
+ * Up to this many blocks (64 dimensions, the static model's) the query's halves are held in locals
+ * rather than loaded for every row: 8 registers of the 16 x86-64 has, leaving the rest for the
+ * sums. With the dots summed as a tree, the scan ran 1.17–1.27× as fast (same process, alternating).
+ */
+const QUERY_IN_LOCALS_UP_TO = 4;
+
+/** `parts` (each leaving one v128 on the stack) summed as a balanced tree of i32x4.add. */
+function sumTree(parts: number[][]): number[] {
+  if (parts.length === 1) return parts[0];
+  const middle = parts.length >> 1;
+  return [...sumTree(parts.slice(0, middle)), ...sumTree(parts.slice(middle)), ...simd.i32x4Add];
+}
+
+/**
+ * The body of scan for rows of `blocks` × 16 int8 values: per row, every block unrolled (16 int8
+ * values widened to two i16x8 halves, each dotted with the query's 16 int16 values) and the dots
+ * summed as a tree, so no add waits on the one before.
  */
 function scanBody(blocks: number): number[] {
-  const half = (widen: number[], queryOffset: number) => [
-    ...get(ROW),
-    ...widen,
-    ...get(QUERY),
-    ...simd.v128Load,
-    ...memarg(4, queryOffset),
+  const inLocals = blocks <= QUERY_IN_LOCALS_UP_TO;
+  const queryHalf = (h: number) =>
+    inLocals ? get(QUERY_HALVES + h) : [...get(QUERY), ...simd.v128Load, ...memarg(4, h * 16)];
+  const dot = (h: number) => [
+    ...[...get(VECTORS), ...simd.v128Load, ...memarg(0, (h >> 1) * 16)],
+    ...(h % 2 ? simd.i16x8ExtendHighI8x16S : simd.i16x8ExtendLowI8x16S),
+    ...queryHalf(h),
     ...simd.i32x4DotI16x8S,
-    ...get(SUM),
-    ...simd.i32x4Add,
-    ...set(SUM),
   ];
-  const block = (b: number) => [
-    ...[...get(VECTORS), ...simd.v128Load, ...memarg(0, b * 16), ...set(ROW)],
-    ...half(simd.i16x8ExtendLowI8x16S, b * 32),
-    ...half(simd.i16x8ExtendHighI8x16S, b * 32 + 16),
-  ];
+  const halves = Array.from({ length: 2 * blocks }, (_, h) => h);
   const lane = (n: number) => [...get(SUM), ...simd.i32x4ExtractLane, n];
   const code = [
+    ...(inLocals
+      ? halves.flatMap((h) => [
+          ...get(QUERY),
+          ...simd.v128Load,
+          ...memarg(4, h * 16),
+          ...set(QUERY_HALVES + h),
+        ])
+      : []),
     ...[op.block, 0x40],
     ...[...get(ROWS), op.i32Eqz, op.brIf, 0],
     ...[op.loop, 0x40],
-    ...[...simd.v128Const, ...new Array(16).fill(0), ...set(SUM)],
-    ...Array.from({ length: blocks }, (_, b) => block(b)).flat(),
+    ...sumTree(halves.map(dot)),
+    ...set(SUM),
     ...advance(VECTORS, 16 * blocks),
     // out[row] = f32(sum of the four lanes) × scales[row] × queryScale
     ...get(OUT),
-    ...[...lane(0), ...lane(1), op.i32Add, ...lane(2), op.i32Add, ...lane(3), op.i32Add],
+    ...[...lane(0), ...lane(1), op.i32Add, ...lane(2), ...lane(3), op.i32Add, op.i32Add],
     op.f32ConvertI32S,
     ...[...get(SCALES), op.f32Load, ...memarg(2, 0), op.f32Mul],
     ...[...get(QUERY_SCALE), op.f32Mul],
@@ -161,8 +178,8 @@ function scanBody(blocks: number): number[] {
     op.end,
     op.end,
   ];
-  // Locals after the 6 parameters: the running sum and the row's block (v128).
-  const body = [...vector([[2, V128]]), ...code];
+  // Locals after the 6 parameters: the sum, then the query's halves when held (v128).
+  const body = [...vector([[1 + (inLocals ? 2 * blocks : 0), V128]]), ...code];
   return [...leb(body.length), ...body];
 }
 
