@@ -43,10 +43,10 @@ function product(off: Config, grids: Partial<Record<Weight, number[]>>): Config[
 const ALTERNATIVES: Record<string, Config[]> = {
   alphaNatural: single("alphaNatural", [0.2, 0.3, 0.5, 0.6]),
   alphaSymbol: single("alphaSymbol", [0.1, 0.2, 0.4, 0.5]),
-  definitionBoost: single("definitionBoost", [1, 2, 4, 6]),
+  definitionBoost: single("definitionBoost", [1, 3, 4, 6]),
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
-  fileSaturationDecay: single("fileSaturationDecay", [0, 0.1, 0.25, 0.35, 0.7]),
+  fileSaturationDecay: single("fileSaturationDecay", [0, 0.1, 0.35, 0.5]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
   feedback: product(
     { feedbackWeight: 0 },

@@ -63,16 +63,18 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
+  /** The ranking before issue 20's second round (definition boost 3, same-file decay 0.5). */
+  "round-start": { definitionBoost: 3, fileSaturationDecay: 0.5 },
   "decay-0": { fileSaturationDecay: 0 },
   "decay-0.1": { fileSaturationDecay: 0.1 },
-  "decay-0.25": { fileSaturationDecay: 0.25 },
+  "decay-0.5": { fileSaturationDecay: 0.5 },
   "decay-0.35": { fileSaturationDecay: 0.35 },
   "path-0.5": { pathMatchBoost: 0.5 },
   "path-0.75": { pathMatchBoost: 0.75 },
   "path-1.5": { pathMatchBoost: 1.5 },
   "path-2": { pathMatchBoost: 2 },
   "definition-1": { definitionBoost: 1 },
-  "definition-2": { definitionBoost: 2 },
+  "definition-3": { definitionBoost: 3 },
   "definition-4": { definitionBoost: 4 },
   "alpha-0.3": { alphaNatural: 0.3 },
   "alpha-0.5": { alphaNatural: 0.5 },
