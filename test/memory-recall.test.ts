@@ -10,6 +10,8 @@ import {
   RELEVANCE_FLOOR,
   recall,
 } from "../src/memory/recall/recall.ts";
+import { Bm25Index } from "../src/memory/recall/bm25.ts";
+import { GRAPH_SETTINGS } from "../src/memory/recall/snapshot.ts";
 import { learnSpeakerNames, queryRole, withoutNames } from "../src/memory/recall/speakers.ts";
 import { memoryStatus } from "../src/memory/status.ts";
 import { appendRecords, chatLog, exchange, memoryHome } from "./support/memory-helpers.ts";
@@ -74,6 +76,39 @@ describe("recall modes on a crafted corpus", () => {
     expect(bm25).toEqual(["s-team"]);
     const graph = await sessions("Alice", "graph", 2);
     expect(graph).toEqual(["s-team", "s-ledger"]);
+  });
+
+  test("above the dense fact-scan limit, graph search links the facts sharing a query term and answers the same", async () => {
+    const limit = GRAPH_SETTINGS.denseFactScanLimit;
+    const scanned = await sessions("Alice billing", "graph", 3);
+    GRAPH_SETTINGS.denseFactScanLimit = 0;
+    try {
+      expect(await sessions("Alice", "graph", 2)).toEqual(["s-team", "s-ledger"]);
+      expect(await sessions("Alice billing", "graph", 3)).toEqual(scanned);
+      // No fact shares a word with the query: no phrase is seeded, the passages' own scores still rank.
+      expect((await sessions("postgres database schema migration", "graph"))[0]).toBe("s-db");
+    } finally {
+      GRAPH_SETTINGS.denseFactScanLimit = limit;
+    }
+  });
+
+  test("BM25 of the matching documents only: the same scores as the full array, the scratch left zeroed", () => {
+    const index = Bm25Index.fromTexts([
+      "parse the user session",
+      "session cookie expired",
+      "nothing here",
+      "user user user",
+    ]);
+    const scratch = new Float64Array(index.size);
+    for (const query of ["user session", "cookie", "unknown words", "session session user"]) {
+      const full = index.scores(query);
+      const { docs, scores } = index.matches(query, scratch);
+      expect([...docs].sort()).toEqual([...full.keys()].filter((i) => full[i] > 0));
+      docs.forEach((doc, i) => {
+        expect(scores[i]).toBeCloseTo(full[doc], 12);
+      });
+      expect(scratch.every((v) => v === 0)).toBe(true);
+    }
   });
 
   test("hybrid answers both kinds of query", async () => {

@@ -184,29 +184,36 @@ export class Bm25Index {
   }
 
   /**
-   * BM25 of only the documents holding a query term: their indices (ascending) and scores. PERF: the
-   * work follows the query's postings, not the number of documents (recall links a query to the facts
-   * of a store of millions this way); `scratch` is a zeroed array of `size` the caller keeps between
-   * calls, left zeroed again.
+   * BM25 of only the documents holding a query term: their indices (in the order first met, term by
+   * term) and scores. PERF: the work follows the query's postings, not the number of documents (recall
+   * links a query to the facts of a store of millions this way); `scratch` is a zeroed array of `size`
+   * the caller keeps between calls, left zeroed again.
    */
   matches(query: string, scratch: Float64Array): { docs: Int32Array; scores: Float64Array } {
     const { start, docs, tfs, docLength } = this.postings;
-    const found: number[] = [];
+    const terms: number[] = [];
+    let postings = 0;
     for (const term of new Set(lexicalTokens(query))) {
       const t = this.postings.terms.indexOf(term);
       if (t < 0) continue;
+      terms.push(t);
+      postings += start[t + 1] - start[t];
+    }
+    const found = new Int32Array(Math.min(postings, this.size));
+    let count = 0;
+    for (const t of terms) {
       const idf = this.idfAt(t);
       for (let i = start[t]; i < start[t + 1]; i++) {
         const doc = docs[i];
         const tf = tfs[i];
         const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
-        if (scratch[doc] === 0) found.push(doc);
+        if (scratch[doc] === 0) found[count++] = doc;
         scratch[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
       }
     }
-    const matched = Int32Array.from(found).sort();
-    const scores = new Float64Array(matched.length);
-    for (let i = 0; i < matched.length; i++) {
+    const matched = found.subarray(0, count);
+    const scores = new Float64Array(count);
+    for (let i = 0; i < count; i++) {
       scores[i] = scratch[matched[i]];
       scratch[matched[i]] = 0;
     }

@@ -98,9 +98,11 @@ export function localPageRank(
 ): PushWork {
   const { offsets, column, weight, strength } = graph;
   const { estimate, residual, queue, queued, touched, seen } = scratch;
+  // A FIFO ring over `queue`: a node is in it at most once (`queued`), so it never holds more than all nodes.
   const capacity = queue.length;
   let touchedCount = 0;
   let head = 0;
+  let tail = 0;
   let size = 0;
   let largest = 0;
   for (let i = 0; i < reset.nodes.length; i++) if (reset.weights[i] > largest) largest = reset.weights[i];
@@ -118,14 +120,16 @@ export function localPageRank(
     residual[node] += w;
     if (!queued[node] && residual[node] > epsilon * strength[node]) {
       queued[node] = 1;
-      queue[(head + size++) % capacity] = node;
+      queue[tail] = node;
+      if (++tail === capacity) tail = 0;
+      size++;
     }
   }
   let pushes = 0;
   let entries = 0;
   while (size > 0) {
     const u = queue[head];
-    head = (head + 1) % capacity;
+    if (++head === capacity) head = 0;
     size--;
     queued[u] = 0;
     const r = residual[u];
@@ -146,7 +150,9 @@ export function localPageRank(
       residual[v] = value;
       if (!queued[v] && value > epsilon * strength[v]) {
         queued[v] = 1;
-        queue[(head + size++) % capacity] = v;
+        queue[tail] = v;
+        if (++tail === capacity) tail = 0;
+        size++;
       }
     }
   }

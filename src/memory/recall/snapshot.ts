@@ -35,21 +35,28 @@ export const GRAPH_SETTINGS = {
   /**
    * The push's residual threshold, as a share of the largest reset weight per unit of a node's strength:
    * each score is then low by at most 2 × this × the largest weight × the node's strength. MuSiQue hybrid
-   * recall@5 64.1 at 1e-4 and 1e-3 61.5, 65.9 at 1e-5 and 1e-6 (300 seeds); the LLM graph's RRF follows
-   * PPR's order, so near-ties need this precision. CSR entries read per query at 16× LoCoMo: see "Query cost".
+   * recall@5 (300 seeds) 64.9 at 1e-4, 65.9 at 3e-5, 1e-5 and 1e-6: the LLM graph's RRF follows PPR's
+   * order, so near-ties need this precision; CSR entries read per query fall ~10× from 1e-5 to 1e-4.
    */
-  pushTolerance: 1e-5,
+  pushTolerance: 3e-5,
+  /**
+   * Up to this many facts, a query's fact linking scores every fact (a dense scan, ~5–10 ms per 100,000
+   * facts warm on the dev box; LoCoMo at 16× holds 33,767, MuSiQue 16,978): HippoRAG 2's linking. Above
+   * it only the facts sharing a term with the query are scored (the FACT_CANDIDATES best by BM25), so a
+   * store of millions of facts costs what the query's postings cost. That changes the linking (no fact
+   * is found by meaning alone; scores are normalised among the candidates): with this at 0, MuSiQue hybrid
+   * recall@5 66.2 → 65.4 (docs/memory.md, "Query cost").
+   */
+  denseFactScanLimit: 100_000,
 };
 
 /**
- * Up to this many facts, a query's fact linking scores every fact (a dense scan, ~5–10 ms per 100,000
- * facts warm on the dev box; LoCoMo at 16× holds 33,767, MuSiQue 16,978): exactly HippoRAG 2's linking.
- * Above it only the facts sharing a term with the query are scored, so a store of millions of facts
- * costs what the query's postings cost. That changes the linking (no fact is found by meaning alone, and
- * scores are normalised among the candidates): measured with the limit at 0, MuSiQue hybrid recall@5
- * 66.2 → 65.4 (docs/memory.md, "Query cost").
+ * Above GRAPH_SETTINGS.denseFactScanLimit, the facts of the best BM25 scores that get a dense cosine: a common word
+ * of a large-vocabulary store matches a third of its facts (141,000 of 468,000 at 20,000 synthetic
+ * records, 15 ms of cosines), and a fact below the 4,096th by BM25 would need a cosine far above theirs
+ * to reach the top 5.
  */
-export const DENSE_FACT_SCAN_LIMIT = 100_000;
+export const FACT_CANDIDATES = 4096;
 
 /**
  * Share of a neighbouring chunk's score a chunk borrows (previous and next in its session): an answer
@@ -284,7 +291,7 @@ export class MemoryIndex {
   /**
    * The query's top facts' phrases, each seeded with the fact's score divided by the number of passages
    * holding the phrase, summed over the facts naming it (graphSeeds takes their mean, as HippoRAG 2 does).
-   * Up to DENSE_FACT_SCAN_LIMIT facts every fact is a candidate; above it only the facts sharing a term
+   * Up to denseFactScanLimit facts every fact is a candidate; above it only the facts sharing a term
    * with the query (their BM25 postings), min-max normalised among themselves, so the work follows the
    * query's postings and not the store's millions of fact vectors.
    */
@@ -293,15 +300,22 @@ export class MemoryIndex {
     const P = this.chunkCount;
     let factScores: Float64Array;
     let candidates: Int32Array | undefined;
-    if (this.factCount <= DENSE_FACT_SCAN_LIMIT) {
+    if (this.factCount <= settings.denseFactScanLimit) {
       const dense = dotAll(this.factVectors, vector, this.factCount, this.dim);
       factScores = mix(dense, this.factBm25.scores(query), settings.factDenseMix);
     } else {
       this.factScratch ??= new Float64Array(this.factCount);
       const matched = this.factBm25.matches(query, this.factScratch);
-      candidates = matched.docs;
+      const kept = Int32Array.from(largestSet(matched.scores, FACT_CANDIDATES));
+      candidates = kept.map((i) => matched.docs[i]);
       const dense = dotRows(this.factVectors, vector, candidates, this.dim);
-      factScores = mix(dense, matched.scores, settings.factDenseMix);
+      factScores = mix(
+        dense,
+        kept.length === matched.docs.length
+          ? matched.scores
+          : Float64Array.from(kept, (i) => matched.scores[i]),
+        settings.factDenseMix,
+      );
     }
     const phrases = new Map<number, { sum: number; count: number }>();
     for (const c of topIndices(factScores, settings.linkTopFacts)) {
