@@ -1,9 +1,10 @@
 /**
  * A WebAssembly SIMD kernel for the dense scan: the dot product of every int8 row with an int16
  * query, 16 dimensions a step (`i16x8.extend_*_i8x16_s` then `i32x4.dot_i16x8_s`), each row's
- * integer sum times its scale and the query's, stored as float32. Its ~150 bytes are assembled here
- * from the instructions below (no toolchain at build time). Where WebAssembly or its SIMD is
- * absent, `int8DotKernel()` is undefined and the scan stays in JavaScript.
+ * integer sum times its scale and the query's, stored as float32; and a select of the scores at or
+ * above a threshold. Its bytes (552 for 64 dimensions) are assembled here from the instructions
+ * below (no toolchain at build time). Where WebAssembly or its SIMD is absent, `int8DotKernel()` is
+ * undefined and the scan stays in JavaScript.
  */
 
 /** The exported function: scan(rows, vectors, query, scales, out, queryScale), byte addresses. */
