@@ -27,6 +27,10 @@ describe("the int8 SIMD kernel", () => {
     for (const blocks of [1, 4, 7, 96]) expect(WebAssembly.validate(int8DotsModule(blocks))).toBe(true);
   });
 
+  test("rows past WebAssembly's memory limit get no kernel, so the JavaScript scan runs", () => {
+    expect(int8DotKernel(4, 2 ** 33)).toBeUndefined();
+  });
+
   test("its dot products equal the integer sums, times both scales", () => {
     for (const blocks of [1, 4, 5]) {
       const rows = 300;

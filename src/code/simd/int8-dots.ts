@@ -286,12 +286,19 @@ function compiledModule(blocks: number): WebAssembly.Module | null {
 
 /**
  * A kernel for rows of `blocks` × 16 int8 values with its own memory of at least `bytes`; undefined
- * where WebAssembly SIMD is unavailable.
+ * where WebAssembly SIMD is unavailable or that memory cannot be had.
  */
 export function int8DotKernel(blocks: number, bytes: number): Int8DotKernel | undefined {
   const module = compiledModule(blocks);
   if (!module) return undefined;
-  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
+  let memory: WebAssembly.Memory;
+  try {
+    memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
+  } catch {
+    // Past WebAssembly's 4 GiB (a million 1,536-dimension rows would be 1.5 GB, within it) or out of
+    // memory: the JavaScript scan needs none of this.
+    return undefined;
+  }
   const instance = new WebAssembly.Instance(module, { m: { memory } });
   return {
     memory,
