@@ -47,6 +47,7 @@ const ALTERNATIVES: Record<string, Config[]> = {
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
   fileSaturationDecay: single("fileSaturationDecay", [0, 0.1, 0.35, 0.5]),
+  buildOutputPenalty: single("buildOutputPenalty", [1]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
   feedback: product(
     { feedbackWeight: 0 },

@@ -4,7 +4,7 @@
  * files its patch touched), built from git history because SWE-bench itself cannot be fetched here.
  *
  *   bun benchmark/code-localise.ts [--mirrors /work/.mirror] [--work /tmp/localise] [--per-repo 15]
- *     [--repos a,b] [--variants feedback-off,…] [--json out.json]
+ *     [--repos a,b] [--variants feedback-off,…] [--json out.json] [--verbose]
  *
  * Repositories: the 19 development repositories' mirrors (their annotated queries tuned the ranking,
  * these commit messages did not) and UNSEEN ones, mirrors of other public repositories in the
@@ -65,6 +65,7 @@ const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
   /** The ranking before issue 20's second round (definition boost 3, same-file decay 0.5). */
   "round-start": { definitionBoost: 3, fileSaturationDecay: 0.5 },
+  "build-output-off": { buildOutputPenalty: 1 },
   "decay-0": { fileSaturationDecay: 0 },
   "decay-0.1": { fileSaturationDecay: 0.1 },
   "decay-0.5": { fileSaturationDecay: 0.5 },
@@ -90,6 +91,7 @@ const { values: args } = parseArgs({
     repos: { type: "string" },
     variants: { type: "string" },
     json: { type: "string" },
+    verbose: { type: "boolean" },
   },
 });
 process.env.TRIFORGE_HOME ??= join(resolve(args.work), "home");
@@ -293,6 +295,10 @@ for (const source of sources()) {
       setTuning({});
       const files = [...new Set(ranked.map(({ chunk }) => index.files[index.chunkFile[chunk]].path))];
       scores[column] = score(files, instance.targets);
+      if (args.verbose && column === "hybrid" && scores.hybrid.r5 < 1)
+        console.log(
+          `  r@5 ${scores.hybrid.r5.toFixed(2)} ${instance.query.split("\n")[0]}\n    want ${instance.targets.join(", ")}\n    got  ${files.join(", ")}`,
+        );
     }
     rows.push({ instance, split: source.split, language: source.language, scores });
   }

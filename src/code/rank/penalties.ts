@@ -27,6 +27,12 @@ const TEST_DIR =
 const EXAMPLE_DIR = /(^|\/)(_?examples?|samples?|demos?|docs?_src)\//;
 const COMPAT_DIR = /(^|\/)(compat|_compat|legacy)\//;
 const VENDOR_DIR = /(^|\/)(vendor|vendored|third_party|thirdparty|3rdparty|external|extern|single_include)\//;
+/**
+ * Built output committed beside the source: `dist/` bundles (each a copy of many source files, so
+ * they match every query the source does) and HTML API documentation generated into `docs/`
+ * (jazzy, javadoc, doxygen pages that repeat every declaration's name and comment).
+ */
+const BUILD_OUTPUT = /(^|\/)dist\/|(^|\/)docs?\/(.*\/)?[^/]*\.html?$/;
 const GENERATED_FILE = /(\.pb\.(go|cc|h)|_pb2\.py|\.generated\.\w+|\.g\.dart|\.min\.js)$/;
 const REEXPORT_FILE = /(^|\/)(__init__\.py|package-info\.java)$/;
 const TYPE_STUB = /\.d\.[cm]?ts$/;
@@ -42,6 +48,7 @@ export function pathPenalty(path: string, hasFile?: (path: string) => boolean): 
   if (EXAMPLE_DIR.test(path)) factor *= strong;
   if (COMPAT_DIR.test(path)) factor *= strong;
   if (VENDOR_DIR.test(path) || GENERATED_FILE.test(path)) factor *= strong;
+  if (BUILD_OUTPUT.test(path)) factor *= tuned("buildOutputPenalty", strong);
   if (REEXPORT_FILE.test(path)) factor *= MODERATE_PATH_PENALTY;
   if (TYPE_STUB.test(path)) factor *= MILD_PATH_PENALTY;
   if (path.endsWith(".h") && hasFile?.(`${path.slice(0, -2)}.c`)) factor *= C_DECLARATION_PENALTY;

@@ -13,6 +13,7 @@ export type TunableWeight =
   | "fileCoherenceShare"
   | "fileSaturationDecay"
   | "strongPathPenalty"
+  | "buildOutputPenalty"
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
