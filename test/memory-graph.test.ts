@@ -4,7 +4,13 @@ import { graphFromOpenIE } from "../src/memory/graph.ts";
 import { normalizePhrase } from "../src/memory/phrases.ts";
 import { buildCsr, localPageRank } from "../src/memory/recall/ppr.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
-import { nearest, SYNONYM_NEIGHBOURS, SynonymGraph } from "../src/store/synonyms.ts";
+import {
+  bandKeys,
+  nearest,
+  SYNONYM_NEIGHBOURS,
+  SynonymGraph,
+  type SynonymSource,
+} from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
 
 describe("phrase normalisation", () => {
@@ -167,6 +173,56 @@ describe("synonym edges", () => {
     );
     expect(unlimited.add.length).not.toBe(once.length);
   });
+
+  test("read back from a store run by run, crowded buckets included, the edges are those of one run", () => {
+    const random = seededRandom(9);
+    const centres = Array.from({ length: 4 }, () => Array.from({ length: 16 }, () => random() - 0.5));
+    const phrases = Array.from({ length: 120 }, (_, i) => ({
+      name: `q${i}`,
+      vector: new Float32Array(unit(centres[i % 4].map((x) => x + (random() - 0.5) * 0.08))),
+    }));
+    const pair = (e: { a: string; b: string }) => [e.a, e.b].sort().join("-");
+    const once = new SynonymGraph(nothingStored, 3, 6).add(
+      phrases.map((p) => p.name),
+      new Float32Array(phrases.flatMap((p) => [...p.vector])),
+    );
+    // The store: earlier runs' phrases by row id, and their edges with cosines.
+    const stored: { name: string; vector: Float32Array; keys: number[] }[] = [];
+    const edges = new Map<string, { a: string; b: string; score: number }>();
+    const store: SynonymSource = {
+      phrasesInBands: (keys) =>
+        keys.flatMap((key) =>
+          stored.filter((p) => p.keys.includes(key)).map((p) => ({ key, phrase: p.name, vector: p.vector })),
+        ),
+      bucketSizes: (keys) =>
+        new Map(keys.map((key) => [key, stored.filter((p) => p.keys.includes(key)).length])),
+      phraseVectors: (list) =>
+        new Map(stored.filter((p) => list.includes(p.name)).map((p) => [p.name, p.vector])),
+      synonymNeighbours: (list) => {
+        const out = new Map<string, [string, number][]>();
+        for (const e of edges.values())
+          for (const [x, y] of [
+            [e.a, e.b],
+            [e.b, e.a],
+          ])
+            if (list.includes(x)) out.set(x, [...(out.get(x) ?? []), [y, e.score]]);
+        return out;
+      },
+    };
+    const order = [...phrases].sort(() => random() - 0.5);
+    for (let at = 0; at < order.length; at += 9) {
+      const batch = order.slice(at, at + 9);
+      const changes = new SynonymGraph(store, 3, 6).add(
+        batch.map((p) => p.name),
+        new Float32Array(batch.flatMap((p) => [...p.vector])),
+      );
+      for (const e of changes.add) edges.set(pair(e), e);
+      for (const e of changes.drop) edges.delete(pair(e));
+      for (const p of batch) stored.push({ ...p, keys: bandKeys(p.vector) });
+    }
+    expect(once.add.length).toBeGreaterThan(60);
+    expect([...edges.keys()].sort()).toEqual(names(once.add));
+  }, 20_000);
 
   test("the k nearest: by cosine, then phrase text", () => {
     expect(
