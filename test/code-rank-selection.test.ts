@@ -3,6 +3,7 @@ import { searchCode } from "../src/code/code-search.ts";
 import { selectTop } from "../src/code/rank/selection.ts";
 import { setTuning } from "../src/code/rank/tuning.ts";
 import { codeRepository, tempDir } from "./support/helpers.ts";
+import { seededRandom } from "./support/random.ts";
 
 beforeAll(() => {
   process.env.TRIFORGE_HOME = tempDir("triforge-home-");
@@ -21,6 +22,31 @@ describe("one file's further hits (selection)", () => {
     const ranked = selectTop(scores, fileOf, 4);
     expect(ranked.map((r) => r.id)).toEqual([1, 3, 2, 4]);
     expect(ranked.find((r) => r.id === 2)?.score).toBeCloseTo(0.225);
+  });
+
+  test("stopping the scan early returns what scoring every candidate would (2,000 seeded cases, ties included)", () => {
+    const random = seededRandom(20);
+    for (let trial = 0; trial < 2000; trial++) {
+      const scores = new Map<number, number>();
+      const files = 1 + Math.floor(random() * 8);
+      const count = 1 + Math.floor(random() * 60);
+      // Scores on a coarse grid, so equal scores (and equal decayed scores) happen.
+      for (let id = 0; id < count; id++) scores.set(id, Math.ceil(random() * 4) / 4);
+      const fileOf = (id: number) => `f${(id * 7919) % files}.ts`;
+      const k = 1 + Math.floor(random() * 12);
+      // Every candidate, best first, each further hit of a file decayed, then the top k.
+      const perFile = new Map<string, number>();
+      const all = [...scores]
+        .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+        .map(([id, score]) => {
+          const already = perFile.get(fileOf(id)) ?? 0;
+          perFile.set(fileOf(id), already + 1);
+          return { id, score: score * 0.25 ** already };
+        })
+        .sort((a, b) => b.score - a.score || a.id - b.id)
+        .slice(0, k);
+      expect(selectTop(scores, fileOf, k)).toEqual(all);
+    }
   });
 
   test("a file named by the query shows once, and the next file is the other one that answers it", async () => {

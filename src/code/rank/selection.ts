@@ -18,7 +18,7 @@ const FILE_SATURATION_DECAY = 0.25;
 /**
  * The top `k` ids by score after path penalties, decaying the score of each further hit from a
  * file already picked. Candidates are visited best first; once `k` are held, a candidate whose
- * undecayed score cannot beat the weakest held one ends the scan.
+ * undecayed score is below the k-th best held score cannot enter the top `k` and ends the scan.
  */
 export function selectTop(
   scores: Map<number, number>,
@@ -38,15 +38,23 @@ export function selectTop(
   const decay = tuned("fileSaturationDecay", FILE_SATURATION_DECAY);
   const perFile = new Map<string, number>();
   const held: { id: number; score: number }[] = [];
-  let weakest = Number.POSITIVE_INFINITY;
+  // The k best held scores, descending: a decayed hit must not lower the bar the scan stops at.
+  const best: number[] = [];
   for (const candidate of penalised) {
-    if (held.length >= k && candidate.score <= weakest) break;
+    if (best.length >= k && candidate.score < best[k - 1]) break;
     const already = perFile.get(candidate.file) ?? 0;
     const excess = already - FILE_SATURATION_THRESHOLD + 1;
     const score = excess > 0 ? candidate.score * decay ** excess : candidate.score;
     held.push({ id: candidate.id, score });
     perFile.set(candidate.file, already + 1);
-    if (held.length >= k) weakest = Math.min(...held.map((h) => h.score));
+    if (best.length < k || score > best[k - 1]) {
+      let at = Math.min(best.length, k - 1);
+      best[at] = score;
+      while (at > 0 && best[at - 1] < score) {
+        best[at] = best[at - 1];
+        best[--at] = score;
+      }
+    }
   }
   held.sort((a, b) => b.score - a.score || a.id - b.id);
   return held.slice(0, k);
