@@ -226,6 +226,31 @@ describe("personalised PageRank by local push against the power iteration", () =
     expect(scratch.estimate.every((v) => v === 0) && scratch.residual.every((v) => v === 0)).toBe(true);
   });
 
+  test("reset weights kept in place add to their own node's score only, on the pushed scores' scale", () => {
+    const { graph, reset, passages } = recallShapedGraph(41, 600, 150);
+    const seeds = recallSeeds(reset, passages, 60);
+    // The unpushed passages' weights less their mean, as graphSeeds keeps them: they sum to 0.
+    const inPlace = new Float64Array(passages);
+    let mean = 0;
+    for (let i = 0; i < passages; i++) if (seeds[i] === 0) mean += reset[i];
+    mean /= passages - 60;
+    for (let i = 0; i < passages; i++) if (seeds[i] === 0) inPlace[i] = reset[i] - mean;
+    const without = new Float64Array(graph.nodes);
+    localPageRank(graph, sparse(seeds), 0.5, GRAPH_SETTINGS.pushTolerance, without);
+    const kept = new Float64Array(graph.nodes);
+    const work = localPageRank(graph, { ...sparse(seeds), inPlace }, 0.5, GRAPH_SETTINGS.pushTolerance, kept);
+    const some = inPlace.findIndex((w) => w !== 0);
+    const scale = (kept[some] - without[some]) / inPlace[some];
+    expect(scale).toBeGreaterThan(0);
+    for (let i = 0; i < graph.nodes; i++)
+      expect(kept[i] - without[i]).toBeCloseTo((inPlace[i] ?? 0) * scale, 12);
+    expect(kept.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+    // Kept in place, never spread: the same push.
+    expect(work).toEqual(
+      localPageRank(graph, sparse(seeds), 0.5, GRAPH_SETTINGS.pushTolerance, new Float64Array(graph.nodes)),
+    );
+  });
+
   test("an all-zero reset vector gives all-zero scores and no push", () => {
     const { graph } = recallShapedGraph(5, 50, 10);
     const { scores, work } = push(graph, new Float64Array(graph.nodes), GRAPH_SETTINGS.pushTolerance);

@@ -45,6 +45,11 @@ export function buildCsr(nodes: number, a: Int32Array, b: Int32Array, w: Float64
 export interface SparseReset {
   nodes: ArrayLike<number>;
   weights: ArrayLike<number>;
+  /**
+   * Reset weights of nodes 0 … length − 1 that are not pushed but kept where they are (in the estimate,
+   * as a first push would put them, without spreading to the neighbours); summing to 0.
+   */
+  inPlace?: Float64Array;
 }
 
 /** What a local PageRank did: nodes it reached and CSR entries it read (its cost, whatever the graph's size). */
@@ -97,8 +102,8 @@ interface PushRun {
  * whose total is at most Σs / (1 − d): the work is bounded by the reset and the tolerance, not by the
  * graph — a component the reset never reaches is never read.
  *
- * Writes each reached node's normalised score with index < `out.length` into `out` (recall: the
- * passages), and returns the work done.
+ * Writes the normalised score of each node with index < `out.length` (recall: the passages) into
+ * `out`, which must hold zeros: the pushed estimate plus the node's `inPlace` weight. Returns the work.
  */
 export function localPageRank(
   graph: CsrGraph,
@@ -134,9 +139,11 @@ export function localPageRank(
   while (run.size > 0) drain(graph, scratch, run, damping, epsilon);
   let sum = 0;
   for (let i = 0; i < run.touched; i++) sum += estimate[touched[i]];
+  const inPlace = reset.inPlace;
+  if (inPlace) for (let i = 0; i < inPlace.length && i < out.length; i++) out[i] = inPlace[i] / sum;
   for (let i = 0; i < run.touched; i++) {
     const v = touched[i];
-    if (v < out.length) out[v] = estimate[v] / sum;
+    if (v < out.length) out[v] += estimate[v] / sum;
     estimate[v] = 0;
     residual[v] = 0;
     seen[v] = 0;

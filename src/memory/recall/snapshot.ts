@@ -256,36 +256,40 @@ export class MemoryIndex {
   lastPprWork?: PushWork;
 
   /**
-   * graphScores' PPR reset, as its non-zero entries: the linked facts' phrases, and the passageSeeds
-   * passages of the best query scores instead of every passage. Each of those passages is seeded with
-   * passageNodeWeight × (its min-max score − the mean score of the passages left out): that mean is the
-   * part of the reset every passage shares, which diffuses over the graph to nearly the same share of every
-   * score, so leaving it out (for the seeded passages too) keeps their differences, where leaving out only
-   * the unseeded passages would tilt the scores toward the seeds.
+   * graphScores' PPR reset: the linked facts' phrases, and the passageSeeds passages of the best query
+   * scores, pushed; every other passage keeps its own reset in place (its own score, not spread to its
+   * neighbours), so a query's graph work follows its seeds while every passage still ranks. Passages are
+   * weighted passageNodeWeight × (min-max score − the mean score of the passages not pushed): that mean
+   * is the part of the reset every passage shares, which diffuses over the graph to nearly the same share
+   * of every score, so leaving it out keeps the passages' differences.
    */
   graphSeeds(query: string, vector: Float32Array, dense: Float64Array, bm25: Float64Array): SparseReset {
     const settings = GRAPH_SETTINGS;
     const P = this.chunkCount;
     const passagePrior = mix(dense, bm25, settings.passageDenseMix);
     const seeded = largestSet(passagePrior, settings.passageSeeds);
+    const nodes: number[] = [];
+    const weights: number[] = [];
+    let inPlace: Float64Array | undefined;
     let shared = 0;
     if (seeded.length < P) {
       let total = 0;
       for (let i = 0; i < P; i++) total += passagePrior[i];
       for (const p of seeded) total -= passagePrior[p];
       shared = total / (P - seeded.length);
+      inPlace = new Float64Array(P);
+      for (let i = 0; i < P; i++) inPlace[i] = (passagePrior[i] - shared) * settings.passageNodeWeight;
     }
-    const nodes: number[] = [];
-    const weights: number[] = [];
     for (const p of seeded) {
       nodes.push(p);
       weights.push((passagePrior[p] - shared) * settings.passageNodeWeight);
+      if (inPlace) inPlace[p] = 0;
     }
     for (const [node, { sum, count }] of this.linkedPhrases(query, vector)) {
       nodes.push(node);
       weights.push(sum / count);
     }
-    return { nodes, weights };
+    return { nodes, weights, inPlace };
   }
 
   /**
