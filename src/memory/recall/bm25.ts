@@ -15,11 +15,17 @@ export interface TermList {
 
 /** Terms held as strings (built in memory). */
 export function arrayTerms(sorted: string[]): TermList {
-  const position = new Map<string, number>();
-  sorted.forEach((term, i) => {
-    position.set(term, i);
-  });
-  return { count: sorted.length, at: (i) => sorted[i], indexOf: (term) => position.get(term) ?? -1 };
+  // Built at the first lookup: the indexer extending recall.bin only walks the terms in order, and a
+  // table of every term costs it time and memory twice per run (the old terms and the merged ones).
+  let position: Map<string, number> | undefined;
+  const table = () => {
+    if (!position) {
+      position = new Map();
+      for (let i = 0; i < sorted.length; i++) position.set(sorted[i], i);
+    }
+    return position;
+  };
+  return { count: sorted.length, at: (i) => sorted[i], indexOf: (term) => table().get(term) ?? -1 };
 }
 
 /**
