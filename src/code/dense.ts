@@ -142,7 +142,8 @@ export interface Int8Rows {
 const int8Cache = new WeakMap<Float32Array, Int8Rows | null>();
 
 /**
- * The first `rows` rows of `vectors` as int8 (computed once per vectors array: ~10 ms for 100k × 64);
+ * The first `rows` rows of `vectors` as int8 (computed once per vectors array: 27–42 ms for 100k × 64
+ * on the shared development machine);
  * undefined below INT8_SCAN_FROM_ROWS rows (unless `from` says otherwise) or where WebAssembly SIMD is
  * unavailable, and the scan stays exact in JavaScript.
  */
@@ -243,12 +244,13 @@ export interface DenseTop {
 
 /**
  * The `count` best rows of `vectors` (rows × dim, L2-normalised; `int8` made from them) by cosine with
- * `query` among those whose file is allowed (as for topScored), best
- * first, exactly as topScored over cosineScores ranks them (the same scores, the same order, ties
- * included). With `int8` rows: an approximate pass over all of them in WebAssembly, the exact cosine
- * of its top `count` (their worst is a floor the true `count`-th best cannot be under), then the
- * exact cosine of every row whose approximate score is within the int8 error bound of that floor.
- * A row left out has an exact score below the floor, so it could be neither in the top nor tied.
+ * `query` among those whose file is allowed (as for topScored), best first, exactly as topScored over
+ * cosineScores ranks them (the same scores, the same order, ties included). With `int8` rows: an
+ * approximate pass over all of them in WebAssembly; the exact cosines of the best `count` approximate
+ * scores among every FLOOR_SAMPLE_STRIDE-th row (their worst is a floor the true `count`-th best
+ * cannot be under); then the exact cosine of every row whose approximate score is within the int8
+ * error bound of that floor. A row left out scores below the floor exactly, so it could be neither
+ * in the top nor tied with it.
  */
 export function denseTop(
   vectors: Float32Array,
