@@ -3,13 +3,15 @@
  * Code-search quality out of sample: NDCG@10 per repository, category and language, in-sample and
  * leave-one-repository-out, next to BM25 alone from the same run.
  *
- *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-cv.ts [--repos a,b] [--json out.json]
+ *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-cv.ts [--repos a,b] [--groups a,b] [--timing] [--json out.json]
  *
  * Each ranking weight of src/code/rank/tuning.ts gets a small grid. Every grid point is scored on
  * every repository over the same loaded indexes and query embeddings (only the ranking runs again).
  * In-sample: each weight takes the value best on all repositories. Leave-one-out: for each
  * repository, each weight takes the value best on the others (ties keep the shipped constant), and
- * the held-out repository is scored with those values together. "alone" rows tune one weight and
+ * the held-out repository is scored with those values together. "LOO 1-SE" is the same, except that
+ * a fold keeps a constant unless another value beats it by more than one standard error of its
+ * per-repository gain over the other repositories. "alone" rows tune one weight and
  * keep the others at their constants: a mechanism is worth keeping when its LOO row beats the
  * shipped figure. The shipped constants were themselves chosen on these repositories, so the
  * shipped figure is an in-sample one too. The metric is benchmark/code-quality.ts's.
@@ -147,8 +149,13 @@ for (const group of groups)
 const settings = groups.reduce((n, g) => n + GROUPS[g].length - 1, 1);
 const gridSeconds = (performance.now() - gridStart) / 1000;
 
-/** The index of the setting of `group` with the best mean over the repositories `among`; ties keep the constants. */
-function choose(group: string, among: number[]): number {
+/**
+ * The index of the setting of `group` with the best mean over the repositories `among`; ties keep
+ * the constants. With `oneStandardError`, the constants are kept unless the best setting beats them
+ * by more than one standard error of its per-repository gain (the usual guard against choosing
+ * noise: a setting that wins on a few repositories and loses on others does not count).
+ */
+function choose(group: string, among: number[], oneStandardError = false): number {
   let best = 0;
   let bestScore = Number.NEGATIVE_INFINITY;
   table[group].forEach((perRepo, c) => {
@@ -158,10 +165,14 @@ function choose(group: string, among: number[]): number {
       bestScore = score;
     }
   });
-  return best;
+  if (!oneStandardError || best === 0) return best;
+  const gains = among.map((r) => mean(table[group][best][r]) - mean(table[group][0][r]));
+  const average = mean(gains);
+  const variance = gains.reduce((sum, g) => sum + (g - average) ** 2, 0) / Math.max(1, gains.length - 1);
+  return average > Math.sqrt(variance / gains.length) ? best : 0;
 }
-const chosenConfig = (among: number[]): Config =>
-  Object.assign({}, ...groups.map((g) => GROUPS[g][choose(g, among)]));
+const chosenConfig = (among: number[], oneStandardError = false): Config =>
+  Object.assign({}, ...groups.map((g) => GROUPS[g][choose(g, among, oneStandardError)]));
 
 const all = repos.map((_, r) => r);
 const others = (held: number) => all.filter((r) => r !== held);
@@ -169,6 +180,8 @@ const inSampleConfig = chosenConfig(all);
 const inSampleScores = repos.map((r) => scoreRepo(r, inSampleConfig));
 const looConfigs = all.map((held) => chosenConfig(others(held)));
 const looScores = repos.map((repo, held) => scoreRepo(repo, looConfigs[held]));
+const looGuardedConfigs = all.map((held) => chosenConfig(others(held), true));
+const looGuardedScores = repos.map((repo, held) => scoreRepo(repo, looGuardedConfigs[held]));
 /**
  * Each group tuned alone, the others at their constants: per-query scores with the setting chosen on
  * all repositories (in-sample) and with the setting chosen on the others (leave-one-out).
@@ -186,7 +199,13 @@ const alone = Object.fromEntries(
 );
 
 // Aggregates: overall and per category are means of per-repository means (code-quality.ts's rule).
-const columns = { shipped: shippedScores, "in-sample": inSampleScores, LOO: looScores, bm25: bm25Scores };
+const columns = {
+  shipped: shippedScores,
+  "in-sample": inSampleScores,
+  LOO: looScores,
+  "LOO 1-SE": looGuardedScores,
+  bm25: bm25Scores,
+};
 /** Mean per repository in `among` of its queries that pass `filter` (repositories without any left out). */
 const repoMeans = (scores: number[][], filter: (q: Query) => boolean, among: number[]) =>
   among
@@ -295,8 +314,10 @@ if (args.json)
           shipped: mean(shippedScores[i]),
           inSample: mean(inSampleScores[i]),
           loo: mean(looScores[i]),
+          looGuarded: mean(looGuardedScores[i]),
           bm25: mean(bm25Scores[i]),
           looConfig: looConfigs[i],
+          looGuardedConfig: looGuardedConfigs[i],
         })),
         inSampleConfig,
         alone: Object.fromEntries(
