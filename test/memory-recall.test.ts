@@ -109,6 +109,12 @@ describe("recall modes on a crafted corpus", () => {
       });
       expect(scratch.every((v) => v === 0)).toBe(true);
     }
+    // A cap on a term's postings leaves the common terms out, or keeps the rarest when all are common.
+    const capped = index.matches("user cookie", scratch, 1);
+    expect([...capped.docs]).toEqual([1]);
+    expect(capped.scores[0]).toBeCloseTo(index.scores("cookie")[1], 12);
+    expect([...index.matches("user session", scratch, 1).docs].sort()).toEqual([0, 3]);
+    expect(scratch.every((v) => v === 0)).toBe(true);
   });
 
   test("hybrid answers both kinds of query", async () => {

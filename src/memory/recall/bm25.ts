@@ -192,19 +192,27 @@ export class Bm25Index {
   /**
    * BM25 of only the documents holding a query term: their indices (in the order first met, term by
    * term) and scores. PERF: the work follows the query's postings, not the number of documents (recall
-   * links a query to the facts of a store of millions this way); `scratch` is a zeroed array of `size`
-   * the caller keeps between calls, left zeroed again.
+   * links a query to the facts of a store of millions this way), and with `maxPostings` it is bounded;
+   * `scratch` is a zeroed array of `size` the caller keeps between calls, left zeroed again.
    */
-  matches(query: string, scratch: Float64Array): { docs: Int32Array; scores: Float64Array } {
+  matches(
+    query: string,
+    scratch: Float64Array,
+    maxPostings = Number.POSITIVE_INFINITY,
+  ): { docs: Int32Array; scores: Float64Array } {
     const { start, docs, tfs, docLength } = this.postings;
-    const terms: number[] = [];
-    let postings = 0;
+    const known: number[] = [];
     for (const term of new Set(lexicalTokens(query))) {
       const t = this.postings.terms.indexOf(term);
-      if (t < 0) continue;
-      terms.push(t);
-      postings += start[t + 1] - start[t];
+      if (t >= 0) known.push(t);
     }
+    const length = (t: number) => start[t + 1] - start[t];
+    // Terms held by more than maxPostings documents are left out (their IDF is low and their postings
+    // are what grows with the store); when every term is, the rarest one alone.
+    let terms = known.filter((t) => length(t) <= maxPostings);
+    if (!terms.length && known.length) terms = [known.reduce((a, b) => (length(b) < length(a) ? b : a))];
+    let postings = 0;
+    for (const t of terms) postings += length(t);
     const found = new Int32Array(Math.min(postings, this.size));
     let count = 0;
     for (const t of terms) {

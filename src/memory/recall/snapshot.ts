@@ -59,6 +59,15 @@ export const GRAPH_SETTINGS = {
 export const FACT_CANDIDATES = 4096;
 
 /**
+ * Above GRAPH_SETTINGS.denseFactScanLimit, a query term held by more facts than this is left out of
+ * fact linking (unless every term is): its IDF is low (~3.3 at 468,000 facts) and its postings are the
+ * part of a query's work that grows with the store — on the synthetic store `src`, `ts` and numbers
+ * reach 10⁵ facts each. There, against every fact scanned and PPR solved exactly: hybrid top 10 98.1 %
+ * the same with the cap, 98.7 % without; fact linking 7.2 → 1.2 ms CPU, warm recall() 12.0 → 6.4 ms.
+ */
+export const FACT_TERM_POSTINGS = 16_384;
+
+/**
  * Share of a neighbouring chunk's score a chunk borrows (previous and next in its session): an answer
  * often sits in the turn after the one whose words match (LoCoMo BM25 recall@10 62.8 → 68.2 at 0.5).
  */
@@ -309,7 +318,7 @@ export class MemoryIndex {
       factScores = mix(dense, this.factBm25.scores(query), settings.factDenseMix);
     } else {
       this.factScratch ??= new Float64Array(this.factCount);
-      const matched = this.factBm25.matches(query, this.factScratch);
+      const matched = this.factBm25.matches(query, this.factScratch, FACT_TERM_POSTINGS);
       const kept = Int32Array.from(largestSet(matched.scores, FACT_CANDIDATES));
       candidates = kept.map((i) => matched.docs[i]);
       const dense = dotRows(this.factVectors, vector, candidates, this.dim);
