@@ -25,11 +25,12 @@ export const GRAPH_SETTINGS = {
   factDenseMix: 0.5,
   passageDenseMix: 0.25,
   /**
-   * Passages seeded in PPR's reset (those of the best query scores; see graphSeeds): HippoRAG 2 seeds
+   * Passages pushed from PPR's reset (those of the best query scores; see graphSeeds): HippoRAG 2 seeds
    * every passage, which makes every query diffuse over the whole graph. LoCoMo questions asked of the
-   * whole 1× store in one project (3,075 passages): hybrid recall@10 61.2 against 60.8 with every
-   * passage seeded and solved exactly; 1,000 gave the same; on MuSiQue (1,890 passages) 300 to 1,500
-   * seeds all keep 65.9 against the exact 66.2 @5 (docs/memory.md, "Query cost").
+   * whole store in one project, hybrid recall@10 against every passage pushed and solved exactly: 1×
+   * (3,075 passages) 61.0 against 60.8, 16× 62.8 against 61.6. MuSiQue (1,890 passages) hybrid @5 65.9
+   * against 66.2 with 300, 1,000 or 1,500: one question's supporting passage swaps ranks 5 and 6 with a
+   * passage of its own document (docs/memory.md, "Query cost").
    */
   passageSeeds: 300,
   /**
@@ -51,8 +52,8 @@ export const GRAPH_SETTINGS = {
 };
 
 /**
- * Above GRAPH_SETTINGS.denseFactScanLimit, the facts of the best BM25 scores that get a dense cosine: a common word
- * of a large-vocabulary store matches a third of its facts (141,000 of 468,000 at 20,000 synthetic
+ * Above GRAPH_SETTINGS.denseFactScanLimit, the facts of the best BM25 scores that get a dense cosine:
+ * a common word of a large-vocabulary store matches a third of its facts (141,000 of 468,000 at 20,000 synthetic
  * records, 15 ms of cosines), and a fact below the 4,096th by BM25 would need a cosine far above theirs
  * to reach the top 5.
  */
