@@ -61,7 +61,7 @@ export interface PushWork {
 
 /**
  * Scratch arrays of one graph's size for `localPageRank`, allocated once per graph and cleaned after each
- * call through the list of nodes it touched, so a query never writes (or zeroes) a store-sized array.
+ * call through the list of nodes it touched, so a query never writes (or zeroes) an array of every node.
  */
 export class PushScratch {
   readonly estimate: Float64Array;
