@@ -50,6 +50,7 @@ const ALTERNATIVES: Record<string, Config[]> = {
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),
   fileSaturationDecay: single("fileSaturationDecay", [0, 0.1, 0.35, 0.5]),
   buildOutputPenalty: single("buildOutputPenalty", [1]),
+  namedTestDirPenalty: single("namedTestDirPenalty", [1]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
   feedback: product(
     { feedbackWeight: 0 },
@@ -265,6 +266,7 @@ const MECHANISMS_OFF: Record<string, Config> = {
     definitionBoost: 3,
     fileSaturationDecay: 0.5,
     buildOutputPenalty: 1,
+    namedTestDirPenalty: 1,
   },
 };
 if (args.timing) {

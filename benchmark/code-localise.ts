@@ -63,9 +63,15 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
-  /** The ranking before issue 20's second round (definition boost 3, same-file decay 0.5, no build-output rule). */
-  "round-start": { definitionBoost: 3, fileSaturationDecay: 0.5, buildOutputPenalty: 1 },
+  /** The ranking before issue 20's second round (definition boost 3, same-file decay 0.5, no build-output or named test folder rule). */
+  "round-start": {
+    definitionBoost: 3,
+    fileSaturationDecay: 0.5,
+    buildOutputPenalty: 1,
+    namedTestDirPenalty: 1,
+  },
   "build-output-off": { buildOutputPenalty: 1 },
+  "named-test-dirs-off": { namedTestDirPenalty: 1 },
   "decay-0": { fileSaturationDecay: 0 },
   "decay-0.1": { fileSaturationDecay: 0.1 },
   "decay-0.5": { fileSaturationDecay: 0.5 },

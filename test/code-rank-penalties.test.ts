@@ -50,3 +50,26 @@ describe("built output committed beside the source", () => {
     expect(before.indexOf("dist/axios.js")).toBeLessThan(before.indexOf("lib/core/base.js"));
   });
 });
+
+describe("test folders", () => {
+  test("a folder named as a kind of tests (integration_test/, e2e-tests/) ranks like tests/; a word merely ending in test does not", () => {
+    for (const path of ["integration_test/cases/repo.exs", "e2e-tests/login.ts", "lib/unit_tests/parse.py"])
+      expect([path, pathPenalty(path)]).toEqual([path, STRONG_PATH_PENALTY]);
+    for (const path of ["lib/ecto/repo.ex", "src/latest/index.ts", "contest/solve.c", "src/attest/verify.rs"])
+      expect([path, pathPenalty(path)]).toEqual([path, 1]);
+  });
+
+  test("the implementation ranks above an integration test that exercises it with more of the words", async () => {
+    const root = codeRepository({
+      "lib/store/insert.ex":
+        "defmodule Store.Insert do\n  # checks the rows before they are sent\n  def insert_all(rows, placeholders), do: check_types(rows, placeholders)\nend\n",
+      "integration_test/cases/insert.exs":
+        'defmodule Store.InsertTest do\n  # insert_all with a placeholder of the wrong type: the placeholder type mismatch is reported\n  test "insert_all placeholder type mismatch" do\n    assert_raise ArgumentError, fn -> Store.Insert.insert_all([[1]], [type: :string]) end\n  end\nend\n',
+    });
+    const query = "placeholder type mismatch check";
+    const first = async () => (await searchCode(root, query, { topK: 2 })).hits[0].file_path;
+    expect(await first()).toBe("lib/store/insert.ex");
+    setTuning({ namedTestDirPenalty: 1 });
+    expect(await first()).toBe("integration_test/cases/insert.exs");
+  });
+});

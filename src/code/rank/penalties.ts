@@ -24,6 +24,8 @@ const TEST_FILE =
   /(^|\/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|c|cc|cpp|h|hpp|lua|dart|exs?)|[^/]*_spec\.(rb|lua)|[^/]*\.(test|spec|bench)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|swift|cs|php|scala)|[^/]*(Spec|Suite)\.(kt|swift|scala)|[^/]*Benchmarks?\.(java|kt|cs|scala|swift)|[^/]*_(benchmark|bench)\.(c|cc|cpp|go|rs|py|zig)|test_[^/]*\.(c|cc|cpp|lua|dart)|test_helpers?[^/]*|conftest\.py)$/;
 const TEST_DIR =
   /(^|\/)(tests?|__tests__|spec|specs|testing|testdata|test-data|test_helpers?|test_utils?|testutils?|fixtures|benchmarks?|benches)\//;
+/** A folder named as a kind of tests (`integration_test/`, `e2e-tests/`, `unit_tests/`). */
+const NAMED_TEST_DIR = /(^|\/)[a-z0-9]+[_-]tests?\//;
 const EXAMPLE_DIR = /(^|\/)(_?examples?|samples?|demos?|docs?_src)\//;
 const COMPAT_DIR = /(^|\/)(compat|_compat|legacy)\//;
 const VENDOR_DIR = /(^|\/)(vendor|vendored|third_party|thirdparty|3rdparty|external|extern|single_include)\//;
@@ -45,6 +47,7 @@ export function pathPenalty(path: string, hasFile?: (path: string) => boolean): 
   const strong = tuned("strongPathPenalty", STRONG_PATH_PENALTY);
   let factor = 1;
   if (TEST_FILE.test(path) || TEST_DIR.test(path)) factor *= strong;
+  else if (NAMED_TEST_DIR.test(path)) factor *= tuned("namedTestDirPenalty", strong);
   if (EXAMPLE_DIR.test(path)) factor *= strong;
   if (COMPAT_DIR.test(path)) factor *= strong;
   if (VENDOR_DIR.test(path) || GENERATED_FILE.test(path)) factor *= strong;

@@ -14,6 +14,7 @@ export type TunableWeight =
   | "fileSaturationDecay"
   | "strongPathPenalty"
   | "buildOutputPenalty"
+  | "namedTestDirPenalty"
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
