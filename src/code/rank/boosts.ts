@@ -13,7 +13,7 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
-import { coveredBy, keywordOverlap, pathWords, queryKeywords, stemWordForms } from "./path-words.ts";
+import { type PathWordTable, pathKeywordMatcher, pathWordTable, queryKeywords } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
 /**
@@ -141,22 +141,12 @@ function filesNamedBy(index: CodeIndex, names: string[]): number[] {
   return [...found].sort((a, b) => a - b);
 }
 
-/** Path words of each file (pathWords), computed on first use per loaded index. */
-const pathWordsCache = new WeakMap<CodeIndex, (Set<string> | undefined)[]>();
-function filePathWords(index: CodeIndex): (file: number) => Set<string> {
-  let words = pathWordsCache.get(index);
-  if (!words) pathWordsCache.set(index, (words = new Array(index.files.length)));
-  const cached = words;
-  return (file) => (cached[file] ??= pathWords(index.files[file].path));
-}
-
-/** Stem word forms of each file (stemWordForms), computed on first use per loaded index. */
-const formsCache = new WeakMap<CodeIndex, (string[][] | undefined)[]>();
-function stemForms(index: CodeIndex): (file: number) => string[][] {
-  let forms = formsCache.get(index);
-  if (!forms) formsCache.set(index, (forms = new Array(index.files.length)));
-  const cached = forms;
-  return (file) => (cached[file] ??= stemWordForms(index.files[file].path));
+/** The files' path words as ids (pathWordTable), one table per loaded index. */
+const pathTables = new WeakMap<CodeIndex, PathWordTable>();
+function pathTable(index: CodeIndex): PathWordTable {
+  let table = pathTables.get(index);
+  if (!table) pathTables.set(index, (table = pathWordTable(index.files.map((f) => f.path))));
+  return table;
 }
 
 function maxOf(scores: Map<number, number>): number {
@@ -252,16 +242,16 @@ function boostPathMatches(index: CodeIndex, scores: Map<number, number>, query: 
   const keywords = queryKeywords(query);
   if (!keywords.size) return;
   const boost = maxOf(scores) * tuned("pathMatchBoost", PATH_MATCH_BOOST);
-  const words = filePathWords(index);
-  const coveredFiles = new Map<number, boolean>();
-  const forms = stemForms(index);
+  const { overlap, covered } = pathKeywordMatcher(pathTable(index), keywords);
+  // A file's matches (its stem-covered bonus included), once per file of the query's candidates.
+  const fileMatches = new Map<number, number>();
   for (const [chunk, score] of scores) {
     const file = index.chunkFile[chunk];
-    let matches = keywordOverlap(keywords, words(file));
-    if (matches) {
-      let covered = coveredFiles.get(file);
-      if (covered === undefined) coveredFiles.set(file, (covered = coveredBy(keywords, forms(file))));
-      if (covered) matches += STEM_COVERED_BONUS;
+    let matches = fileMatches.get(file);
+    if (matches === undefined) {
+      matches = overlap(file);
+      if (matches && covered(file)) matches += STEM_COVERED_BONUS;
+      fileMatches.set(file, matches);
     }
     if (matches) scores.set(chunk, score + (boost * matches) / keywords.size);
   }

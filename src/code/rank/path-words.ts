@@ -91,3 +91,112 @@ export function keywordOverlap(keywords: Set<string>, words: Set<string>): numbe
   }
   return matches;
 }
+
+/**
+ * The path words of a set of files (an index's), as ids of one vocabulary, each file's made on first
+ * use: a query's path matching then compares each distinct word with its keywords once and reads the
+ * rest from typed arrays. Comparing strings per candidate (Set iteration, hashing, the prefix test
+ * against every keyword) cost a loaded 10k-chunk index ~0.1 ms a query, a fifth of it.
+ */
+export interface PathWordTable {
+  paths: string[];
+  ids: Map<string, number>;
+  vocabulary: string[];
+  /** A file's pathWords as ids. */
+  words: (Int32Array | undefined)[];
+  /** A file's stemWordForms: for each stem word its number of forms, then their ids. */
+  stemForms: (Int32Array | undefined)[];
+  /** The keywords a word matches (a bit each), valid where `stamp` holds the current `generation`. */
+  bits: Int32Array;
+  stamp: Int32Array;
+  generation: number;
+}
+
+export function pathWordTable(paths: string[]): PathWordTable {
+  return {
+    paths,
+    ids: new Map(),
+    vocabulary: [],
+    words: new Array(paths.length),
+    stemForms: new Array(paths.length),
+    bits: new Int32Array(64),
+    stamp: new Int32Array(64),
+    generation: 0,
+  };
+}
+
+function wordId(table: PathWordTable, word: string): number {
+  let id = table.ids.get(word);
+  if (id === undefined) {
+    id = table.vocabulary.length;
+    table.ids.set(word, id);
+    table.vocabulary.push(word);
+    if (id >= table.bits.length) {
+      const bits = new Int32Array(table.bits.length * 2);
+      bits.set(table.bits);
+      const stamp = new Int32Array(table.stamp.length * 2);
+      stamp.set(table.stamp);
+      table.bits = bits;
+      table.stamp = stamp;
+    }
+  }
+  return id;
+}
+
+/**
+ * For one query's keywords, a file's keywordOverlap with its pathWords and whether coveredBy holds
+ * for its stemWordForms: the same answers, the words compared once per query.
+ */
+export function pathKeywordMatcher(
+  table: PathWordTable,
+  keywords: Set<string>,
+): { overlap: (file: number) => number; covered: (file: number) => boolean } {
+  const list = [...keywords];
+  if (list.length > 31)
+    return {
+      overlap: (file) => keywordOverlap(keywords, pathWords(table.paths[file])),
+      covered: (file) => coveredBy(keywords, stemWordForms(table.paths[file])),
+    };
+  const generation = ++table.generation;
+  const bitsOf = (id: number): number => {
+    if (table.stamp[id] === generation) return table.bits[id];
+    const word = table.vocabulary[id];
+    let bits = 0;
+    for (let k = 0; k < list.length; k++) if (list[k] === word || sharesPrefix(list[k], word)) bits |= 1 << k;
+    table.bits[id] = bits;
+    table.stamp[id] = generation;
+    return bits;
+  };
+  return {
+    overlap: (file) => {
+      let ids = table.words[file];
+      if (!ids)
+        table.words[file] = ids = Int32Array.from(pathWords(table.paths[file]), (w) => wordId(table, w));
+      let mask = 0;
+      for (let i = 0; i < ids.length; i++) mask |= bitsOf(ids[i]);
+      let count = 0;
+      for (; mask; mask &= mask - 1) count++;
+      return count;
+    },
+    // coveredBy: every stem word has a form equal to a keyword or sharing a prefix with one, which is
+    // a form whose bits are not 0.
+    covered: (file) => {
+      let groups = table.stemForms[file];
+      if (!groups) {
+        const flat: number[] = [];
+        for (const forms of stemWordForms(table.paths[file]))
+          flat.push(forms.length, ...forms.map((f) => wordId(table, f)));
+        table.stemForms[file] = groups = Int32Array.from(flat);
+      }
+      if (!groups.length) return false;
+      for (let at = 0; at < groups.length; ) {
+        const end = at + 1 + groups[at];
+        let found = false;
+        for (let i = at + 1; i < end && !found; i++) found = bitsOf(groups[i]) !== 0;
+        if (!found) return false;
+        at = end;
+      }
+      return true;
+    },
+  };
+}
