@@ -120,6 +120,34 @@ describe("denseTop", () => {
     expect(denseTop(vectors, dim, zero, 50, int8)).toEqual(exactTop(vectors, dim, zero, 50));
   });
 
+  test("the floor's rows: a sample's threshold, or every row where too few allowed rows reach it", () => {
+    // Rows near the query in a few places (their cosines crowd the floor) among random ones; filters
+    // that leave the sample's threshold enough allowed rows and one that does not (one file in 50).
+    const dim = 64;
+    const rows = 6000;
+    const vectors = rowsOf(rows, dim);
+    const query = normalised(dim);
+    const random = seededRandom(7);
+    for (let r = 0; r < rows; r += 37) {
+      const row = vectors.subarray(r * dim, (r + 1) * dim);
+      let length = 0;
+      for (let d = 0; d < dim; d++) length += (row[d] = query[d] + 0.3 * (random() - 0.5)) ** 2;
+      for (let d = 0; d < dim; d++) row[d] /= Math.sqrt(length);
+    }
+    const int8 = int8Rows(vectors, dim, rows);
+    expect(int8).toBeDefined();
+    const chunkFile = Int32Array.from({ length: rows }, (_, r) => Math.floor(r / 10));
+    for (const every of [1, 2, 50]) {
+      const allowed = Uint8Array.from({ length: rows / 10 }, (_, f) => (f % every === 0 ? 1 : 0));
+      for (const count of [1, 8, 50, 200]) {
+        const filter = every === 1 ? undefined : allowed;
+        expect(denseTop(vectors, dim, query, count, int8, filter, chunkFile)).toEqual(
+          exactTop(vectors, dim, query, count, filter, chunkFile),
+        );
+      }
+    }
+  });
+
   test("small indexes keep the exact JavaScript scan; the int8 copy is made once per vectors array", () => {
     const vectors = rowsOf(100, 8);
     expect(int8Rows(vectors, 8, 100)).toBeUndefined();
