@@ -271,7 +271,7 @@ export function denseTop(
     const ranked = topScored(scores, count, undefined, allowed, chunkFile);
     return { ranked, scores: ranked.map((id) => scores[id]) };
   }
-  const { rows, approx, exact } = int8;
+  const { rows, exact } = int8;
   const queryScale = Math.fround(largest / 32767);
   let queryLength = 0;
   let queryError = 0;
