@@ -31,14 +31,19 @@ describe("the int8 SIMD kernel", () => {
     expect(int8DotKernel(4, 2 ** 33)).toBeUndefined();
   });
 
-  test("its dot products equal the integer sums, times both scales", () => {
-    for (const blocks of [1, 4, 5]) {
-      const rows = 300;
+  test("its dot products equal the integer sums, times both scales, four rows a step and the rest", () => {
+    for (const [blocks, rows] of [
+      [1, 300],
+      [4, 300],
+      [4, 303],
+      [4, 2],
+      [5, 301],
+    ]) {
       const padded = blocks * 16;
       const scalesAt = rows * padded;
       const queryAt = scalesAt + rows * 4;
       const outAt = queryAt + padded * 2;
-      const kernel = int8DotKernel(blocks, outAt + rows * 4);
+      const kernel = int8DotKernel(blocks, outAt + (rows + 1) * 4);
       expect(kernel).toBeDefined();
       const { buffer } = kernel!.memory;
       const int8 = new Int8Array(buffer, 0, rows * padded);
@@ -47,8 +52,11 @@ describe("the int8 SIMD kernel", () => {
       for (let i = 0; i < int8.length; i++) int8[i] = Math.floor(random() * 255) - 127;
       for (let r = 0; r < rows; r++) scales[r] = r % 7 === 0 ? 0 : random();
       for (let d = 0; d < padded; d++) query[d] = Math.floor(random() * 65535) - 32767;
+      const out = new Float32Array(buffer, outAt, rows + 1);
+      out[rows] = 12345;
       kernel!.scan(rows, 0, queryAt, scalesAt, outAt, 0.25);
-      const out = new Float32Array(buffer, outAt, rows);
+      // Nothing is written past the last row.
+      expect(out[rows]).toBe(12345);
       for (let r = 0; r < rows; r++) {
         let sum = 0;
         for (let d = 0; d < padded; d++) sum += int8[r * padded + d] * query[d];

@@ -2,7 +2,7 @@
  * A WebAssembly SIMD kernel for the dense scan: the dot product of every int8 row with an int16
  * query, 16 dimensions a step (`i16x8.extend_*_i8x16_s` then `i32x4.dot_i16x8_s`), each row's
  * integer sum times its scale and the query's, stored as float32; and a select of the scores at or
- * above a threshold. Its bytes (552 for 64 dimensions) are assembled here from the instructions
+ * above a threshold. Its bytes (1,340 for 64 dimensions) are assembled here from the instructions
  * below (no toolchain at build time). Where WebAssembly or its SIMD is absent, `int8DotKernel()` is
  * undefined and the scan stays in JavaScript.
  */
@@ -36,8 +36,13 @@ const QUERY = 2;
 const SCALES = 3;
 const OUT = 4;
 const QUERY_SCALE = 5;
-const SUM = 6;
-const QUERY_HALVES = 7;
+const GROUPS_LEFT = 6;
+const SUM = 7;
+const PAIR_SUM = 8;
+const FIRST_PAIR = 9;
+const SECOND_PAIR = 10;
+const QUERY_SCALES = 11;
+const QUERY_HALVES = 12;
 
 const I32 = 0x7f;
 const F32 = 0x7d;
@@ -62,6 +67,7 @@ const op = {
   i32Sub: 0x6b,
   i32And: 0x71,
   i32Shl: 0x74,
+  i32ShrU: 0x76,
   i32Store: 0x36,
   f32Mul: 0x94,
   f32ConvertI32S: 0xb2,
@@ -70,6 +76,8 @@ const op = {
 const simd = {
   v128Load: [0xfd, 0x00],
   v128Const: [0xfd, 0x0c],
+  v128Store: [0xfd, 0x0b],
+  i8x16Shuffle: [0xfd, 0x0d],
   i32x4ExtractLane: [0xfd, 0x1b],
   f32x4Splat: [0xfd, 0x13],
   f32x4Ge: [0xfd, 0x46],
@@ -79,6 +87,8 @@ const simd = {
   i16x8ExtendHighI8x16S: [0xfd, 0x88, 0x01],
   i32x4Add: [0xfd, 0xae, 0x01],
   i32x4DotI16x8S: [0xfd, 0xba, 0x01],
+  f32x4Mul: [0xfd, 0xe6, 0x01],
+  f32x4ConvertI32x4S: [0xfd, 0xfa, 0x01],
 };
 /** A memory access's alignment (log2) and offset. */
 const memarg = (align: number, offset: number) => [align, ...leb(offset)];
@@ -134,21 +144,42 @@ function sumTree(parts: number[][]): number[] {
 }
 
 /**
+ * i8x16.shuffle of two i32x4 operands by i32 lanes: lanes 0–3 are the first operand's, 4–7 the second's.
+ */
+const shuffleLanes = (lanes: number[]) => [
+  ...simd.i8x16Shuffle,
+  ...lanes.flatMap((l) => [0, 1, 2, 3].map((b) => 4 * l + b)),
+];
+
+/**
  * The body of scan for rows of `blocks` × 16 int8 values: per row, every block unrolled (16 int8
  * values widened to two i16x8 halves, each dotted with the query's 16 int16 values) and the dots
- * summed as a tree, so no add waits on the one before.
+ * summed as a tree, so no add waits on the one before. Four rows a step: their four lane sums
+ * are added across by two rounds of shuffles (a row's lanes into one lane of one vector), converted,
+ * scaled and stored as one f32x4 each — where one row a step took four lane extractions and
+ * scalar work per row. The integer sums are exact in any order and the conversion and the two
+ * multiplications are float32's either way, so both give the same bits. The rows past the last
+ * multiple of four go one at a time.
  */
 function scanBody(blocks: number): number[] {
   const inLocals = blocks <= QUERY_IN_LOCALS_UP_TO;
   const queryHalf = (h: number) =>
     inLocals ? get(QUERY_HALVES + h) : [...get(QUERY), ...simd.v128Load, ...memarg(4, h * 16)];
-  const dot = (h: number) => [
-    ...[...get(VECTORS), ...simd.v128Load, ...memarg(0, (h >> 1) * 16)],
+  const rowBytes = 16 * blocks;
+  const dot = (row: number, h: number) => [
+    ...[...get(VECTORS), ...simd.v128Load, ...memarg(0, row * rowBytes + (h >> 1) * 16)],
     ...(h % 2 ? simd.i16x8ExtendHighI8x16S : simd.i16x8ExtendLowI8x16S),
     ...queryHalf(h),
     ...simd.i32x4DotI16x8S,
   ];
   const halves = Array.from({ length: 2 * blocks }, (_, h) => h);
+  const rowSum = (row: number) => sumTree(halves.map((h) => dot(row, h)));
+  // [a0+a1, b0+b1, a2+a3, b2+b3] of the vectors in `a` and `b`.
+  const pairSum = (a: number, b: number) => [
+    ...[...get(a), ...get(b), ...shuffleLanes([0, 4, 2, 6])],
+    ...[...get(a), ...get(b), ...shuffleLanes([1, 5, 3, 7])],
+    ...simd.i32x4Add,
+  ];
   const lane = (n: number) => [...get(SUM), ...simd.i32x4ExtractLane, n];
   const code = [
     ...(inLocals
@@ -159,12 +190,49 @@ function scanBody(blocks: number): number[] {
           ...set(QUERY_HALVES + h),
         ])
       : []),
+    ...[...get(QUERY_SCALE), ...simd.f32x4Splat, ...set(QUERY_SCALES)],
+    ...[...get(ROWS), op.i32Const, 2, op.i32ShrU, ...set(GROUPS_LEFT)],
+    ...[op.block, 0x40],
+    ...[...get(GROUPS_LEFT), op.i32Eqz, op.brIf, 0],
+    ...[op.loop, 0x40],
+    ...[
+      ...rowSum(0),
+      ...set(SUM),
+      ...rowSum(1),
+      ...set(PAIR_SUM),
+      ...pairSum(SUM, PAIR_SUM),
+      ...set(FIRST_PAIR),
+    ],
+    ...[
+      ...rowSum(2),
+      ...set(SUM),
+      ...rowSum(3),
+      ...set(PAIR_SUM),
+      ...pairSum(SUM, PAIR_SUM),
+      ...set(SECOND_PAIR),
+    ],
+    // out[row .. row + 3] = f32(the four rows' sums) × scales[row .. row + 3] × queryScale
+    ...get(OUT),
+    ...[...get(FIRST_PAIR), ...get(SECOND_PAIR), ...shuffleLanes([0, 1, 4, 5])],
+    ...[...get(FIRST_PAIR), ...get(SECOND_PAIR), ...shuffleLanes([2, 3, 6, 7])],
+    ...simd.i32x4Add,
+    ...simd.f32x4ConvertI32x4S,
+    ...[...get(SCALES), ...simd.v128Load, ...memarg(2, 0), ...simd.f32x4Mul],
+    ...[...get(QUERY_SCALES), ...simd.f32x4Mul],
+    ...[...simd.v128Store, ...memarg(2, 0)],
+    ...advance(VECTORS, 4 * rowBytes),
+    ...advance(OUT, 16),
+    ...advance(SCALES, 16),
+    ...[...get(GROUPS_LEFT), op.i32Const, 1, op.i32Sub, op.localTee, GROUPS_LEFT, op.brIf, 0],
+    op.end,
+    op.end,
+    ...[...get(ROWS), op.i32Const, 3, op.i32And, ...set(ROWS)],
     ...[op.block, 0x40],
     ...[...get(ROWS), op.i32Eqz, op.brIf, 0],
     ...[op.loop, 0x40],
-    ...sumTree(halves.map(dot)),
+    ...rowSum(0),
     ...set(SUM),
-    ...advance(VECTORS, 16 * blocks),
+    ...advance(VECTORS, rowBytes),
     // out[row] = f32(sum of the four lanes) × scales[row] × queryScale
     ...get(OUT),
     ...[...lane(0), ...lane(1), op.i32Add, ...lane(2), ...lane(3), op.i32Add, op.i32Add],
@@ -179,8 +247,15 @@ function scanBody(blocks: number): number[] {
     op.end,
     op.end,
   ];
-  // Locals after the 6 parameters: the sum, then the query's halves when held (v128).
-  const body = [...vector([[1 + (inLocals ? 2 * blocks : 0), V128]]), ...code];
+  // Locals after the 6 parameters: the groups left (i32); the sums and the query's scale (v128), then
+  // the query's halves when held.
+  const body = [
+    ...vector([
+      [1, I32],
+      [5 + (inLocals ? 2 * blocks : 0), V128],
+    ]),
+    ...code,
+  ];
   return [...leb(body.length), ...body];
 }
 
