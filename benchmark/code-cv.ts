@@ -262,7 +262,7 @@ console.log(`grid: ${gridSeconds.toFixed(1)} s for ${settings} settings`);
 /** Mechanisms that cost query time, and what turns each off: `--timing` compares them with the constants. */
 const MECHANISMS_OFF: Record<string, Config> = {
   feedback: { feedbackWeight: 0 },
-  "issue 20 round 2 (definition boost 2, decay 0.25, build output)": {
+  "issue 20 round 2 (definition boost 2, decay 0.25, build output, named test folders)": {
     definitionBoost: 3,
     fileSaturationDecay: 0.5,
     buildOutputPenalty: 1,
