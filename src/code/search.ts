@@ -6,7 +6,7 @@ import { cosineScores, denseTop, int8Rows } from "./dense.ts";
 import type { ContentKind } from "./languages.ts";
 import { rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
-import { lexicalFeedback } from "./rank/expansion.ts";
+import { lexicalFeedback, turnPostingsAround } from "./rank/expansion.ts";
 import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
 import { selectTop } from "./rank/selection.ts";
 import { tuned } from "./rank/tuning.ts";
@@ -74,6 +74,21 @@ function filePaths(index: CodeIndex): Set<string> {
   let paths = pathsCache.get(index);
   if (!paths) pathsCache.set(index, (paths = new Set(index.files.map((f) => f.path))));
   return paths;
+}
+
+/**
+ * Builds what a loaded index's first queries would otherwise build on their way: the dense scan's
+ * int8 rows, the feedback's chunk → terms table, the every-file filter and the path set. For a
+ * process that keeps the index for many queries (the HTTP server and its query workers), when it
+ * loads one; a one-shot search leaves them to the query (the postings of a large index are then
+ * never turned around: expansion.ts). Same answers either way.
+ */
+export function prepareIndex(index: CodeIndex): void {
+  if (index.texts.length === 0) return;
+  int8Rows(index.vectors, index.dim, index.texts.length);
+  turnPostingsAround(index);
+  allowedOf(index, "all", "");
+  filePaths(index);
 }
 
 /**

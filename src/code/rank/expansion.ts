@@ -77,8 +77,12 @@ function pathTermsOf(index: CodeIndex, cache: FeedbackCache, file: number): Int3
   return terms;
 }
 
-/** A chunk's term ids less its path words, from the postings turned around (built on first use). */
-export function termsFromPostings(index: CodeIndex, chunk: number): Int32Array {
+/**
+ * The postings turned around (chunk → terms), once per loaded index: by the first query that needs
+ * them, or by a long-lived process when it loads the index (search.ts prepareIndex), so that no
+ * query pays it.
+ */
+export function turnPostingsAround(index: CodeIndex): { offsets: Int32Array; terms: Int32Array } {
   const cache = feedbackCache(index);
   const { bm25 } = index;
   if (!cache.byChunk) {
@@ -92,8 +96,19 @@ export function termsFromPostings(index: CodeIndex, chunk: number): Int32Array {
       for (let p = bm25.offsets[t]; p < bm25.offsets[t + 1]; p++) terms[next[bm25.docs[p]]++] = t;
     cache.byChunk = { offsets, terms };
   }
+  return cache.byChunk;
+}
+
+/** Whether the postings of a loaded index are turned around yet. */
+export function postingsTurned(index: CodeIndex): boolean {
+  return feedbackCaches.get(index)?.byChunk !== undefined;
+}
+
+/** A chunk's term ids less its path words, from the postings turned around (built on first use). */
+export function termsFromPostings(index: CodeIndex, chunk: number): Int32Array {
+  const cache = feedbackCache(index);
+  const { offsets, terms } = turnPostingsAround(index);
   const own = pathTermsOf(index, cache, index.chunkFile[chunk]);
-  const { offsets, terms } = cache.byChunk;
   return terms.subarray(offsets[chunk], offsets[chunk + 1]).filter((term) => !own.includes(term));
 }
 

@@ -1,0 +1,48 @@
+import { beforeAll, expect, test } from "bun:test";
+import { workspaceGenerator } from "../benchmark/generated-workspace.ts";
+import { openIndex } from "../src/code/code-search.ts";
+import { INT8_SCAN_FROM_ROWS } from "../src/code/dense.ts";
+import { postingsTurned } from "../src/code/rank/expansion.ts";
+import { prepareIndex, searchIndex } from "../src/code/search.ts";
+import { type CodeIndex, loadIndex } from "../src/code/store.ts";
+import { loadModel } from "../src/embed/source.ts";
+import { tempDir } from "./support/helpers.ts";
+
+// A workspace past the int8 scan's threshold (ten chunks a file), so every prepared part is built.
+const FILES = Math.ceil(INT8_SCAN_FROM_ROWS / 10) + 10;
+// Made here, not in beforeAll: the folders must last until the tests have read the saved index.
+const home = tempDir("triforge-home-");
+const root = tempDir("triforge-prepare-");
+let queries: string[];
+let built: CodeIndex;
+beforeAll(async () => {
+  process.env.TRIFORGE_HOME = home;
+  workspaceGenerator(3).generate(root, FILES);
+  queries = workspaceGenerator(4).queries(40);
+  built = await openIndex(root, { refresh: "now" });
+});
+
+/** The top 8 of every query, with scores. */
+async function answers(index: CodeIndex) {
+  const model = await loadModel();
+  const out = [];
+  for (const query of queries)
+    out.push(searchIndex(index, query, await model.embed(query), { topK: 8, content: "all" }));
+  return out;
+}
+
+test("an index prepared as it loads answers exactly as one whose first queries build the same parts", async () => {
+  // Two copies read from disk, neither searched yet.
+  const prepared = loadIndex(built.root, built.modelId)!;
+  const unprepared = loadIndex(built.root, built.modelId)!;
+  expect(prepared.texts.length).toBeGreaterThanOrEqual(INT8_SCAN_FROM_ROWS);
+  expect(postingsTurned(prepared)).toBe(false);
+  prepareIndex(prepared);
+  // The feedback's chunk → terms table is built at load, not by a query (the postings here are
+  // under the size a query would turn around itself, so the unprepared index turns them on its first sentence).
+  expect(postingsTurned(prepared)).toBe(true);
+  expect(postingsTurned(unprepared)).toBe(false);
+  const fromPrepared = await answers(prepared);
+  expect(fromPrepared).toEqual(await answers(unprepared));
+  expect(fromPrepared.every((hits) => hits.length === 8)).toBe(true);
+});
