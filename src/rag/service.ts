@@ -8,7 +8,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { openIndex, searchLoaded, toHit } from "../code/code-search.ts";
-import { searchIndex } from "../code/search.ts";
+import { prepareIndex, searchIndex } from "../code/search.ts";
 import { type CodeIndex, indexFile } from "../code/store.ts";
 import { queryTokens } from "../code/tokens.ts";
 import { embedTexts, type RemoteEmbeddingConfig } from "../embed/remote.ts";
@@ -127,12 +127,15 @@ export class RagService {
     const file = indexFile(served.root);
     if (!existsSync(file)) return served.index;
     const mtime = statSync(file).mtimeMs;
+    // A served index answers many queries: what its first ones would build is built as it loads.
     if (!served.index) {
       served.index = await openIndex(served.root, { refresh: "never" });
+      prepareIndex(served.index);
       served.loadedMtime = mtime;
     } else if (mtime !== served.loadedMtime && !served.reloading) {
       served.reloading = openIndex(served.root, { refresh: "now" })
         .then((index) => {
+          prepareIndex(index);
           served.index = index;
           served.loadedMtime = mtime;
         })
