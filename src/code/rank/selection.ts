@@ -16,7 +16,8 @@ const FILE_SATURATION_THRESHOLD = 1;
 const FILE_SATURATION_DECAY = 0.25;
 
 /**
- * The top `k` ids by score after path penalties, decaying the score of each further hit from a
+ * The top `k` ids by score after path penalties (`penaltyOf`, pathPenalty by default; a caller may
+ * give one that remembers them across queries), decaying the score of each further hit from a
  * file already picked. Candidates are visited best first; once `k` are held, a candidate whose
  * undecayed score is below the k-th best held score cannot enter the top `k` and ends the scan.
  */
@@ -25,13 +26,14 @@ export function selectTop(
   fileOf: (id: number) => string,
   k: number,
   hasFile?: (path: string) => boolean,
+  penaltyOf: (path: string) => number = (path) => pathPenalty(path, hasFile),
 ): { id: number; score: number }[] {
   const penalty = new Map<string, number>();
   const penalised: { id: number; score: number; file: string }[] = [];
   for (const [id, score] of scores) {
     const file = fileOf(id);
     let factor = penalty.get(file);
-    if (factor === undefined) penalty.set(file, (factor = pathPenalty(file, hasFile)));
+    if (factor === undefined) penalty.set(file, (factor = penaltyOf(file)));
     penalised.push({ id, score: score * factor, file });
   }
   penalised.sort((a, b) => b.score - a.score || a.id - b.id);

@@ -21,6 +21,13 @@ export type TunableWeight =
   | "feedbackSupport";
 
 const overrides = new Map<TunableWeight, number>();
+/** Bumped by every setTuning: what a cache of tuned values (search.ts's path penalties) was made under. */
+let version = 0;
+
+/** The tuning's version: a cache made under another one is stale. */
+export function tuningVersion(): number {
+  return version;
+}
 
 /** The value in force for `name`: the benchmark's override, else the file's constant `value`. */
 export function tuned(name: TunableWeight, value: number): number {
@@ -29,6 +36,7 @@ export function tuned(name: TunableWeight, value: number): number {
 
 /** Replaces every override by `values` (an empty object restores the constants). Benchmarks only. */
 export function setTuning(values: Partial<Record<TunableWeight, number>>): void {
+  version++;
   overrides.clear();
   for (const [name, value] of Object.entries(values)) overrides.set(name as TunableWeight, value);
 }
