@@ -310,9 +310,11 @@ class IndexRun {
   private readonly tokens = new Map<string, number[]>();
   /**
    * The capped synonym graph: phrases this run registered, and the stored phrases from before the run
-   * read from the store as new ones need them (their buckets, their neighbour lists).
+   * read from the store as new ones need them (their buckets, their neighbour lists). Let go once the
+   * batches are written: it holds every phrase a run registered (~3 GB after a 100,000-record full
+   * index), which would otherwise sit beneath the recall.bin build's own peak.
    */
-  private synonyms!: SynonymGraph;
+  private synonyms?: SynonymGraph;
   /** Phrases this run registered with the synonym graph (new to the store when their batch began). */
   private readonly registered = new Set<string>();
 
@@ -348,6 +350,7 @@ class IndexRun {
     const pending = this.llm ? await this.store.pendingLlmChunks(MAX_LLM_RETRIES_PER_RUN) : [];
     await this.indexChunks(chunks, progress);
     if (pending.length) await timer.time("llm-retry", () => this.retryPendingLlm(pending, progress));
+    this.synonyms = undefined;
     await timer.time("save", async () => {
       await this.store.setState({
         offset: read.consumedTo,
@@ -595,6 +598,7 @@ class IndexRun {
    */
   private synonymsOf(fresh: string[], freshVectors: Float32Array): SynonymChanges {
     for (const p of fresh) this.registered.add(p);
+    if (!this.synonyms) throw new Error("index: the synonym graph is used after the run's batches");
     return this.synonyms.add(fresh, freshVectors);
   }
 
