@@ -4,7 +4,7 @@
 import { topBm25 } from "./bm25.ts";
 import { cosineScores, denseTop, int8Rows } from "./dense.ts";
 import type { ContentKind } from "./languages.ts";
-import { rerank } from "./rank/boosts.ts";
+import { pathTable, rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
 import { lexicalFeedback, turnPostingsAround } from "./rank/expansion.ts";
 import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
@@ -101,10 +101,10 @@ function pathPenalties(index: CodeIndex): (path: string) => number {
 
 /**
  * Builds what a loaded index's first queries would otherwise build on their way: the dense scan's
- * int8 rows, the feedback's chunk → terms table, the every-file filter and the path set. For a
- * process that keeps the index for many queries (the HTTP server and its query workers), when it
- * loads one; a one-shot search leaves them to the query (the postings of a large index are then
- * never turned around: expansion.ts). Same answers either way.
+ * int8 rows, the feedback's chunk → terms table, the every-file filter, the path set and the path
+ * words. For a process that keeps the index for many queries (the HTTP server and its query
+ * workers), when it loads one; a one-shot search leaves them to the query (the postings of a large
+ * index are then never turned around: expansion.ts). Same answers either way.
  */
 export function prepareIndex(index: CodeIndex): void {
   if (index.texts.length === 0) return;
@@ -112,6 +112,7 @@ export function prepareIndex(index: CodeIndex): void {
   turnPostingsAround(index);
   allowedOf(index, "all", "");
   filePaths(index);
+  pathTable(index);
 }
 
 /**

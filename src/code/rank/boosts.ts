@@ -141,9 +141,9 @@ function filesNamedBy(index: CodeIndex, names: string[]): number[] {
   return [...found].sort((a, b) => a - b);
 }
 
-/** The files' path words as ids (pathWordTable), one table per loaded index. */
+/** The files' path words (pathWordTable), one table per loaded index, made by its first sentence or prepareIndex. */
 const pathTables = new WeakMap<CodeIndex, PathWordTable>();
-function pathTable(index: CodeIndex): PathWordTable {
+export function pathTable(index: CodeIndex): PathWordTable {
   let table = pathTables.get(index);
   if (!table) pathTables.set(index, (table = pathWordTable(index.files.map((f) => f.path))));
   return table;
