@@ -21,15 +21,16 @@ const FILE_SATURATION_DECAY = 0.25;
  * file already picked. Candidates are visited best first; once `k` are held, a candidate whose
  * undecayed score is below the k-th best held score cannot enter the top `k` and ends the scan.
  */
-export function selectTop(
+export function selectTop<File = string>(
   scores: Map<number, number>,
-  fileOf: (id: number) => string,
+  /** A candidate's file: its path, or any key one file has alone (search.ts gives its number with `penaltyOf`). */
+  fileOf: (id: number) => File,
   k: number,
   hasFile?: (path: string) => boolean,
-  penaltyOf: (path: string) => number = (path) => pathPenalty(path, hasFile),
+  penaltyOf: (file: File) => number = (path) => pathPenalty(path as string, hasFile),
 ): { id: number; score: number }[] {
-  const penalty = new Map<string, number>();
-  const penalised: { id: number; score: number; file: string }[] = [];
+  const penalty = new Map<File, number>();
+  const penalised: { id: number; score: number; file: File }[] = [];
   for (const [id, score] of scores) {
     const file = fileOf(id);
     let factor = penalty.get(file);
@@ -38,7 +39,7 @@ export function selectTop(
   }
   penalised.sort((a, b) => b.score - a.score || a.id - b.id);
   const decay = tuned("fileSaturationDecay", FILE_SATURATION_DECAY);
-  const perFile = new Map<string, number>();
+  const perFile = new Map<File, number>();
   const held: { id: number; score: number }[] = [];
   // The k best held scores, descending: a decayed hit must not lower the bar the scan stops at.
   const best: number[] = [];
