@@ -77,24 +77,28 @@ function filePaths(index: CodeIndex): Set<string> {
   return paths;
 }
 
-/** Per loaded index, the path penalty of each file met so far, under one tuning version. */
-const penaltyCache = new WeakMap<CodeIndex, { version: number; byPath: Map<string, number> }>();
+/** Per loaded index, the path penalty of each file met so far (NaN: not yet), under one tuning version. */
+const penaltyCache = new WeakMap<CodeIndex, { version: number; byFile: Float64Array }>();
 
 /**
- * The path penalty of a file of `index` (pathPenalty, a C header's `.c` looked for among its files),
- * remembered across queries: ten regular expressions a file, for the ~100 files of a query's
- * candidates, cost 0.05 ms a query. A new tuning (setTuning) starts the cache again.
+ * The path penalty of file number `file` of `index` (pathPenalty, a C header's `.c` looked for among
+ * its files), remembered across queries: ten regular expressions a file, for the ~100 files of a
+ * query's candidates, cost 0.05 ms a query, and a map by path as much again at 100k chunks (each
+ * path string a cache miss). A new tuning (setTuning) starts the cache again.
  */
-function pathPenalties(index: CodeIndex): (path: string) => number {
+function pathPenalties(index: CodeIndex): (file: number) => number {
   let cache = penaltyCache.get(index);
   if (!cache || cache.version !== tuningVersion())
-    penaltyCache.set(index, (cache = { version: tuningVersion(), byPath: new Map() }));
-  const { byPath } = cache;
+    penaltyCache.set(
+      index,
+      (cache = { version: tuningVersion(), byFile: new Float64Array(index.files.length).fill(Number.NaN) }),
+    );
+  const { byFile } = cache;
   const paths = filePaths(index);
   const hasFile = (path: string) => paths.has(path);
-  return (path) => {
-    let factor = byPath.get(path);
-    if (factor === undefined) byPath.set(path, (factor = pathPenalty(path, hasFile)));
+  return (file) => {
+    let factor = byFile[file];
+    if (Number.isNaN(factor)) byFile[file] = factor = pathPenalty(index.files[file].path, hasFile);
     return factor;
   };
 }
@@ -195,7 +199,7 @@ export function searchIndex(
   lap("rerank");
   const top = selectTop(
     scores,
-    (chunk) => index.files[index.chunkFile[chunk]].path,
+    (chunk) => index.chunkFile[chunk],
     options.topK,
     undefined,
     pathPenalties(index),
