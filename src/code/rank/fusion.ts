@@ -29,8 +29,10 @@ export function fuse(lexicalRanked: number[], denseRanked: number[], alpha: numb
   const lexicalFused = rrfScores(lexicalRanked);
   const denseFused = rrfScores(denseRanked);
   const scores = new Map<number, number>();
-  for (const id of new Set([...lexicalRanked, ...denseRanked]).values()) {
-    scores.set(id, alpha * (denseFused.get(id) ?? 0) + (1 - alpha) * (lexicalFused.get(id) ?? 0));
-  }
+  // Lexical candidates first, then the dense ones not among them (the order ties are met in later).
+  for (const list of [lexicalRanked, denseRanked])
+    for (const id of list)
+      if (!scores.has(id))
+        scores.set(id, alpha * (denseFused.get(id) ?? 0) + (1 - alpha) * (lexicalFused.get(id) ?? 0));
   return scores;
 }
