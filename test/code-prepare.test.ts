@@ -1,4 +1,5 @@
 import { beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
 import { workspaceGenerator } from "../benchmark/generated-workspace.ts";
 import { openIndex } from "../src/code/code-search.ts";
 import { INT8_SCAN_FROM_ROWS } from "../src/code/dense.ts";
@@ -6,6 +7,7 @@ import { postingsTurned } from "../src/code/rank/expansion.ts";
 import { prepareIndex, searchIndex } from "../src/code/search.ts";
 import { type CodeIndex, loadIndex } from "../src/code/store.ts";
 import { loadModel } from "../src/embed/source.ts";
+import { RagService } from "../src/rag/service.ts";
 import { tempDir } from "./support/helpers.ts";
 
 // A workspace past the int8 scan's threshold (ten chunks a file), so every prepared part is built.
@@ -45,4 +47,13 @@ test("an index prepared as it loads answers exactly as one whose first queries b
   const fromPrepared = await answers(prepared);
   expect(fromPrepared).toEqual(await answers(unprepared));
   expect(fromPrepared.every((hits) => hits.length === 8)).toBe(true);
+});
+
+test("the HTTP service loads and prepares its indexes on warm(), before any query", async () => {
+  // `built` is the loaded index the service will find (openIndex's), not searched yet.
+  expect(postingsTurned(built)).toBe(false);
+  const rag = new RagService([root], { catalogPath: join(home, "catalog.db") });
+  await rag.warm();
+  expect(postingsTurned(await openIndex(root, { refresh: "never" }))).toBe(true);
+  expect(postingsTurned(built)).toBe(true);
 });

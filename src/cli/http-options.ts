@@ -3,6 +3,7 @@
  * for compatibility) turned into the RAG service and the HTTP server.
  */
 import type { RemoteEmbeddingConfig } from "../embed/remote.ts";
+import { logError } from "../home/log.ts";
 import { ragCatalogPath } from "../home/paths.ts";
 import { QUERY_WORKER_ENV } from "../http/query-pool.ts";
 import { configPath, embeddingProblems, findProjectRoot, readProjectConfig } from "../project/config.ts";
@@ -146,6 +147,8 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     await pool?.close();
     throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
+  // The indexes load (and are prepared) now, not on the first query.
+  rag.warm().catch((error) => logError("serve --http: loading the indexes", error));
   const where = token.path
     ? `the token is in ${token.path}`
     : `the token is from ${token.source === "flag" ? "--token" : "TRIFORGE_HTTP_TOKEN"}`;

@@ -132,6 +132,7 @@ export class QueryPool {
  */
 export async function runQueryWorker(setup: WorkerSetup): Promise<never> {
   const rag = new RagService(setup.workspaces, { catalogPath: setup.catalogPath, remote: setup.remote });
+  rag.warm().catch((error) => logError("serve --http: query worker loading the indexes", error));
   const send = (message: AnswerMessage) => process.send?.(message);
   process.on("message", async (message: QueryMessage) => {
     try {

@@ -127,15 +127,19 @@ export class RagService {
     const file = indexFile(served.root);
     if (!existsSync(file)) return served.index;
     const mtime = statSync(file).mtimeMs;
-    // A served index answers many queries: what its first ones would build is built as it loads.
+    // A served index answers many queries: what its first ones would build is built as it loads
+    // (with remote vectors a query searches another view of it, which builds its own).
+    const prepare = (index: CodeIndex) => {
+      if (!this.options.remote) prepareIndex(index);
+    };
     if (!served.index) {
       served.index = await openIndex(served.root, { refresh: "never" });
-      prepareIndex(served.index);
+      prepare(served.index);
       served.loadedMtime = mtime;
     } else if (mtime !== served.loadedMtime && !served.reloading) {
       served.reloading = openIndex(served.root, { refresh: "now" })
         .then((index) => {
-          prepareIndex(index);
+          prepare(index);
           served.index = index;
           served.loadedMtime = mtime;
         })
@@ -144,6 +148,14 @@ export class RagService {
         });
     }
     return served.index;
+  }
+
+  /**
+   * Loads (and prepares) every served index now, so that the first query does not: the server and
+   * each query worker call it as they start. A query meanwhile waits for the same load.
+   */
+  async warm(): Promise<void> {
+    await this.indexes();
   }
 
   private async indexes(): Promise<{ root: string; index: CodeIndex }[]> {
