@@ -17,6 +17,7 @@ import { appendRecords, exchange, memoryHome } from "./support/memory-helpers.ts
 
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(ROOT, "tmp", "test-output", "http-browser");
+const SETUP_TIMEOUT_MS = 60_000;
 
 async function playwright(): Promise<typeof import("playwright-core") | undefined> {
   try {
@@ -50,6 +51,7 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     writeFileSync(join(app, "src", `${name}.ts`), body);
   };
 
+  // Indexing, ingesting and starting Chromium take over bun's 5 s hook default on a loaded machine.
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     write(
@@ -113,7 +115,7 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     );
     await page.goto(server.url);
     await waitForText("#stats", /code chunks/);
-  });
+  }, SETUP_TIMEOUT_MS);
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
