@@ -30,7 +30,7 @@ import {
 } from "../src/memory/recall/recall.ts";
 import { type MemoryIndex, type Ranked, topIndices } from "../src/memory/recall/snapshot.ts";
 import { lexicalTokens } from "../src/memory/tokens.ts";
-import { loadLocomo, locomoRecords, scratchHome, writeChatLog } from "./memory-data.ts";
+import { evidenceTurnIds, loadLocomo, locomoRecords, scratchHome, writeChatLog } from "./memory-data.ts";
 
 const KS = [5, 10] as const;
 const CATEGORIES = [1, 2, 3, 4] as const;
@@ -123,13 +123,7 @@ export async function runLocomo(): Promise<{
       const turnIndex = new Map(turnIds.map((id, i) => [id, i]));
       for (const qa of sample.qa) {
         if (!CATEGORIES.includes(qa.category as 1)) continue;
-        const evidence = new Set(
-          qa.evidence
-            .flatMap((e) => e.split(/[;,]\s*/))
-            .map((e) => e.trim())
-            .filter(Boolean)
-            .map((e) => `${sample.sample_id}/${e}`),
-        );
+        const evidence = evidenceTurnIds(sample, qa);
         if (evidence.size === 0) continue;
         questions++;
         const turnScores = turnBm25.scores(qa.question);

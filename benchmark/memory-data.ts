@@ -28,6 +28,17 @@ export interface LocomoSample {
   qa: LocomoQa[];
 }
 
+/** A question's evidence as turn ids (`sample/D1:3`): LoCoMo lists some as "D1:3; D1:5" in one entry. */
+export function evidenceTurnIds(sample: LocomoSample, qa: LocomoQa): Set<string> {
+  return new Set(
+    qa.evidence
+      .flatMap((e) => e.split(/[;,]\s*/))
+      .map((e) => e.trim())
+      .filter(Boolean)
+      .map((e) => `${sample.sample_id}/${e}`),
+  );
+}
+
 const MONTHS = [
   "january",
   "february",

@@ -34,7 +34,7 @@ import { closeWarmIndexes, loadMemoryIndex, rankChunks, recall } from "../src/me
 import { GRAPH_SETTINGS, type MemoryIndex } from "../src/memory/recall/snapshot.ts";
 import { gaussSeidelPageRank } from "../test/support/ppr-reference.ts";
 import { buildEmptyBinary } from "./baseline.ts";
-import { loadLocomo, locomoRecords, percentiles, writeChatLog } from "./memory-data.ts";
+import { evidenceTurnIds, loadLocomo, locomoRecords, percentiles, writeChatLog } from "./memory-data.ts";
 
 const { values } = parseArgs({
   options: {
@@ -171,13 +171,7 @@ async function locomoRanking(index: MemoryIndex, copies: number, limit: number) 
     for (const qa of sample.qa) {
       if (asked >= limit) break;
       if (![1, 2, 3, 4].includes(qa.category)) continue;
-      const evidence = new Set(
-        qa.evidence
-          .flatMap((e) => e.split(/[;,]\s*/))
-          .map((e) => e.trim())
-          .filter(Boolean)
-          .map((e) => `${sample.sample_id}/${e}`),
-      );
+      const evidence = evidenceTurnIds(sample, qa);
       if (!evidence.size) continue;
       asked++;
       for (const mode of ["hybrid", "graph"] as const) {
