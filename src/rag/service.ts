@@ -79,7 +79,7 @@ interface Served {
   /** mtime of index.bin when `index` was loaded, and when it was last looked at. */
   loadedMtime: number;
   checkedAt: number;
-  reloading?: Promise<void>;
+  reloading?: Promise<CodeIndex>;
 }
 
 export interface RagServiceOptions {
@@ -129,24 +129,19 @@ export class RagService {
     const mtime = statSync(file).mtimeMs;
     // A served index answers many queries: what its first ones would build is built as it loads
     // (with remote vectors a query searches another view of it, which builds its own).
-    const prepare = (index: CodeIndex) => {
-      if (!this.options.remote) prepareIndex(index);
-    };
-    if (!served.index) {
-      served.index = await openIndex(served.root, { refresh: "never" });
-      prepare(served.index);
-      served.loadedMtime = mtime;
-    } else if (mtime !== served.loadedMtime && !served.reloading) {
-      served.reloading = openIndex(served.root, { refresh: "now" })
-        .then((index) => {
-          prepare(index);
-          served.index = index;
-          served.loadedMtime = mtime;
-        })
-        .finally(() => {
-          served.reloading = undefined;
-        });
-    }
+    const load = (refresh: "never" | "now") =>
+      openIndex(served.root, { refresh }).then((index) => {
+        if (!this.options.remote) prepareIndex(index);
+        served.index = index;
+        served.loadedMtime = mtime;
+        return index;
+      });
+    // Loads at once from several callers are one (openIndex shares a load under way).
+    if (!served.index) return load("never");
+    if (mtime !== served.loadedMtime && !served.reloading)
+      served.reloading = load("now").finally(() => {
+        served.reloading = undefined;
+      });
     return served.index;
   }
 
