@@ -96,9 +96,13 @@ export function supersededDecisions(decisions: DatedDecision[]): Map<DatedDecisi
   const about = decisions.map(subjectOf);
   // Two decisions on one subject share a subject or a word, so only those are compared (every pair was:
   // 5 s of a one-session index run at 16× LoCoMo, whose summary.md holds thousands of decisions).
+  const keys = about.map((a) => [
+    ...[...a.subjects].map((s) => `s:${s}`),
+    ...[...a.words].map((w) => `w:${w}`),
+  ]);
   const holders = new Map<string, number[]>();
-  about.forEach((a, i) => {
-    for (const key of [...[...a.subjects].map((s) => `s:${s}`), ...[...a.words].map((w) => `w:${w}`)]) {
+  keys.forEach((own, i) => {
+    for (const key of own) {
       let list = holders.get(key);
       if (!list) holders.set(key, (list = []));
       list.push(i);
@@ -106,11 +110,7 @@ export function supersededDecisions(decisions: DatedDecision[]): Map<DatedDecisi
   });
   for (let i = 0; i < decisions.length; i++) {
     const later = new Set<number>();
-    for (const key of [
-      ...[...about[i].subjects].map((s) => `s:${s}`),
-      ...[...about[i].words].map((w) => `w:${w}`),
-    ])
-      for (const j of holders.get(key) ?? []) if (j > i) later.add(j);
+    for (const key of keys[i]) for (const j of holders.get(key) ?? []) if (j > i) later.add(j);
     for (const j of [...later].sort((x, y) => y - x)) {
       const [older, newer] = [decisions[i], decisions[j]];
       if (newer.entry === older.entry || newer.date < older.date) continue;
