@@ -12,6 +12,7 @@ import { prepareIndex, searchIndex } from "../code/search.ts";
 import { type CodeIndex, indexFile } from "../code/store.ts";
 import { queryTokens } from "../code/tokens.ts";
 import { embedTexts, type RemoteEmbeddingConfig } from "../embed/remote.ts";
+import { logError } from "../home/log.ts";
 import { Catalog, chunkKey, type WorkspaceRecord } from "./catalog.ts";
 
 /** claw-rag-service's defaults: 8 hits unless asked, never more than 64. */
@@ -79,7 +80,8 @@ interface Served {
   /** mtime of index.bin when `index` was loaded, and when it was last looked at. */
   loadedMtime: number;
   checkedAt: number;
-  reloading?: Promise<CodeIndex>;
+  /** A reload under way (one at a time). */
+  reloading?: Promise<unknown>;
 }
 
 export interface RagServiceOptions {
@@ -139,9 +141,13 @@ export class RagService {
     // Loads at once from several callers are one (openIndex shares a load under way).
     if (!served.index) return load("never");
     if (mtime !== served.loadedMtime && !served.reloading)
-      served.reloading = load("now").finally(() => {
-        served.reloading = undefined;
-      });
+      // A reload that fails keeps the index being served (and is logged): nobody awaits it, so a
+      // rejection left to itself would end the server.
+      served.reloading = load("now")
+        .catch((error) => logError(`serve --http: reloading the index of ${served.root}`, error))
+        .finally(() => {
+          served.reloading = undefined;
+        });
     return served.index;
   }
 
