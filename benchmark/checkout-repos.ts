@@ -14,7 +14,14 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
-export const BENCH_DIR = resolve(import.meta.dir, "../../shared/eval/code/semble-bench-dev");
+/**
+ * The benchmark set: `repos.json` and `annotations/`. TRIFORGE_BENCH_SET points at another set of the
+ * same layout (semble's annotations of repositories outside the development split, kept outside
+ * this checkout), so every code benchmark can score repositories the ranking was never tuned on.
+ */
+export const BENCH_DIR = resolve(
+  process.env.TRIFORGE_BENCH_SET || resolve(import.meta.dir, "../../shared/eval/code/semble-bench-dev"),
+);
 
 export interface BenchRepo {
   name: string;
