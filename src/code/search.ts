@@ -7,10 +7,10 @@ import type { ContentKind } from "./languages.ts";
 import { pathTable, rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
 import { lexicalFeedback, turnPostingsAround } from "./rank/expansion.ts";
-import { ALPHA_NATURAL, ALPHA_SYMBOL, CANDIDATES_PER_RESULT, fuse, MIN_CANDIDATES } from "./rank/fusion.ts";
+import { CANDIDATES_PER_RESULT, fuse, fusionWeight, MIN_CANDIDATES, queryKind } from "./rank/fusion.ts";
 import { pathPenalty } from "./rank/penalties.ts";
 import { selectTop } from "./rank/selection.ts";
-import { tuned, tuningVersion } from "./rank/tuning.ts";
+import { tuningVersion } from "./rank/tuning.ts";
 import type { CodeIndex } from "./store.ts";
 import { queryTokens } from "./tokens.ts";
 
@@ -192,8 +192,7 @@ export function searchIndex(
   if (mode === "dense")
     return denseRanked.slice(0, options.topK).map((chunk, i) => ({ chunk, score: dense!.scores[i] }));
 
-  const alpha = symbolQuery ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
-  const scores = fuse(lexicalRanked, denseRanked, alpha);
+  const scores = fuse(lexicalRanked, denseRanked, fusionWeight(queryKind(text, symbolQuery)));
   lap("fusion");
   rerank(index, scores, text, symbolQuery, isAllowed);
   lap("rerank");

@@ -13,6 +13,7 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
+import { type QueryKind, queryKind } from "./fusion.ts";
 import { type PathWordTable, pathKeywordMatcher, pathWordTable, queryKeywords } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -39,6 +40,17 @@ const PATH_MATCH_BOOST = 1;
 const STEM_COVERED_BONUS = 1;
 /** The best chunk of each file gains this share of the best score, scaled by the file's total. */
 const FILE_COHERENCE_SHARE = 0.2;
+/**
+ * The same share for a question (`how are persistent flags inherited`): a question asks about a
+ * subsystem more often than a phrase does, and its answer is the file holding most of the
+ * candidates. 0.4 for every query lifted architecture questions and cost the exactly named small
+ * files of semantic ones (code-cv LOO 0.877); for questions alone every fold chooses 0.4.
+ */
+const FILE_COHERENCE_QUESTION = 0.4;
+/** The best chunk of each file gains this share of the best score, scaled by its folder's total (0: off). */
+const FOLDER_COHERENCE_SHARE = 0;
+/** A candidate gains this share of its same-file neighbours' fused scores (0: off). */
+const NEIGHBOUR_SHARE = 0;
 
 /**
  * Adds every boost a query earns to `scores` (chunk → fused score): file coherence, then for an
@@ -52,7 +64,10 @@ export function rerank(
   symbolQuery: boolean,
   isAllowed: (chunk: number) => boolean,
 ): void {
-  boostFileCoherence(index, scores);
+  const kind = queryKind(text, symbolQuery);
+  if (!symbolQuery) boostNeighbours(index, scores);
+  boostFileCoherence(index, scores, kind);
+  if (!symbolQuery) boostFolderCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {
     boostPathMatches(index, scores, text);
@@ -156,8 +171,10 @@ function maxOf(scores: Map<number, number>): number {
 }
 
 /** The best chunk of each file gains a share of the best score, in proportion to the file's total. */
-function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void {
-  const share = maxOf(scores) * tuned("fileCoherenceShare", FILE_COHERENCE_SHARE);
+function boostFileCoherence(index: CodeIndex, scores: Map<number, number>, kind: QueryKind): void {
+  const base = tuned("fileCoherenceShare", FILE_COHERENCE_SHARE);
+  const share =
+    maxOf(scores) * (kind === "question" ? tuned("fileCoherenceQuestion", FILE_COHERENCE_QUESTION) : base);
   if (share === 0) return;
   const fileTotal = new Map<number, number>();
   const fileBest = new Map<number, number>();
@@ -171,6 +188,66 @@ function boostFileCoherence(index: CodeIndex, scores: Map<number, number>): void
   for (const total of fileTotal.values()) maxTotal = Math.max(maxTotal, total);
   for (const [file, chunk] of fileBest) {
     scores.set(chunk, (scores.get(chunk) ?? 0) + (share * (fileTotal.get(file) ?? 0)) / maxTotal);
+  }
+}
+
+/** Per loaded index, each file's folder as a number (files of one folder share it). */
+const folderCache = new WeakMap<CodeIndex, Int32Array>();
+function folderOf(index: CodeIndex): Int32Array {
+  let folders = folderCache.get(index);
+  if (!folders) {
+    const ids = new Map<string, number>();
+    folders = new Int32Array(index.files.length);
+    for (let f = 0; f < index.files.length; f++) {
+      const path = index.files[f].path;
+      const folder = path.slice(0, Math.max(0, path.lastIndexOf("/")));
+      let id = ids.get(folder);
+      if (id === undefined) ids.set(folder, (id = ids.size));
+      folders[f] = id;
+    }
+    folderCache.set(index, folders);
+  }
+  return folders;
+}
+
+/**
+ * The best chunk of each file gains a share of the best score in proportion to its folder's total:
+ * a question about a subsystem is answered in the folder that holds most of its candidates.
+ */
+function boostFolderCoherence(index: CodeIndex, scores: Map<number, number>): void {
+  const share = maxOf(scores) * tuned("folderCoherenceShare", FOLDER_COHERENCE_SHARE);
+  if (share === 0) return;
+  const folders = folderOf(index);
+  const folderTotal = new Map<number, number>();
+  const fileBest = new Map<number, number>();
+  for (const [chunk, score] of scores) {
+    const file = index.chunkFile[chunk];
+    const folder = folders[file];
+    folderTotal.set(folder, (folderTotal.get(folder) ?? 0) + score);
+    const best = fileBest.get(file);
+    if (best === undefined || score > (scores.get(best) ?? 0)) fileBest.set(file, chunk);
+  }
+  let maxTotal = 0;
+  for (const total of folderTotal.values()) maxTotal = Math.max(maxTotal, total);
+  for (const [file, chunk] of fileBest)
+    scores.set(chunk, (scores.get(chunk) ?? 0) + (share * (folderTotal.get(folders[file]) ?? 0)) / maxTotal);
+}
+
+/**
+ * Each candidate gains a share of the fused scores of the chunks just before and after it in its
+ * file: a definition split over two chunks, or a function beside the one that calls it.
+ */
+function boostNeighbours(index: CodeIndex, scores: Map<number, number>): void {
+  const share = tuned("neighbourShare", NEIGHBOUR_SHARE);
+  if (share === 0) return;
+  const fused = new Map(scores);
+  for (const [chunk, score] of fused) {
+    const file = index.chunkFile[chunk];
+    let gain = 0;
+    if (chunk > 0 && index.chunkFile[chunk - 1] === file) gain += fused.get(chunk - 1) ?? 0;
+    if (chunk + 1 < index.chunkFile.length && index.chunkFile[chunk + 1] === file)
+      gain += fused.get(chunk + 1) ?? 0;
+    if (gain) scores.set(chunk, score + share * gain);
   }
 }
 

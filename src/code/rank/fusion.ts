@@ -2,6 +2,7 @@
  * Fusion: the lexical and dense candidate lists, cut to the same length and merged by reciprocal
  * rank, weighted by what kind of query it is. docs/code-search.md has the figures behind each value.
  */
+import { tuned } from "./tuning.ts";
 
 /** Reciprocal-rank-fusion damping: the usual 60 keeps the top few ranks from dominating the sum. */
 const RRF_K = 60;
@@ -16,6 +17,33 @@ export const ALPHA_SYMBOL = 0.3;
  * model; our 64-dimension general model is weaker, and 0.4 measured best on the development set.
  */
 export const ALPHA_NATURAL = 0.4;
+
+/**
+ * What a query is, for the weights that may differ by kind: a bare identifier (isSymbolQuery), a
+ * question (`how are routes matched`), a few keywords (`radix tree path matching`), or a longer
+ * phrase or message.
+ */
+export type QueryKind = "identifier" | "question" | "keywords" | "phrase";
+/** A question starts with its question word; a commit message that says "when" later is not one. */
+const QUESTION = /^\s*(how|what|where|why|which|when|who)\b/i;
+/** Up to this many words, a query that is not a question is a list of keywords. */
+const KEYWORD_QUERY_MAX_WORDS = 5;
+
+export function queryKind(text: string, symbolQuery: boolean): QueryKind {
+  if (symbolQuery) return "identifier";
+  if (QUESTION.test(text)) return "question";
+  const words = text.match(/[A-Za-z0-9_]+/g)?.length ?? 0;
+  return words <= KEYWORD_QUERY_MAX_WORDS ? "keywords" : "phrase";
+}
+
+/** The dense list's weight for a kind of query; questions and keywords weigh as sentences unless tuned. */
+export function fusionWeight(kind: QueryKind): number {
+  const natural = tuned("alphaNatural", ALPHA_NATURAL);
+  if (kind === "identifier") return tuned("alphaSymbol", ALPHA_SYMBOL);
+  if (kind === "question") return tuned("alphaQuestion", natural);
+  if (kind === "keywords") return tuned("alphaKeywords", natural);
+  return natural;
+}
 
 /** Reciprocal-rank scores of a ranked list of ids. */
 export function rrfScores(ranked: number[]): Map<number, number> {

@@ -8,6 +8,13 @@
 export type TunableWeight =
   | "alphaNatural"
   | "alphaSymbol"
+  | "alphaQuestion"
+  | "alphaKeywords"
+  | "fileCoherenceQuestion"
+  | "fileCoherenceKeywords"
+  | "folderCoherenceShare"
+  | "neighbourShare"
+  | "cooccurrenceTerms"
   | "definitionBoost"
   | "pathMatchBoost"
   | "fileCoherenceShare"
