@@ -4,6 +4,7 @@
  * leave-one-repository-out, next to BM25 alone from the same run.
  *
  *   TRIFORGE_BENCH_REPOS=/tmp/bench-repos bun benchmark/code-cv.ts [--repos a,b] [--groups a,b] [--timing] [--json out.json]
+ *     [--embed split,idf-q,…]
  *
  * Each ranking weight of src/code/rank/tuning.ts gets a small grid. Every grid point is scored on
  * every repository over the same loaded indexes and query embeddings (only the ranking runs again).
@@ -11,7 +12,9 @@
  * repository, each weight takes the value best on the others (ties keep the shipped constant), and
  * the held-out repository is scored with those values together. "LOO 1-SE" is the same, except that
  * a fold keeps a constant unless another value beats it by more than one standard error of its
- * per-repository gain over the other repositories. "alone" rows tune one weight and
+ * per-repository gain over the other repositories. `--embed` scores what the model embeds per chunk
+ * (embed-variants.ts: each variant's vectors in place of the index's, the weights at their
+ * constants), each alone and chosen per fold among them. "alone" rows tune one weight and
  * keep the others at their constants: a mechanism is worth keeping when its LOO row beats the
  * shipped figure. The shipped constants were themselves chosen on these repositories, so the
  * shipped figure is an in-sample one too. The metric is benchmark/code-quality.ts's.
@@ -76,6 +79,7 @@ const { values: args } = parseArgs({
     json: { type: "string" },
     groups: { type: "string" },
     timing: { type: "boolean" },
+    embed: { type: "string" },
   },
 });
 const reposDir = benchReposDir();
@@ -258,6 +262,10 @@ for (const g of groups)
 console.log("\nsettings chosen across the leave-one-out folds:");
 for (const g of groups) console.log(`  ${g}: ${alone[g].looChoices.join(" | ")}`);
 console.log(`grid: ${gridSeconds.toFixed(1)} s for ${settings} settings`);
+if (args.embed) {
+  const { compareEmbeddings } = await import("./embed-variants.ts");
+  await compareEmbeddings(model, repos, args.embed.split(","), (r) => scoreRepo(r, {}), shippedScores);
+}
 
 /** Mechanisms that cost query time, and what turns each off: `--timing` compares them with the constants. */
 const MECHANISMS_OFF: Record<string, Config> = {

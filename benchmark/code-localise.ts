@@ -30,7 +30,8 @@
  * Scored on a top-10 search (what an agent asking k = 10 gets), files in order of first appearance:
  * recall@5 = share of targets among the first 5 files, recall@10 = among all its files (at most 10),
  * MRR = 1 / rank of the first target file (0 when none). Means per repository, then over
- * repositories. BM25 alone (same chunks and tokens) and each variant run on the same index.
+ * repositories. BM25 alone (same chunks and tokens) and each variant run on the same index; a
+ * variant `embed:<name>` re-embeds that index's chunks and the query as embed-variants.ts's <name>.
  */
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -103,8 +104,14 @@ const { values: args } = parseArgs({
 process.env.TRIFORGE_HOME ??= join(resolve(args.work), "home");
 const perRepo = Number(args["per-repo"]);
 const variantNames = args.variants ? args.variants.split(",") : [];
+const { EMBED_VARIANTS, VariantEmbedder } = await import("./embed-variants.ts");
+const embedVariant = (name: string) =>
+  name.startsWith("embed:") ? EMBED_VARIANTS[name.slice(6)] : undefined;
 for (const name of variantNames)
-  if (!VARIANTS[name]) throw new Error(`unknown variant ${name}: ${Object.keys(VARIANTS).join(", ")}`);
+  if (!VARIANTS[name] && !embedVariant(name))
+    throw new Error(
+      `unknown variant ${name}: ${Object.keys(VARIANTS).join(", ")}, embed:<embed-variants.ts name>`,
+    );
 
 const { openIndex } = await import("../src/code/code-search.ts");
 const { searchIndex } = await import("../src/code/search.ts");
@@ -267,6 +274,7 @@ function score(files: string[], targets: string[]): Scores {
 
 const model = await loadModel();
 const columns = ["hybrid", "bm25", ...variantNames];
+const embedder = new VariantEmbedder(model);
 type Row = { instance: Instance; split: string; language: string; scores: Record<string, Scores> };
 const rows: Row[] = [];
 const started = performance.now();
@@ -278,6 +286,7 @@ for (const source of sources()) {
   if (!existsSync(join(tree, ".git")))
     git(undefined, ["clone", "--quiet", "--shared", "--no-checkout", source.gitDir, tree]);
   let indexMs = 0;
+  embedder.clear();
   for (const instance of instances) {
     if (!checkout(tree, instance.parent)) {
       console.error(`${source.name} ${instance.parent.slice(0, 12)}: checkout failed, skipped`);
@@ -292,13 +301,22 @@ for (const source of sources()) {
     const vector = await model.embed(instance.query.trim());
     const scores: Record<string, Scores> = {};
     for (const column of columns) {
+      const embedding = embedVariant(column);
+      const own = index.vectors;
+      let queryVector = vector;
+      if (embedding) {
+        const { vectors, weights } = await embedder.embedIndex(index, embedding);
+        index.vectors = vectors;
+        queryVector = await embedder.embedQuery(instance.query.trim(), embedding, weights);
+      }
       setTuning(VARIANTS[column] ?? {});
-      const ranked = searchIndex(index, instance.query, vector, {
+      const ranked = searchIndex(index, instance.query, queryVector, {
         topK: 10,
         content: "code",
         mode: column === "bm25" ? "bm25" : "hybrid",
       });
       setTuning({});
+      index.vectors = own;
       const files = [...new Set(ranked.map(({ chunk }) => index.files[index.chunkFile[chunk]].path))];
       scores[column] = score(files, instance.targets);
       if (args.verbose && column === "hybrid" && scores.hybrid.r5 < 1)
