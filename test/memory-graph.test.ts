@@ -7,6 +7,7 @@ import { lexicalTokens } from "../src/memory/tokens.ts";
 import {
   bandKeys,
   nearest,
+  phraseRank,
   SYNONYM_NEIGHBOURS,
   SynonymGraph,
   type SynonymSource,
@@ -98,8 +99,7 @@ describe("synonym edges", () => {
     return v.map((x) => x / n);
   };
   const nothingStored = {
-    phrasesInBands: () => [],
-    bucketSizes: () => new Map(),
+    bucketHeads: () => [],
     phraseVectors: () => new Map(),
     synonymNeighbours: () => new Map(),
   };
@@ -190,12 +190,13 @@ describe("synonym edges", () => {
     const stored: { name: string; vector: Float32Array; keys: number[] }[] = [];
     const edges = new Map<string, { a: string; b: string; score: number }>();
     const store: SynonymSource = {
-      phrasesInBands: (keys) =>
+      // Every stored phrase of the bucket (more than its heads: the graph keeps the lowest itself).
+      bucketHeads: (keys) =>
         keys.flatMap((key) =>
-          stored.filter((p) => p.keys.includes(key)).map((p) => ({ key, phrase: p.name, vector: p.vector })),
+          stored
+            .filter((p) => p.keys.includes(key))
+            .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector })),
         ),
-      bucketSizes: (keys) =>
-        new Map(keys.map((key) => [key, stored.filter((p) => p.keys.includes(key)).length])),
       phraseVectors: (list) =>
         new Map(stored.filter((p) => list.includes(p.name)).map((p) => [p.name, p.vector])),
       synonymNeighbours: (list) => {

@@ -5,6 +5,7 @@ import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
   bandKeys,
+  phraseRank,
   probeKeys,
   SYNONYM_RULE,
   type SynonymChanges,
@@ -58,12 +59,14 @@ const LLM_USAGE_MONTHS = `CREATE TABLE IF NOT EXISTS llm_usage_months(
 
 /**
  * The capped synonym graph's side tables, added within schema 1 (a store made before them gets them
- * empty, and its synonym edges recomputed: meta `synonym_rule`). `phrase_bands`: each phrase's LSH
- * bucket keys, so a new phrase meets only its candidates. `synonym_changes`: earlier synonym edges whose
+ * empty, and its synonym edges recomputed: meta `synonym_rule`). `phrase_buckets`: each phrase's LSH
+ * bucket keys with its rank (synonyms.ts phraseRank), so a bucket's heads are its first rows and a new
+ * phrase meets only its candidates (it replaced `phrase_bands`, the keys without the rank, dropped when
+ * a store is recomputed under the rule). `synonym_changes`: earlier synonym edges whose
  * weight a later batch changed (a neighbour fell out of both lists: weight 0), with the highest chunk id
  * at that batch, which is how an extended recall snapshot learns of them.
  */
-const SYNONYM_TABLES = `CREATE TABLE IF NOT EXISTS phrase_bands(key INTEGER NOT NULL, entity INTEGER NOT NULL, PRIMARY KEY(key, entity)) WITHOUT ROWID;
+const SYNONYM_TABLES = `CREATE TABLE IF NOT EXISTS phrase_buckets(key INTEGER NOT NULL, rank INTEGER NOT NULL, entity INTEGER NOT NULL, PRIMARY KEY(key, rank, entity)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS synonym_changes(edge_id INTEGER PRIMARY KEY, chunk INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS synonym_changes_chunk ON synonym_changes(chunk);`;
 
@@ -450,8 +453,9 @@ export class SqliteMemoryStore implements MemoryStore {
       ).lastInsertRowid,
     );
     this.idCache().phrase.set(phrase, id);
-    const band = this.sql("INSERT OR IGNORE INTO phrase_bands(key, entity) VALUES (?, ?)");
-    for (const key of bandKeys(vector)) band.run(key, id);
+    const band = this.sql("INSERT OR IGNORE INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
+    const rank = phraseRank(phrase);
+    for (const key of bandKeys(vector)) band.run(key, rank, id);
     return id;
   }
 
@@ -571,16 +575,13 @@ export class SqliteMemoryStore implements MemoryStore {
     };
     return {
       empty: upTo <= 0,
-      phrasesInBands: (keys) => {
+      bucketHeads: (keys, limit) => {
         if (upTo <= 0) return [];
-        // The buckets' rows from phrase_bands' own key (no phrase read), then each phrase once, however
-        // many buckets hold it: a one-session run on the 100,000-record store read 5.7 M bucket rows
-        // naming 834 k phrases, each row with its own copy of the vector (39 s, 8 GB).
-        const members = this.byKeys(
-          keys,
-          (list) => `SELECT key, entity FROM phrase_bands WHERE key IN (${list}) AND entity <= ?`,
-          upTo,
-        ) as { key: number; entity: number }[];
+        // Each bucket's first rows by rank through phrase_buckets' own key (bounded however crowded the
+        // bucket), then each phrase once, however many buckets show it.
+        const members: { key: number; rank: number; entity: number }[] = [];
+        for (const key of keys)
+          for (const row of this.bucketRows(key, limit, upTo)) members.push({ key, ...row });
         const phrases = new Map<number, { phrase: string; vector: Float32Array }>();
         for (const r of inSlices<{ id: number; phrase: string; vector: Uint8Array }>(
           [...new Set(members.map((m) => m.entity))],
@@ -589,20 +590,9 @@ export class SqliteMemoryStore implements MemoryStore {
           phrases.set(r.id, { phrase: r.phrase, vector: readVectors([r]).vectors });
         return members.flatMap((m) => {
           const found = phrases.get(m.entity);
-          return found ? [{ key: m.key, ...found }] : [];
+          return found ? [{ key: m.key, rank: m.rank, ...found }] : [];
         });
       },
-      bucketSizes: (keys) =>
-        new Map(
-          upTo <= 0
-            ? []
-            : this.byKeys(
-                keys,
-                (list) =>
-                  `SELECT key, count(*) AS n FROM phrase_bands WHERE key IN (${list}) AND entity <= ? GROUP BY key`,
-                upTo,
-              ).map((r) => [r.key as number, r.n as number]),
-        ),
       phraseVectors: (phrases) =>
         new Map(
           inSlices<{ phrase: string; vector: Uint8Array }>(
@@ -643,21 +633,32 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /**
-   * Rows of a query over a list of bucket keys, run in slices of up to 512 keys: `key IN (?, …)` is
-   * looked up through phrase_bands' key, where a subquery over json_each made SQLite scan the table.
+   * A bucket's rows of phrases up to row id `upTo` in rank order: its first `limit`, and any more of the
+   * limit-th's rank (two phrases of one rank are ordered by their text, so all of them are needed).
    */
-  private byKeys(
-    keys: number[],
-    text: (list: string) => string,
-    upTo: number,
-  ): Record<string, number | string | Uint8Array>[] {
-    const out: Record<string, number | string | Uint8Array>[] = [];
-    for (let at = 0; at < keys.length; at += 512) {
-      const slice = keys.slice(at, at + 512);
-      const statement = this.sql(text(slice.map(() => "?").join(", ")));
-      out.push(...(statement.all(...slice, upTo) as Record<string, number | string | Uint8Array>[]));
-    }
-    return out;
+  private bucketRows(key: number, limit: number, upTo: number): { rank: number; entity: number }[] {
+    const rows = this.sql(
+      "SELECT rank, entity FROM phrase_buckets WHERE key = ? AND entity <= ? ORDER BY rank LIMIT ?",
+    ).all(key, upTo, limit + 1) as { rank: number; entity: number }[];
+    if (rows.length <= limit) return rows;
+    const last = rows[limit - 1].rank;
+    if (rows[limit].rank !== last) return rows.slice(0, limit);
+    return this.sql(
+      "SELECT rank, entity FROM phrase_buckets WHERE key = ? AND rank <= ? AND entity <= ? ORDER BY rank",
+    ).all(key, last, upTo) as { rank: number; entity: number }[];
+  }
+
+  /** The row ids of a bucket's heads: its BUCKET_LIMIT phrases of lowest (rank, text). */
+  private bucketHeadIds(key: number): number[] {
+    const rows = this.bucketRows(key, BUCKET_LIMIT, Number.MAX_SAFE_INTEGER);
+    if (rows.length <= BUCKET_LIMIT) return rows.map((r) => r.entity);
+    const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
+    const text = (id: number) => (name.get(id) as { phrase: string }).phrase;
+    return rows
+      .map((r) => ({ ...r, text: text(r.entity) }))
+      .sort((x, y) => x.rank - y.rank || (x.text < y.text ? -1 : x.text > y.text ? 1 : 0))
+      .slice(0, BUCKET_LIMIT)
+      .map((r) => r.entity);
   }
 
   /**
@@ -670,8 +671,9 @@ export class SqliteMemoryStore implements MemoryStore {
       this.setMeta("deletions", String(this.deletions() + 1));
       this.sql("DELETE FROM edges WHERE kind = ?").run(EDGE_KIND.synonym);
       this.sql("DELETE FROM synonym_changes").run();
-      this.sql("DELETE FROM phrase_bands").run();
-      const band = this.sql("INSERT OR IGNORE INTO phrase_bands(key, entity) VALUES (?, ?)");
+      this.db.run("DROP TABLE IF EXISTS phrase_bands");
+      this.sql("DELETE FROM phrase_buckets").run();
+      const band = this.sql("INSERT OR IGNORE INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
       const rows = this.sql("SELECT id, phrase, vector FROM entities ORDER BY id").all() as {
         id: number;
         phrase: string;
@@ -680,14 +682,14 @@ export class SqliteMemoryStore implements MemoryStore {
       const { vectors } = readVectors(rows);
       const dim = rows.length ? vectors.length / rows.length : 0;
       rows.forEach((r, i) => {
-        for (const key of bandKeys(vectors.subarray(i * dim, (i + 1) * dim))) band.run(key, r.id);
+        const rank = phraseRank(r.phrase);
+        for (const key of bandKeys(vectors.subarray(i * dim, (i + 1) * dim))) band.run(key, rank, r.id);
       });
       // Every phrase at once in memory, as a first index run does: one bucket query per phrase would
       // cost a store of 8,000 phrases 2.4 M index lookups.
       const nothingStored = {
         empty: true,
-        phrasesInBands: () => [],
-        bucketSizes: () => new Map<number, number>(),
+        bucketHeads: () => [],
         phraseVectors: () => new Map(),
         synonymNeighbours: () => new Map(),
       };
@@ -814,19 +816,20 @@ export class SqliteMemoryStore implements MemoryStore {
     // Phrases that lose a synonym neighbour may take in the next nearest one (repaired below).
     const bereaved = new Set<number>();
     const removed = new Set<number>();
-    /** Bucket keys the removed phrases leave, with how many left each. */
-    const emptied = new Map<number, number>();
+    /** Bucket keys the removed phrases leave, with their heads before any left. */
+    const left = new Map<number, number[]>();
     for (const entityId of touchedEntities) {
       if (this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, entityId)) continue;
       // No passage mentions this phrase any more: it goes, and with it its synonym edges.
-      const { vector } = this.sql("DELETE FROM entities WHERE id = ? RETURNING vector").get(entityId) as {
+      const { vector } = this.sql("SELECT vector FROM entities WHERE id = ?").get(entityId) as {
         vector: Uint8Array;
       };
-      const band = this.sql("DELETE FROM phrase_bands WHERE key = ? AND entity = ?");
+      const band = this.sql("DELETE FROM phrase_buckets WHERE key = ? AND entity = ?");
       for (const key of bandKeys(readVectors([{ vector }]).vectors)) {
+        if (!left.has(key)) left.set(key, this.bucketHeadIds(key));
         band.run(key, entityId);
-        emptied.set(key, (emptied.get(key) ?? 0) + 1);
       }
+      this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
       removed.add(entityId);
       const gone = this.sql(
         "DELETE FROM edges WHERE kind != ? AND (a = ? OR b = ?) RETURNING id, kind, a, b, weight",
@@ -850,7 +853,7 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     this.repairSynonyms(
       [...bereaved].filter((id) => !removed.has(id)),
-      emptied,
+      left,
     );
     this.ids = undefined;
     return { facts, entities, edgesRemoved, edgesLowered };
@@ -858,25 +861,25 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * After phrases left, the phrases whose candidates changed get their lists recomputed: those joined to
-   * a phrase that left (`bereaved`), and where a bucket fell back within BUCKET_LIMIT, its phrases and
-   * those of the buckets one bit from it (candidates of each other again). Rows were deleted, so the
-   * recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change records go.
+   * a phrase that left (`bereaved`: pairs are lost only by a phrase that left), and where a phrase moved
+   * up into a bucket's heads (`left`: each bucket a phrase left, with its heads before), the heads of
+   * that bucket and of the buckets one bit from it (the candidates it gains, and they it). Rows were
+   * deleted, so the recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change
+   * records go.
    */
-  private repairSynonyms(bereaved: number[], emptied: Map<number, number>): void {
+  private repairSynonyms(bereaved: number[], left: Map<number, number[]>): void {
     this.sql("DELETE FROM edges WHERE kind = ? AND weight <= 0").run(EDGE_KIND.synonym);
     this.sql("DELETE FROM synonym_changes").run();
     this.ids = undefined;
+    const ids = new Set(bereaved);
+    for (const [key, before] of left) {
+      const was = new Set(before);
+      if (this.bucketHeadIds(key).every((id) => was.has(id))) continue;
+      for (const probe of probeKeys([key])) for (const id of this.bucketHeadIds(probe)) ids.add(id);
+    }
     const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
-    const phrases = new Set(bereaved.map((id) => (name.get(id) as { phrase: string }).phrase));
-    const source = this.synonymSource();
-    const reopened = [...emptied].filter(([key, left]) => {
-      const now = source.bucketSizes([key]).get(key) ?? 0;
-      return now <= BUCKET_LIMIT && now + left > BUCKET_LIMIT;
-    });
-    if (reopened.length)
-      for (const { phrase } of source.phrasesInBands(probeKeys(reopened.map(([key]) => key))))
-        phrases.add(phrase);
-    if (phrases.size) this.addSynonyms(changesOf(new SynonymGraph(source).repair(phrases)));
+    const phrases = [...ids].map((id) => (name.get(id) as { phrase: string }).phrase);
+    if (phrases.length) this.addSynonyms(changesOf(new SynonymGraph(this.synonymSource()).repair(phrases)));
   }
 
   async forgetSession(sessionId: string): Promise<ForgetResult> {

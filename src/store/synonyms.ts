@@ -1,7 +1,7 @@
 /**
  * The synonym edges between phrase nodes: each phrase's k nearest at cosine ≥ a threshold, candidates
  * from LSH buckets. The rule and its incremental upkeep live beside the store, which keeps the buckets
- * (`phrase_bands`) and repairs the edges when phrases leave; the indexer adds phrases through it.
+ * (`phrase_buckets`) and repairs the edges when phrases leave; the indexer adds phrases through it.
  */
 import type { SynonymEdge } from "./types.ts";
 
@@ -28,11 +28,41 @@ export const SYNONYM_NEIGHBOURS = 5;
 export const LSH_BANDS = 16;
 export const LSH_BITS = 18;
 
-/** A bucket holding more phrases than this is a dense cluster: its phrases are not candidates through it. */
+/**
+ * A bucket's candidates are its BUCKET_LIMIT phrases of lowest rank (`phraseRank`, a hash of the text):
+ * bottom-k sampling, so which phrases a bucket offers depends on its set of phrases alone, and a
+ * newcomer changes at most one of them (it pushes out the highest-ranked, or is not among them). A dense
+ * cluster of look-alikes (error codes, generated names) sharing a bucket offers a fixed sample of itself
+ * instead of all of it, so a newcomer's comparisons are bounded by LSH_BANDS · (LSH_BITS + 1) ·
+ * BUCKET_LIMIT whatever the store's size. (The rule before closed a bucket past the limit: a newcomer
+ * closing one made every list that met a candidate through it be recomputed, 2,740 lists for one
+ * session on the 100,000-record synthetic store.)
+ */
 export const BUCKET_LIMIT = 16;
 
 /** Names the synonym rule a store's edges follow: a store built under another is recomputed. */
-export const SYNONYM_RULE = `knn${SYNONYM_NEIGHBOURS}-t${SYNONYM_THRESHOLD}-lsh${LSH_BANDS}x${LSH_BITS}-cap${BUCKET_LIMIT}`;
+export const SYNONYM_RULE = `knn${SYNONYM_NEIGHBOURS}-t${SYNONYM_THRESHOLD}-lsh${LSH_BANDS}x${LSH_BITS}-bottom${BUCKET_LIMIT}`;
+
+/**
+ * A phrase's rank in its buckets: a 53-bit hash of its text (two multiplicative lanes, then mixed), the
+ * same in every process; two phrases of one rank are ordered by their text.
+ */
+export function phraseRank(phrase: string): number {
+  let lo = 0x811c9dc5;
+  let hi = 0x01000193 ^ phrase.length;
+  for (let i = 0; i < phrase.length; i++) {
+    const c = phrase.charCodeAt(i);
+    lo = Math.imul(lo ^ c, 0x01000193);
+    hi = Math.imul(hi ^ c, 0x5bd1e995);
+    hi ^= hi >>> 13;
+  }
+  lo ^= lo >>> 16;
+  lo = Math.imul(lo, 0x85ebca6b);
+  lo ^= lo >>> 13;
+  hi = Math.imul(hi ^ (hi >>> 16), 0xc2b2ae35);
+  hi ^= hi >>> 16;
+  return (hi >>> 11) * 2 ** 32 + (lo >>> 0);
+}
 
 /**
  * The hyperplanes of `dim`-wide vectors, the same in every process (a fixed-seed generator), stored
@@ -134,10 +164,15 @@ export function nearest(neighbours: Iterable<[string, number]>, k = SYNONYM_NEIG
 export interface SynonymSource {
   /** Nothing stored to read (a first run): the graph then never asks. */
   readonly empty?: boolean;
-  /** Stored phrases in these LSH buckets, with their vectors and the bucket each came from. */
-  phrasesInBands(keys: number[]): { phrase: string; vector: Float32Array; key: number }[];
-  /** How many stored phrases each of these buckets holds (absent: none). */
-  bucketSizes(keys: number[]): Map<number, number>;
+  /**
+   * The lowest-ranked stored phrases of each of these buckets: at least `limit` where a bucket holds
+   * that many, and every phrase ranked no higher than its limit-th (ties by rank all there), each with
+   * its rank, its vector and the bucket it came from.
+   */
+  bucketHeads(
+    keys: number[],
+    limit: number,
+  ): { key: number; phrase: string; rank: number; vector: Float32Array }[];
   /** Stored phrases' vectors (absent: not stored). */
   phraseVectors(phrases: string[]): Map<string, Float32Array>;
   /** Stored phrases' synonym edges (other phrase, cosine); a phrase with none may be absent. */
@@ -153,47 +188,44 @@ export interface SynonymChanges {
 type Neighbours = [string, number][];
 
 /**
- * The capped synonym graph as phrases arrive or leave. Two phrases are candidates when, in some band,
- * their bucket keys are at most one bit apart and neither bucket holds more than BUCKET_LIMIT phrases;
- * each phrase keeps the k best candidates at cosine ≥ the threshold. A bucket past the limit is a dense
- * cluster of look-alikes (error codes, generated names): scanning it would make every newcomer pay for
- * the whole cluster, the square of its size in all. The rule depends on the set of phrases alone.
+ * The capped synonym graph as phrases arrive or leave. A bucket's heads are its `limit` phrases of
+ * lowest (rank, text); two phrases are candidates when, in some band, their bucket keys are at most one
+ * bit apart and each is among its own bucket's heads. Each phrase keeps the k best candidates at
+ * cosine ≥ the threshold. All of it depends on the set of phrases alone.
  *
- * Holds the phrases a run registered (vectors and buckets) and the neighbour lists it touched, so a
- * batch not written yet is seen by the next one; everything else is read from the source on first use,
- * so a run's cost follows the phrases it touches.
+ * Holds the phrases it met by number (those a run registered, and stored ones read as heads of a
+ * bucket or as an edge's end) and each bucket's heads once read, so a batch not written yet is seen by
+ * the next one and a stored bucket is read once per run; the run's cost follows the buckets its new
+ * phrases touch, each bounded by `limit`.
  */
 export class SynonymGraph {
   /**
-   * Registered phrases by number: names, vectors (row n of `flat`, `dim` wide: one array, so the
-   * comparisons read consecutive memory), norms past BOUND_DIMS.
+   * Phrases met, by number: names, ranks, vectors (row n of `flat`, `dim` wide: one array, so the
+   * comparisons read consecutive memory), norms past BOUND_DIMS, bucket keys (LSH_BANDS per phrase).
    */
   private readonly names: string[] = [];
+  private readonly numbers = new Map<string, number>();
+  private ranks = new Float64Array(1024);
   private flat = new Float32Array(0);
   private dim = 0;
-  private readonly keys: number[][] = [];
   private tails = new Float64Array(1024);
-  private readonly numbers = new Map<string, number>();
+  private keys = new Int32Array(1024 * LSH_BANDS);
   /**
-   * The buckets of registered phrases as linked lists over typed arrays (keys are dense, below
-   * LSH_BANDS · 2^LSH_BITS): `buckets[2·key]` is the bucket's last entry and `buckets[2·key + 1]` its
-   * size; entry e holds phrase `chain[2·e]` and continues at `chain[2·e + 1]` (-1 ends it). Map lookups
-   * of the probe keys cost more than the comparisons they lead to, and each pair sits in one cache line:
-   * the probes and the chains are read at random, so memory latency is most of a comparison's cost.
+   * Each bucket's heads as a linked list in (rank, text) order over typed arrays (keys are dense, below
+   * LSH_BANDS · 2^LSH_BITS): `first[key]` its first entry (-1: none); entry e holds phrase `chain[2·e]`
+   * and continues at `chain[2·e + 1]`. An entry pushed out is reused (`spare`). `loaded[key]`: the
+   * stored heads are in (a bucket is read before anything enters it, so the list is always the heads
+   * of the stored and registered phrases together).
    */
-  private readonly buckets = initialBuckets();
+  private readonly first = new Int32Array(LSH_BANDS * 2 ** LSH_BITS).fill(-1);
+  private readonly loaded = new Uint8Array(LSH_BANDS * 2 ** LSH_BITS);
   private chain = new Int32Array(2048);
   private entries = 0;
-  /** Stored phrases per bucket, as read once (the source does not change under a run). */
-  private readonly stored = new Map<number, number>();
-  /** Stored members of buckets, read for a whole batch at once (see prefetch). */
-  private readonly storedMembers = new Map<number, { phrase: string; vector: Float32Array }[]>();
-  /** Marks the registered phrases met while collecting one phrase's candidates. */
+  private spare = -1;
+  /** Marks the phrases met while collecting one phrase's candidates. */
   private seen = new Int32Array(0);
   private stamp = 0;
   private readonly adjacency = new Map<string, Map<string, number>>();
-  /** Stored phrases' vectors and keys, as read for the current batch. */
-  private readonly storedVectors = new Map<string, { vector: Float32Array; keys: number[] }>();
 
   constructor(
     private readonly source: SynonymSource,
@@ -201,42 +233,180 @@ export class SynonymGraph {
     private readonly limit = BUCKET_LIMIT,
   ) {}
 
-  private enter(key: number, phrase: number): void {
-    if (2 * this.entries === this.chain.length) this.chain = grow(this.chain);
-    this.chain[2 * this.entries] = phrase;
-    this.chain[2 * this.entries + 1] = this.buckets[2 * key];
-    this.buckets[2 * key] = this.entries++;
-    this.buckets[2 * key + 1]++;
-  }
-
-  /** Registered phrase n's vector. */
-  private row(n: number): Float32Array {
-    return this.flat.subarray(n * this.dim, (n + 1) * this.dim);
-  }
-
-  private store(n: number, vector: Float32Array): void {
+  /** The phrase's number, giving it one (and its rank, vector, keys) when first met. */
+  private numberOf(phrase: string, vector: Float32Array): number {
+    const known = this.numbers.get(phrase);
+    if (known !== undefined) return known;
+    const n = this.names.push(phrase) - 1;
+    this.numbers.set(phrase, n);
     this.dim ||= vector.length;
+    if (n === this.ranks.length) {
+      this.ranks = growFloats(this.ranks);
+      this.tails = growFloats(this.tails);
+      const keys = new Int32Array(this.keys.length * 2);
+      keys.set(this.keys);
+      this.keys = keys;
+    }
     if ((n + 1) * this.dim > this.flat.length) {
       const grown = new Float32Array(Math.max(1024, (n + 1) * 2) * this.dim);
       grown.set(this.flat);
       this.flat = grown;
     }
     this.flat.set(vector, n * this.dim);
+    this.ranks[n] = phraseRank(phrase);
+    this.tails[n] = tailNorm(vector);
+    this.keys.set(bandKeys(vector, this.dim), n * LSH_BANDS);
+    return n;
   }
 
-  /** Reads the stored sizes of the buckets not read yet. */
-  private readSizes(keys: number[]): void {
-    const missing: number[] = [];
+  /** Phrase n's vector. */
+  private row(n: number): Float32Array {
+    return this.flat.subarray(n * this.dim, (n + 1) * this.dim);
+  }
+
+  /** Whether phrase a comes before phrase b in a bucket: lower rank, then text. */
+  private before(a: number, b: number): boolean {
+    return (
+      this.ranks[a] < this.ranks[b] || (this.ranks[a] === this.ranks[b] && this.names[a] < this.names[b])
+    );
+  }
+
+  /**
+   * Phrase n enters bucket `key` if it is among its heads; returns the phrase it pushed out of them
+   * (-1: none, the bucket had room or n is not a head).
+   */
+  private enter(key: number, n: number): number {
+    const { chain } = this;
+    let previous = -1;
+    let e = this.first[key];
+    let count = 0;
+    for (; e >= 0 && this.before(chain[2 * e], n); e = chain[2 * e + 1]) {
+      previous = e;
+      count++;
+    }
+    if (e >= 0 && chain[2 * e] === n) return -1;
+    if (count >= this.limit) return -1;
+    let entry = this.spare;
+    if (entry >= 0) this.spare = this.chain[2 * entry + 1];
+    else {
+      if (2 * this.entries === this.chain.length) {
+        const grown = new Int32Array(this.chain.length * 2);
+        grown.set(this.chain);
+        this.chain = grown;
+      }
+      entry = this.entries++;
+    }
+    this.chain[2 * entry] = n;
+    this.chain[2 * entry + 1] = e;
+    if (previous >= 0) this.chain[2 * previous + 1] = entry;
+    else this.first[key] = entry;
+    // Past the limit: the last head goes.
+    for (
+      count++, previous = entry, e = this.chain[2 * entry + 1];
+      e >= 0;
+      previous = e, e = this.chain[2 * e + 1]
+    )
+      if (++count > this.limit) {
+        this.chain[2 * previous + 1] = -1;
+        const out = this.chain[2 * e];
+        this.chain[2 * e + 1] = this.spare;
+        this.spare = e;
+        return out;
+      }
+    return -1;
+  }
+
+  /** Whether phrase n is among the heads of bucket `key` (read). */
+  private heads(key: number, n: number): boolean {
+    for (let e = this.first[key]; e >= 0; e = this.chain[2 * e + 1]) if (this.chain[2 * e] === n) return true;
+    return false;
+  }
+
+  /** Reads the stored heads of the buckets not read yet, in a few queries. */
+  private load(keys: Iterable<number>): void {
     if (this.source.empty) return;
-    for (const key of keys) if (!this.stored.has(key)) missing.push(key);
+    const missing: number[] = [];
+    for (const key of keys)
+      if (!this.loaded[key]) {
+        this.loaded[key] = 1;
+        missing.push(key);
+      }
     if (!missing.length) return;
-    const found = this.source.bucketSizes(missing);
-    for (const key of missing) this.stored.set(key, found.get(key) ?? 0);
+    for (const row of this.source.bucketHeads(missing, this.limit))
+      this.enter(row.key, this.numberOf(row.phrase, row.vector));
   }
 
-  /** Phrases in a bucket, registered and stored (after readSizes). */
-  private sizeOf(key: number): number {
-    return this.buckets[2 * key + 1] + (this.source.empty ? 0 : (this.stored.get(key) ?? 0));
+  /** The buckets of these phrases, read. */
+  private loadOwn(phrases: Iterable<number>): void {
+    const keys = new Set<number>();
+    for (const n of phrases) for (let b = 0; b < LSH_BANDS; b++) keys.add(this.keys[n * LSH_BANDS + b]);
+    this.load(keys);
+  }
+
+  /** The buckets these phrases find candidates in (their own read first): the probes of each band they head. */
+  private loadProbes(phrases: Iterable<number>): void {
+    const list = [...phrases];
+    this.loadOwn(list);
+    const probes = new Set<number>();
+    for (const n of list)
+      for (let b = 0; b < LSH_BANDS; b++) {
+        const key = this.keys[n * LSH_BANDS + b];
+        if (!this.heads(key, n)) continue;
+        probes.add(key);
+        for (let bit = 0; bit < LSH_BITS; bit++) probes.add(key ^ (1 << bit));
+      }
+    this.load(probes);
+  }
+
+  /** Whether phrases x and y are candidates: in some band one bit apart at most, each among its bucket's heads (their buckets read). */
+  private candidates(x: number, y: number): boolean {
+    for (let b = 0; b < LSH_BANDS; b++) {
+      const kx = this.keys[x * LSH_BANDS + b];
+      const ky = this.keys[y * LSH_BANDS + b];
+      const diff = kx ^ ky;
+      if ((diff & (diff - 1)) === 0 && this.heads(kx, x) && this.heads(ky, y)) return true;
+    }
+    return false;
+  }
+
+  /** Every candidate of phrase n at cosine ≥ the threshold, by number (its buckets and probes read). */
+  private neighboursOf(n: number): [number, number][] {
+    if (this.seen.length < this.names.length) this.seen = new Int32Array(this.names.length * 2);
+    const stamp = ++this.stamp;
+    const out: [number, number][] = [];
+    const { flat, dim, tails, first, seen } = this;
+    const vector = this.row(n);
+    const tail = tails[n];
+    const bounded = Math.min(BOUND_DIMS, dim);
+    const threshold = SYNONYM_THRESHOLD - 1e-6;
+    seen[n] = stamp;
+    for (let b = 0; b < LSH_BANDS; b++) {
+      const own = this.keys[n * LSH_BANDS + b];
+      if (!this.heads(own, n)) continue;
+      for (let probe = -1; probe < LSH_BITS; probe++) {
+        const key = probe < 0 ? own : own ^ (1 << probe);
+        for (let e = first[key]; e >= 0; e = this.chain[2 * e + 1]) {
+          const j = this.chain[2 * e];
+          if (seen[j] === stamp) continue;
+          seen[j] = stamp;
+          // j is a candidate only if it heads its own bucket of this band, which is `key`.
+          // The cosine's first BOUND_DIMS terms, then the rest only when the Cauchy–Schwarz bound lets
+          // it reach the threshold: the same sum in the same order as cosine().
+          const base = j * dim;
+          let score = 0;
+          let d = 0;
+          for (; d < bounded; d++) score += vector[d] * flat[base + d];
+          if (score + tail * tails[j] < threshold) continue;
+          for (; d < dim; d++) score += vector[d] * flat[base + d];
+          if (score >= SYNONYM_THRESHOLD) out.push([j, score]);
+        }
+      }
+    }
+    return out;
+  }
+
+  private named(list: [number, number][]): Neighbours {
+    return list.map(([j, score]) => [this.names[j], score]);
   }
 
   private edgesOf(phrase: string): Map<string, number> {
@@ -248,10 +418,7 @@ export class SynonymGraph {
     return edges;
   }
 
-  /**
-   * Reads the edges of the phrases whose edges are not held yet, in one query per slice: a one-session
-   * run on a large-vocabulary store recomputes thousands of lists, and one query per phrase cost most of it.
-   */
+  /** Reads the edges of the phrases whose edges are not held yet, in one query per slice. */
   private readEdges(phrases: Iterable<string>): void {
     const missing = new Set<string>();
     for (const phrase of phrases) if (!this.adjacency.has(phrase)) missing.add(phrase);
@@ -260,15 +427,13 @@ export class SynonymGraph {
     for (const phrase of missing) this.adjacency.set(phrase, new Map(found.get(phrase) ?? []));
   }
 
-  /** Reads the vectors (and keys) of the stored phrases not read yet, in one query per slice. */
+  /** Numbers the stored phrases not met yet (reading their vectors); those not stored stay unnumbered. */
   private readVectors(phrases: Iterable<string>): void {
     if (this.source.empty) return;
     const missing = new Set<string>();
-    for (const phrase of phrases)
-      if (!this.numbers.has(phrase) && !this.storedVectors.has(phrase)) missing.add(phrase);
+    for (const phrase of phrases) if (!this.numbers.has(phrase)) missing.add(phrase);
     if (!missing.size) return;
-    for (const [phrase, vector] of this.source.phraseVectors([...missing]))
-      this.storedVectors.set(phrase, { vector, keys: bandKeys(vector) });
+    for (const [phrase, vector] of this.source.phraseVectors([...missing])) this.numberOf(phrase, vector);
   }
 
   /** The phrase's k nearest: by the rule, the k best of its edges (its own k are among them). */
@@ -276,240 +441,92 @@ export class SynonymGraph {
     return nearest(this.edgesOf(phrase), this.k);
   }
 
-  /** The probe keys of `keys` that lead to candidates: the band's own bucket and the probe within the limit. */
-  private openProbes(keys: number[]): number[] {
-    const probes = probeKeys(keys);
-    this.readSizes(probes);
-    const open: number[] = [];
-    for (let band = 0; band < keys.length; band++) {
-      if (this.sizeOf(keys[band]) > this.limit) continue;
-      for (let p = band * (LSH_BITS + 1); p < (band + 1) * (LSH_BITS + 1); p++)
-        if (this.sizeOf(probes[p]) <= this.limit) open.push(probes[p]);
-    }
-    return open;
-  }
-
-  /** Every candidate (registered or stored) of a phrase at cosine ≥ the threshold. */
-  private neighboursOf(phrase: string, vector: Float32Array, keys = bandKeys(vector)): Neighbours {
-    if (this.seen.length < this.names.length) this.seen = new Int32Array(this.names.length * 2);
-    const stamp = ++this.stamp;
-    const out: Neighbours = [];
-    const probes = this.openProbes(keys);
-    const hits: number[] = [];
-    const tail = tailNorm(vector);
-    const { flat, dim, tails, buckets, chain, seen } = this;
-    const bounded = Math.min(BOUND_DIMS, dim);
-    const threshold = SYNONYM_THRESHOLD - 1e-6;
-    // The cosine's first BOUND_DIMS terms, then the rest only when the Cauchy–Schwarz bound lets it reach
-    // the threshold: the same sum in the same order as cosine(). PERF: inline over the one array of
-    // vectors, as this loop is most of a large-vocabulary index (a newcomer meets up to
-    // LSH_BANDS · (LSH_BITS + 1) · BUCKET_LIMIT candidates).
-    for (const key of probes) {
-      for (let e = buckets[2 * key]; e >= 0; e = chain[2 * e + 1]) {
-        const j = chain[2 * e];
-        if (seen[j] === stamp) continue;
-        seen[j] = stamp;
-        if (!this.source.empty) hits.push(j);
-        const base = j * dim;
-        let score = 0;
-        let d = 0;
-        for (; d < bounded; d++) score += vector[d] * flat[base + d];
-        if (score + tail * tails[j] < threshold) continue;
-        for (; d < dim; d++) score += vector[d] * flat[base + d];
-        if (score >= SYNONYM_THRESHOLD && this.names[j] !== phrase) out.push([this.names[j], score]);
-      }
-    }
-    const stored = this.source.empty ? [] : this.storedIn(probes);
-    if (!stored.length) return out;
-    // A stored phrase may also be registered (its batch written), and sits in up to LSH_BANDS buckets.
-    const met = new Set<string>([phrase, ...hits.map((j) => this.names[j])]);
-    for (const { phrase: other, vector: w } of stored) {
-      if (met.has(other)) continue;
-      met.add(other);
-      const score = cosine(vector, w);
-      if (score >= SYNONYM_THRESHOLD) out.push([other, score]);
-    }
-    return out;
-  }
-
   /**
-   * Reads, in a few queries, the stored sizes and members of the buckets these phrases probe: one query
-   * per phrase cost a one-session run ~5 ms per new phrase.
-   */
-  private prefetch(keys: number[][]): void {
-    if (this.source.empty) return;
-    const probes = [...new Set(keys.flatMap(probeKeys))];
-    this.readSizes(probes);
-    const open = probes.filter((key) => !this.storedMembers.has(key) && (this.stored.get(key) ?? 0) > 0);
-    for (const key of open) this.storedMembers.set(key, []);
-    for (const row of open.length ? this.source.phrasesInBands(open) : [])
-      this.storedMembers.get(row.key)?.push(row);
-  }
-
-  /** Stored members of these buckets (prefetched ones from memory, the rest read now). */
-  private storedIn(probes: number[]): { phrase: string; vector: Float32Array }[] {
-    const out: { phrase: string; vector: Float32Array }[] = [];
-    const unread: number[] = [];
-    for (const key of probes) {
-      if ((this.stored.get(key) ?? 0) === 0) continue;
-      const members = this.storedMembers.get(key);
-      if (members) out.push(...members);
-      else unread.push(key);
-    }
-    if (unread.length) out.push(...this.source.phrasesInBands(unread));
-    return out;
-  }
-
-  /** A phrase's vector: registered, else stored. */
-  private vectorOf(phrase: string): Float32Array | undefined {
-    const n = this.numbers.get(phrase);
-    if (n !== undefined) return this.row(n);
-    this.readVectors([phrase]);
-    return this.storedVectors.get(phrase)?.vector;
-  }
-
-  /** A phrase's bucket keys. */
-  private keysOf(phrase: string): number[] {
-    const n = this.numbers.get(phrase);
-    if (n !== undefined) return this.keys[n];
-    this.readVectors([phrase]);
-    return this.storedVectors.get(phrase)?.keys ?? [];
-  }
-
-  /** Whether two phrases are candidates by their keys: in some band one bit apart at most, both buckets within the limit. */
-  private candidates(x: number[], y: number[]): boolean {
-    this.readSizes(x);
-    this.readSizes(y);
-    for (let band = 0; band < x.length && band < y.length; band++) {
-      const diff = x[band] ^ y[band];
-      if (
-        (diff & (diff - 1)) === 0 &&
-        this.sizeOf(x[band]) <= this.limit &&
-        this.sizeOf(y[band]) <= this.limit
-      )
-        return true;
-    }
-    return false;
-  }
-
-  /** The phrases these buckets hold, registered and stored (the stored ones' vectors kept). */
-  private membersOf(keys: number[]): Set<string> {
-    const out = new Set<string>();
-    for (const key of keys)
-      for (let e = this.buckets[2 * key]; e >= 0; e = this.chain[2 * e + 1])
-        out.add(this.names[this.chain[2 * e]]);
-    if (!keys.length || this.source.empty) return out;
-    for (const { phrase, vector } of this.source.phrasesInBands(keys)) {
-      out.add(phrase);
-      if (!this.numbers.has(phrase) && !this.storedVectors.has(phrase))
-        this.storedVectors.set(phrase, { vector, keys: bandKeys(vector) });
-    }
-    return out;
-  }
-
-  /**
-   * Registers new phrases (rows of `vectors`) and returns how the edges change: each new phrase's k
-   * nearest; for each phrase a newcomer is a candidate of, its list recomputed from its old k plus the
-   * newcomers; and for the phrases of a bucket the newcomers took past the limit (they lost candidates),
-   * and those joined to them, their lists recomputed from their candidates.
+   * Registers new phrases (rows of `vectors`) and returns how the edges change. Let S be the phrases
+   * before and S' = S ∪ the newcomers. Which lists can change, and why these are all:
+   * - A bucket's heads in S' are the `limit` lowest of its heads in S and its newcomers, so a phrase of S
+   *   heads a bucket in S' only if it did in S: pairs within S only lose candidacy, and a pair (u, v)
+   *   loses it only if u or v was pushed out of the heads of the bucket that joined them ("evicted").
+   * - A phrase u of S whose list held none of the candidates it lost keeps its old k among the rest
+   *   (taking away what ranks below the k changes nothing), so its new list is the k best of its old k
+   *   and the newcomers it is now a candidate of (the k best of a union = the k best of the k best of
+   *   each part). The newcomers' candidates are exactly those phrases, found from the newcomers' side
+   *   (candidacy is symmetric).
+   * - A phrase whose old list held a lost candidate v is joined to v by an edge, and u or v is evicted:
+   *   so checking every edge of every evicted phrase against the rule in S' finds all of them; both ends
+   *   of an edge that lost candidacy get their lists recomputed from their candidates in S'.
+   * - Newcomers get their lists from their candidates in S'.
+   * Each newcomer evicts at most one phrase per band, and every list read holds at most LSH_BANDS ·
+   * (LSH_BITS + 1) · limit candidates, so the work per newcomer is bounded whatever the store's size.
    */
   add(fresh: string[], vectors: Float32Array): SynonymChanges {
     const dim = fresh.length ? vectors.length / fresh.length : 0;
-    const row = (i: number) => vectors.subarray(i * dim, (i + 1) * dim);
-    const filled: number[] = [];
-    // Stored rows read for an earlier batch go: held for a whole run, a long run into a large store
-    // would end up holding most of its phrases.
-    this.storedMembers.clear();
-    this.storedVectors.clear();
-    const keysOf = fresh.map((_, i) => bandKeys(row(i), dim));
-    this.prefetch(keysOf);
+    const newcomers: number[] = [];
     fresh.forEach((phrase, i) => {
-      const n = this.names.push(phrase) - 1;
-      this.numbers.set(phrase, n);
-      this.store(n, row(i));
-      if (n === this.tails.length) {
-        const grown = new Float64Array(n * 2);
-        grown.set(this.tails);
-        this.tails = grown;
-      }
-      this.tails[n] = tailNorm(row(i));
-      const keys = keysOf[i];
-      this.keys.push(keys);
-      for (const key of keys) {
-        if (this.sizeOf(key) === this.limit) filled.push(key);
-        this.enter(key, n);
-      }
+      if (!this.numbers.has(phrase))
+        newcomers.push(this.numberOf(phrase, vectors.subarray(i * dim, (i + 1) * dim)));
     });
+    const isNew = new Set(newcomers);
+    this.loadOwn(newcomers);
+    const evicted = new Set<number>();
+    for (const n of newcomers)
+      for (let b = 0; b < LSH_BANDS; b++) {
+        const out = this.enter(this.keys[n * LSH_BANDS + b], n);
+        if (out >= 0 && !isNew.has(out)) evicted.add(out);
+      }
+    this.loadProbes(newcomers);
     const newNearest = new Map<string, Neighbours>();
-    const recompute = new Set<string>();
-    // A bucket past the limit: an edge whose ends were candidates only through it needs both lists
-    // recomputed (any other list keeps its k: losing candidates outside the k changes nothing).
-    // Everything these checks read is read first, a query per slice rather than per phrase.
-    const members = this.membersOf(filled);
-    this.readEdges(members);
-    const joined = new Set<string>();
-    for (const phrase of members) for (const other of this.edgesOf(phrase).keys()) joined.add(other);
-    this.readVectors(joined);
-    this.readSizes([...members, ...joined].flatMap((phrase) => this.keysOf(phrase)));
-    for (const phrase of members) {
-      const mine = this.keysOf(phrase);
-      for (const other of this.edgesOf(phrase).keys()) {
-        if (this.candidates(mine, this.keysOf(other))) continue;
-        recompute.add(phrase);
-        recompute.add(other);
+    const arrivals = new Map<number, [number, number][]>();
+    for (const n of newcomers) {
+      const found = this.neighboursOf(n);
+      newNearest.set(this.names[n], nearest(this.named(found), this.k));
+      for (const [j, score] of found) {
+        if (isNew.has(j)) continue;
+        let list = arrivals.get(j);
+        if (!list) arrivals.set(j, (list = []));
+        list.push([n, score]);
       }
     }
-    const freshSet = new Set(fresh);
-    const arrivals = new Map<string, Neighbours>();
-    for (const [i, phrase] of fresh.entries()) {
-      const found = this.neighboursOf(phrase, row(i), keysOf[i]);
-      newNearest.set(phrase, nearest(found, this.k));
-      for (const [other, score] of found) {
-        if (freshSet.has(other) || recompute.has(other)) continue;
-        let list = arrivals.get(other);
-        if (!list) arrivals.set(other, (list = []));
-        list.push([phrase, score]);
+    // Edges of evicted phrases that lost candidacy: both ends recomputed.
+    const recompute = new Set<number>();
+    const evictedNames = [...evicted].map((n) => this.names[n]);
+    this.readEdges(evictedNames);
+    const ends = new Set<string>();
+    for (const phrase of evictedNames) for (const other of this.edgesOf(phrase).keys()) ends.add(other);
+    this.readVectors(ends);
+    this.loadOwn([...evicted, ...[...ends].flatMap((p) => this.numbers.get(p) ?? [])]);
+    for (const e of evicted)
+      for (const other of this.edgesOf(this.names[e]).keys()) {
+        const w = this.numbers.get(other);
+        if (w === undefined || this.candidates(e, w)) continue;
+        recompute.add(e);
+        recompute.add(w);
       }
+    for (const n of newcomers) recompute.delete(n);
+    this.loadProbes(recompute);
+    for (const n of recompute)
+      newNearest.set(this.names[n], nearest(this.named(this.neighboursOf(n)), this.k));
+    this.readEdges([...arrivals.keys()].map((j) => this.names[j]));
+    for (const [j, list] of arrivals) {
+      if (recompute.has(j)) continue;
+      const phrase = this.names[j];
+      newNearest.set(phrase, nearest([...this.nearestOf(phrase), ...this.named(list)], this.k));
     }
-    const recomputed = [...recompute].filter((phrase) => !freshSet.has(phrase));
-    this.readVectors(recomputed);
-    for (let at = 0; at < recomputed.length; at += 256) {
-      // The buckets of a slice of lists read at once, as for the newcomers (prefetch).
-      const slice = recomputed.slice(at, at + 256);
-      this.prefetch(slice.map((phrase) => this.keysOf(phrase)));
-      for (const phrase of slice) {
-        const vector = this.vectorOf(phrase);
-        if (vector)
-          newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector, this.keysOf(phrase)), this.k));
-      }
-    }
-    // A phrase a newcomer lands near only gains candidates: its old k plus the newcomers hold its new k.
-    this.readEdges(arrivals.keys());
-    for (const [phrase, newcomers] of arrivals)
-      newNearest.set(phrase, nearest([...this.nearestOf(phrase), ...newcomers], this.k));
     return this.reconcile(newNearest);
   }
 
   /**
    * After phrases left the source (with their bucket rows and edges): `phrases` — those joined to a
-   * phrase that left, and those of buckets that fell back within the limit or probe one — get their
-   * lists recomputed from their candidates.
+   * phrase that left, and the heads of the buckets where a phrase moved up into the heads and of the
+   * buckets one bit from them (candidates of it now) — get their lists recomputed from their candidates.
    */
   repair(phrases: Iterable<string>): SynonymChanges {
-    const newNearest = new Map<string, Neighbours>();
     const list = [...phrases];
-    // In slices, each slice's buckets read at once (a store recomputed whole has every phrase here).
-    for (let at = 0; at < list.length; at += 256) {
-      const slice = list.slice(at, at + 256).flatMap((phrase) => {
-        const vector = this.vectorOf(phrase);
-        return vector ? [{ phrase, vector, keys: bandKeys(vector) }] : [];
-      });
-      this.storedMembers.clear();
-      this.prefetch(slice.map((p) => p.keys));
-      for (const { phrase, vector, keys } of slice)
-        newNearest.set(phrase, nearest(this.neighboursOf(phrase, vector, keys), this.k));
-    }
-    this.storedMembers.clear();
+    this.readVectors(list);
+    const numbers = list.flatMap((phrase) => this.numbers.get(phrase) ?? []);
+    this.loadProbes(numbers);
+    const newNearest = new Map<string, Neighbours>();
+    for (const n of numbers) newNearest.set(this.names[n], nearest(this.named(this.neighboursOf(n)), this.k));
     return this.reconcile(newNearest);
   }
 
@@ -571,15 +588,8 @@ function pairKey(a: string, b: string): string {
   return a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`;
 }
 
-/** Every bucket empty: no last entry (-1), size 0. */
-function initialBuckets(): Int32Array {
-  const buckets = new Int32Array(2 * LSH_BANDS * 2 ** LSH_BITS);
-  for (let key = 0; key < buckets.length; key += 2) buckets[key] = -1;
-  return buckets;
-}
-
-function grow(a: Int32Array): Int32Array<ArrayBuffer> {
-  const out = new Int32Array(a.length * 2);
+function growFloats(a: Float64Array): Float64Array<ArrayBuffer> {
+  const out = new Float64Array(a.length * 2);
   out.set(a);
   return out;
 }

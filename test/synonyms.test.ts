@@ -1,0 +1,177 @@
+import { describe, expect, test } from "bun:test";
+import {
+  bandKeys,
+  cosine,
+  LSH_BANDS,
+  LSH_BITS,
+  nearest,
+  phraseRank,
+  SYNONYM_THRESHOLD,
+  SynonymGraph,
+  type SynonymSource,
+} from "../src/store/synonyms.ts";
+import { seededRandom } from "./support/random.ts";
+
+interface Phrase {
+  name: string;
+  vector: Float32Array;
+  keys: number[];
+}
+
+const unit = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return new Float32Array(v.map((x) => x / n));
+};
+
+/** Tight clusters (cosine > 0.9 inside one) in 16 dimensions: their phrases share crowded buckets. */
+function clustered(seed: number, count: number, clusters: number, prefix = "p"): Phrase[] {
+  const random = seededRandom(seed);
+  const centres = Array.from({ length: clusters }, () => Array.from({ length: 16 }, () => random() - 0.5));
+  return Array.from({ length: count }, (_, i) => {
+    const vector = unit(centres[i % clusters].map((x) => x + (random() - 0.5) * 0.08));
+    return { name: `${prefix}${i}`, vector, keys: bandKeys(vector) };
+  });
+}
+
+const pair = (e: { a: string; b: string }) => [e.a, e.b].sort().join("-");
+
+/** The rule by brute force: each bucket's `limit` heads by (rank, text), every pair checked. */
+function reference(phrases: Phrase[], k: number, limit: number): string[] {
+  const members = new Map<number, Phrase[]>();
+  for (const p of phrases) for (const key of p.keys) members.set(key, [...(members.get(key) ?? []), p]);
+  const order = (x: Phrase, y: Phrase) =>
+    phraseRank(x.name) - phraseRank(y.name) || (x.name < y.name ? -1 : 1);
+  const heads = new Map([...members].map(([key, list]) => [key, new Set(list.sort(order).slice(0, limit))]));
+  const edges = new Set<string>();
+  for (const p of phrases) {
+    const found: [string, number][] = [];
+    for (const q of phrases) {
+      if (q === p) continue;
+      const joined = p.keys.some((key, band) => {
+        const diff = key ^ q.keys[band];
+        return (diff & (diff - 1)) === 0 && heads.get(key)!.has(p) && heads.get(q.keys[band])!.has(q);
+      });
+      const score = cosine(p.vector, q.vector);
+      if (joined && score >= SYNONYM_THRESHOLD) found.push([q.name, score]);
+    }
+    for (const [q] of nearest(found, k)) edges.add([p.name, q].sort().join("-"));
+  }
+  return [...edges].sort();
+}
+
+/**
+ * A store as the indexer leaves it between runs: earlier runs' phrases and the edges the graph
+ * returned, read back through the SynonymSource the way the SQLite store serves it (a bucket's rows
+ * in rank order, at least `limit` of them). Counts the bucket rows it serves.
+ */
+function fakeStore() {
+  const stored: Phrase[] = [];
+  const edges = new Map<string, { a: string; b: string; score: number }>();
+  const served = { buckets: 0, rows: 0 };
+  const source: SynonymSource = {
+    bucketHeads: (keys, limit) =>
+      keys.flatMap((key) => {
+        served.buckets++;
+        const rows = stored
+          .filter((p) => p.keys.includes(key))
+          .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector }))
+          .sort((x, y) => x.rank - y.rank)
+          .slice(0, limit);
+        served.rows += rows.length;
+        return rows;
+      }),
+    phraseVectors: (list) =>
+      new Map(stored.filter((p) => list.includes(p.name)).map((p) => [p.name, p.vector])),
+    synonymNeighbours: (list) => {
+      const out = new Map<string, [string, number][]>();
+      for (const e of edges.values())
+        for (const [x, y] of [
+          [e.a, e.b],
+          [e.b, e.a],
+        ])
+          if (list.includes(x)) out.set(x, [...(out.get(x) ?? []), [y, e.score]]);
+      return out;
+    },
+  };
+  /** One run: a new graph over what is stored, the batches added, then written. */
+  const run = (batches: Phrase[][], k: number, limit: number) => {
+    const graph = new SynonymGraph(source, k, limit);
+    for (const batch of batches) {
+      const changes = graph.add(
+        batch.map((p) => p.name),
+        new Float32Array(batch.flatMap((p) => [...p.vector])),
+      );
+      for (const e of changes.add) edges.set(pair(e), e);
+      for (const e of changes.drop) edges.delete(pair(e));
+    }
+    stored.push(...batches.flat());
+  };
+  return { run, served, edges: () => [...edges.keys()].sort() };
+}
+
+function shuffled<T>(list: T[], random: () => number): T[] {
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+describe("synonym buckets' heads (bottom-k by rank)", () => {
+  test("a phrase's rank is a 53-bit integer of its text alone", () => {
+    expect(phraseRank("retry_handler_7")).toBe(phraseRank("retry_handler_7"));
+    expect(phraseRank("retry_handler_7")).not.toBe(phraseRank("retry_handler_8"));
+    for (const text of ["", "a", "E1234", "src/app/x.ts", "ünïcode"]) {
+      const rank = phraseRank(text);
+      expect(Number.isSafeInteger(rank) && rank >= 0).toBe(true);
+    }
+  });
+
+  test("run by run from a store, in random orders and batches, the edges are the rule's by brute force", () => {
+    for (const seed of [1, 2, 3]) {
+      const random = seededRandom(seed * 101);
+      // Buckets of at most 3 heads among clusters of 40: most buckets are crowded.
+      const phrases = clustered(seed, 160, 4);
+      const expected = reference(phrases, 3, 3);
+      expect(expected.length).toBeGreaterThan(80);
+      const order = shuffled(phrases, random);
+      const store = fakeStore();
+      for (let at = 0; at < order.length; ) {
+        const size = 1 + Math.floor(random() * 30);
+        const run = order.slice(at, at + size);
+        const batches: Phrase[][] = [];
+        for (let b = 0; b < run.length; ) {
+          const step = 1 + Math.floor(random() * 8);
+          batches.push(run.slice(b, b + step));
+          b += step;
+        }
+        store.run(batches, 3, 3);
+        at += size;
+      }
+      expect(store.edges()).toEqual(expected);
+      // One run of everything at once gives the same edges.
+      const once = fakeStore();
+      once.run([phrases], 3, 3);
+      expect(once.edges()).toEqual(expected);
+    }
+  }, 30_000);
+
+  test("a newcomer reads a bounded number of stored buckets' heads, however crowded its cluster", () => {
+    const limit = 4;
+    const small = fakeStore();
+    const large = fakeStore();
+    small.run([clustered(5, 100, 2)], 5, limit);
+    large.run([clustered(5, 1600, 2)], 5, limit);
+    const newcomer = clustered(6, 1, 1, "new");
+    for (const store of [small, large]) {
+      store.served.rows = 0;
+      store.run([newcomer], 5, limit);
+    }
+    // Its own buckets and the probes of the bands it heads, each at most `limit` rows, and the buckets
+    // of the phrases it pushes out (at most one per band) and of their edges' ends.
+    const bound = LSH_BANDS * (LSH_BITS + 1) * limit;
+    expect(large.served.rows).toBeLessThanOrEqual(bound * 2);
+    expect(large.served.rows).toBeLessThan(1600);
+  });
+});
