@@ -1,4 +1,5 @@
 import { lexicalTokens } from "../tokens.ts";
+import { guardOf } from "./snapshot-pages.ts";
 
 /** Okapi BM25 defaults (Robertson; Lucene and rank_bm25 use the same). */
 export const BM25_K1 = 1.2;
@@ -30,12 +31,18 @@ export function arrayTerms(sorted: string[]): TermList {
 
 /**
  * Terms as UTF-8 bytes with offsets (read from a mapped file): found by binary search, so opening
- * the table builds nothing whatever the vocabulary's size.
+ * the table builds nothing whatever the vocabulary's size (and checks only the pages a search reads).
  */
 export function encodedTerms(bytes: Uint8Array, offsets: Uint32Array): TermList {
   const decoder = new TextDecoder();
   const count = offsets.length - 1;
-  const at = (i: number) => decoder.decode(bytes.subarray(offsets[i], offsets[i + 1]));
+  const offsetPages = guardOf(offsets);
+  const bytePages = guardOf(bytes);
+  const at = (i: number) => {
+    offsetPages?.range(i, i + 2);
+    bytePages?.range(offsets[i], offsets[i + 1]);
+    return decoder.decode(bytes.subarray(offsets[i], offsets[i + 1]));
+  };
   return {
     count,
     at,
@@ -153,10 +160,29 @@ export function appendDocuments(previous: Postings, documents: string[][]): Post
 export class Bm25Index {
   readonly size: number;
   private readonly averageLength: number;
+  /** Page checks of postings mapped from recall.bin (see snapshot-pages.ts). */
+  private readonly pages;
 
   constructor(readonly postings: Postings) {
     this.size = postings.docLength.length;
     this.averageLength = this.size ? postings.totalLength / this.size || 1 : 1;
+    this.pages = {
+      start: guardOf(postings.start),
+      docs: guardOf(postings.docs),
+      tfs: guardOf(postings.tfs),
+      docLength: guardOf(postings.docLength),
+    };
+  }
+
+  /** Term t's postings are `[start[t], start[t+1])`, their pages checked. */
+  private span(t: number): [from: number, to: number] {
+    const { start, docs, tfs } = this.pages;
+    start?.range(t, t + 2);
+    const from = this.postings.start[t];
+    const to = this.postings.start[t + 1];
+    docs?.range(from, to);
+    tfs?.range(from, to);
+    return [from, to];
   }
 
   static fromTexts(texts: string[]): Bm25Index {
@@ -185,6 +211,7 @@ export class Bm25Index {
   }
 
   private idfAt(t: number): number {
+    this.pages.start?.range(t, t + 2);
     const df = this.postings.start[t + 1] - this.postings.start[t];
     return Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
   }
@@ -201,12 +228,17 @@ export class Bm25Index {
     maxPostings = Number.POSITIVE_INFINITY,
   ): { docs: Int32Array; scores: Float64Array } {
     const { start, docs, tfs, docLength } = this.postings;
+    const lengthPages = this.pages.docLength;
     const known: number[] = [];
     for (const term of new Set(lexicalTokens(query))) {
       const t = this.postings.terms.indexOf(term);
       if (t >= 0) known.push(t);
     }
-    const length = (t: number) => start[t + 1] - start[t];
+    // Only the start pages: a term left out for its length has its postings' pages left unread.
+    const length = (t: number) => {
+      this.pages.start?.range(t, t + 2);
+      return start[t + 1] - start[t];
+    };
     // Terms held by more than maxPostings documents are left out (their IDF is low and their postings
     // are what grows with the store); when every term is, the rarest one alone.
     let terms = known.filter((t) => length(t) <= maxPostings);
@@ -217,9 +249,11 @@ export class Bm25Index {
     let count = 0;
     for (const t of terms) {
       const idf = this.idfAt(t);
-      for (let i = start[t]; i < start[t + 1]; i++) {
+      const [from, to] = this.span(t);
+      for (let i = from; i < to; i++) {
         const doc = docs[i];
         const tf = tfs[i];
+        lengthPages?.at(doc);
         const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
         if (scratch[doc] === 0) found[count++] = doc;
         scratch[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
@@ -237,14 +271,17 @@ export class Bm25Index {
   /** Σ over terms of weight × the term's BM25 contribution, for every document. */
   weightedScores(terms: Map<string, number>): Float64Array {
     const out = new Float64Array(this.size);
-    const { start, docs, tfs, docLength } = this.postings;
+    const { docs, tfs, docLength } = this.postings;
+    const lengthPages = this.pages.docLength;
     for (const [term, weight] of terms) {
       const t = this.postings.terms.indexOf(term);
       if (t < 0) continue;
       const idf = this.idfAt(t) * weight;
-      for (let i = start[t]; i < start[t + 1]; i++) {
+      const [from, to] = this.span(t);
+      for (let i = from; i < to; i++) {
         const doc = docs[i];
         const tf = tfs[i];
+        lengthPages?.at(doc);
         const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
         out[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
       }

@@ -3,6 +3,7 @@
  * personalisation vector), over typed arrays, by a local forward push from a sparse reset: a query reads
  * the part of the graph its reset reaches, not the whole graph.
  */
+import { guardOf } from "./snapshot-pages.ts";
 
 /** An undirected weighted graph: each edge is stored in both directions. */
 export interface CsrGraph {
@@ -114,6 +115,7 @@ export function localPageRank(
   scratch: PushScratch = new PushScratch(graph.nodes),
 ): PushWork {
   const { strength } = graph;
+  const strengthPages = guardOf(strength);
   const { estimate, residual, queue, queued, touched, seen } = scratch;
   let largest = 0;
   for (let i = 0; i < reset.nodes.length; i++) if (reset.weights[i] > largest) largest = reset.weights[i];
@@ -129,6 +131,7 @@ export function localPageRank(
       touched[run.touched++] = node;
     }
     residual[node] += w;
+    strengthPages?.at(node);
     if (!queued[node] && residual[node] > epsilon * strength[node]) {
       queued[node] = 1;
       queue[run.tail] = node;
@@ -155,10 +158,14 @@ export function localPageRank(
  * Up to PUSHES_PER_DRAIN pushes from the FIFO ring `queue` (a node is in it at most once, `queued`, so
  * it never holds more than every node). PERF: a function called again and again rather than one long
  * loop, so a fresh process's JIT compiles it after its first calls and runs the rest optimised (one loop
- * inline: the first query's push at 16× LoCoMo ran in the slow tiers throughout).
+ * inline: the first query's push at 16× LoCoMo ran in the slow tiers throughout). A graph mapped from
+ * recall.bin has its pages checked as the push first reads them (a node's row, a neighbour's strength).
  */
 function drain(graph: CsrGraph, scratch: PushScratch, run: PushRun, damping: number, epsilon: number): void {
   const { offsets, column, weight, strength } = graph;
+  const [offsetPages, columnPages, weightPages, strengthPages] = [offsets, column, weight, strength].map(
+    guardOf,
+  );
   const { estimate, residual, queue, queued, touched, seen } = scratch;
   const capacity = queue.length;
   let { head, tail, size, touched: touchedCount, entries } = run;
@@ -174,10 +181,14 @@ function drain(graph: CsrGraph, scratch: PushScratch, run: PushRun, damping: num
     run.pushes++;
     if (!(strength[u] > 0)) continue;
     const share = (damping * r) / strength[u];
+    offsetPages?.range(u, u + 2);
     const end = offsets[u + 1];
     entries += end - offsets[u];
+    columnPages?.range(offsets[u], end);
+    weightPages?.range(offsets[u], end);
     for (let k = offsets[u]; k < end; k++) {
       const v = column[k];
+      strengthPages?.at(v);
       if (!seen[v]) {
         seen[v] = 1;
         touched[touchedCount++] = v;

@@ -31,6 +31,7 @@ import {
 import { MODES, type Mode } from "./modes.ts";
 import { MemoryIndex, type Ranked, type RecallChunk, topIndices } from "./snapshot.ts";
 import { persistedIndex } from "./snapshot-file.ts";
+import { SnapshotFileError } from "./snapshot-pages.ts";
 import { queryRole, type Role, withoutNames } from "./speakers.ts";
 
 export { formatRecalled } from "./format.ts";
@@ -77,6 +78,12 @@ interface Warm {
 const warm = new Map<string, Warm>();
 
 /**
+ * Snapshot files (path and stamp) a query found a damaged page in: this process reads the store instead
+ * until the file is replaced (the next index run checks every page and rebuilds it).
+ */
+const damagedSnapshots = new Set<string>();
+
+/**
  * The store recall reads and its recall arrays: the local store, or with a shared store (`storage:
  * postgres`) the local mirror of it, pulled first when the shared store changed (see memory/shared.ts).
  */
@@ -116,14 +123,18 @@ export async function loadMemoryIndex(
   }
   const current = entry;
   const file = files.snapshot;
-  const key = `${current.store.generation()}:${fileStamp(file)}`;
+  const stamp = `${file}:${fileStamp(file)}`;
+  const usable = !damagedSnapshots.has(stamp);
+  const key = `${current.store.generation()}:${stamp}:${usable}`;
   if (current.index && current.key === key) return current.index;
   current.loading ??= (async () => {
     const { loadModel } = await import("../../embed/source.ts");
     const model = await loadModel();
     // The persisted snapshot answers without reading the whole store; while an indexer runs, an older
     // one is still right about every chunk it holds (nothing was deleted) and is refreshed at the run's end.
-    const persisted = persistedIndex(file, current.store, model.id, isLocked(indexLockPath(root)), root);
+    const persisted = usable
+      ? persistedIndex(file, current.store, model.id, isLocked(indexLockPath(root)), root)
+      : undefined;
     return persisted ?? MemoryIndex.build(await current.store.snapshot(), model);
   })().finally(() => {
     current.loading = undefined;
@@ -338,14 +349,39 @@ export async function recall(
   }
 }
 
+/**
+ * The answer from the project's index; when a page of recall.bin that the query read is damaged (its
+ * pages are checked as they are first read), the damage is logged and the same query answered from
+ * the store, as for a file that is damaged where opening checks it.
+ */
 async function answer(
   projectRoot: string,
   query: string,
   mode: Mode,
   topK: number,
-  { speaker, shared }: RecallOptions,
+  options: RecallOptions,
 ): Promise<RecallResult> {
-  const index = await loadMemoryIndex(projectRoot, shared);
+  try {
+    const index = await loadMemoryIndex(projectRoot, options.shared);
+    return await answerFrom(projectRoot, index, query, mode, topK, options);
+  } catch (error) {
+    if (!(error instanceof SnapshotFileError)) throw error;
+    logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
+    const { snapshot } = await recallFiles(projectRoot, options.shared);
+    damagedSnapshots.add(`${snapshot}:${fileStamp(snapshot)}`);
+    const index = await loadMemoryIndex(projectRoot, options.shared);
+    return answerFrom(projectRoot, index, query, mode, topK, options);
+  }
+}
+
+async function answerFrom(
+  projectRoot: string,
+  index: MemoryIndex | undefined,
+  query: string,
+  mode: Mode,
+  topK: number,
+  { speaker }: RecallOptions,
+): Promise<RecallResult> {
   if (!index || index.chunkCount === 0) {
     const running = isLocked(indexLockPath(projectRoot)) ? " (an indexer is running now)" : "";
     return {

@@ -2,10 +2,12 @@
  * The persisted form of a local store's recall arrays (`recall.bin` beside memory.db): written by the
  * indexer after each run, memory-mapped by recall, so a fresh process answers its first query without
  * reading the whole store or tokenising every chunk. Layout: a fixed head (magic, version, header
- * length and CRC), a JSON header (counts, marks, the section table), then 8-byte-aligned typed-array
- * sections, each with its CRC-32. Recall checks the sections a query reads; the indexer, which extends
- * the arrays, checks all of them. Anything that does not check out is not used: recall falls back to
- * reading the store, the indexer rebuilds the file from nothing.
+ * length and CRC), a JSON header (counts, marks, the section table), then page-aligned typed-array
+ * sections, and last the CRC-32 of every PAGE_BYTES page of every section (snapshot-pages.ts). Opening
+ * checks the head, the header and that table; the pages are checked when a query first reads them
+ * (a fresh query reads a few hundred pages, whatever the file's size), all of them by the indexer,
+ * which extends the arrays. Anything that does not check out is not used: recall answers from the
+ * store, the indexer rebuilds the file from nothing.
  */
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { logError } from "../../home/log.ts";
@@ -15,11 +17,20 @@ import { lexicalTokens } from "../tokens.ts";
 import { arrayTerms, encodedTerms, type Postings, type TermList } from "./bm25.ts";
 import { type ChunkSource, MemoryIndex, type RecallChunk } from "./snapshot.ts";
 import { derive, extendArrays, PostingsBuilder, positionOf, type SnapshotArrays } from "./snapshot-build.ts";
+import {
+  guardOf,
+  PAGE_BYTES,
+  PageGuard,
+  pageCrcs,
+  pagesOf,
+  SnapshotFileError,
+  setGuard,
+} from "./snapshot-pages.ts";
 import { countVocatives, emptyVocativeCounts, type VocativeCounts } from "./speakers.ts";
 
 const MAGIC = "TFRECALL";
 /** Bumped when the layout or what the arrays mean changes: an older file is rebuilt. */
-export const SNAPSHOT_FILE_VERSION = 2;
+export const SNAPSHOT_FILE_VERSION = 3;
 const HEAD_BYTES = 24;
 
 type Typed = Int32Array | Uint32Array | Float32Array | Float64Array | Uint8Array;
@@ -29,11 +40,11 @@ type Kind = keyof typeof KINDS;
 interface SectionEntry {
   name: string;
   kind: Kind;
+  /** Bytes from the data start (a multiple of PAGE_BYTES). */
   offset: number;
   length: number;
-  crc: number;
-  /** Read by queries (checked on every open); the others only by the indexer extending the arrays. */
-  query: boolean;
+  /** Its first page's entry in the page CRC table. */
+  firstPage: number;
 }
 
 interface Header {
@@ -47,10 +58,11 @@ interface Header {
   factTotalLength: number;
   vocatives: VocativeCounts;
   sections: SectionEntry[];
+  /** The page CRC table: its offset from the data start, its entries and its own CRC (checked at open). */
+  pageTable: { offset: number; length: number; crc: number };
 }
 
-/** A file that is not a usable snapshot (damaged, truncated, of another version). */
-export class SnapshotFileError extends Error {}
+export { SnapshotFileError };
 
 function encodeTerms(terms: TermList): { bytes: Uint8Array; offsets: Uint32Array } {
   const encoder = new TextEncoder();
@@ -72,46 +84,46 @@ function encodeTerms(terms: TermList): { bytes: Uint8Array; offsets: Uint32Array
   return { bytes, offsets };
 }
 
-function sectionsOf(a: SnapshotArrays): [name: string, kind: Kind, data: Typed, query: boolean][] {
-  const postings = (prefix: string, p: Postings): [string, Kind, Typed, boolean][] => {
+function sectionsOf(a: SnapshotArrays): [name: string, kind: Kind, data: Typed][] {
+  const postings = (prefix: string, p: Postings): [string, Kind, Typed][] => {
     const { bytes, offsets } = encodeTerms(p.terms);
     return [
-      [`${prefix}TermBytes`, "u8", bytes, true],
-      [`${prefix}TermOffsets`, "u32", offsets, true],
-      [`${prefix}Start`, "u32", p.start, true],
-      [`${prefix}Docs`, "i32", p.docs, true],
-      [`${prefix}Tfs`, "f32", p.tfs, true],
-      [`${prefix}DocLength`, "f32", p.docLength, true],
+      [`${prefix}TermBytes`, "u8", bytes],
+      [`${prefix}TermOffsets`, "u32", offsets],
+      [`${prefix}Start`, "u32", p.start],
+      [`${prefix}Docs`, "i32", p.docs],
+      [`${prefix}Tfs`, "f32", p.tfs],
+      [`${prefix}DocLength`, "f32", p.docLength],
     ];
   };
   return [
-    ["chunkIds", "i32", a.chunkIds, true],
-    ["previous", "i32", a.previous, true],
-    ["next", "i32", a.next, true],
-    ["vectors", "f32", a.vectors, true],
+    ["chunkIds", "i32", a.chunkIds],
+    ["previous", "i32", a.previous],
+    ["next", "i32", a.next],
+    ["vectors", "f32", a.vectors],
     ...postings("chunk", a.chunkPostings),
-    ["entityIds", "i32", a.entityIds, false],
-    ["factIds", "i32", a.factIds, false],
-    ["factSubjects", "i32", a.factSubjects, false],
-    ["factObjects", "i32", a.factObjects, false],
-    ["factVectors", "f32", a.factVectors, true],
+    ["entityIds", "i32", a.entityIds],
+    ["factIds", "i32", a.factIds],
+    ["factSubjects", "i32", a.factSubjects],
+    ["factObjects", "i32", a.factObjects],
+    ["factVectors", "f32", a.factVectors],
     ...postings("fact", a.factPostings),
-    ["edgeIds", "i32", a.edges.ids, false],
-    ["edgeKind", "u8", a.edges.kind, false],
-    ["edgeA", "i32", a.edges.a, false],
-    ["edgeB", "i32", a.edges.b, false],
-    ["edgeWeight", "f64", a.edges.weight, false],
-    ["graphOffsets", "i32", a.graph.offsets, true],
-    ["graphColumn", "i32", a.graph.column, true],
-    ["graphWeight", "f64", a.graph.weight, true],
-    ["graphStrength", "f64", a.graph.strength, true],
-    ["phraseChunks", "i32", a.phraseChunks, true],
-    ["factSubject", "i32", a.factSubject, true],
-    ["factObject", "i32", a.factObject, true],
+    ["edgeIds", "i32", a.edges.ids],
+    ["edgeKind", "u8", a.edges.kind],
+    ["edgeA", "i32", a.edges.a],
+    ["edgeB", "i32", a.edges.b],
+    ["edgeWeight", "f64", a.edges.weight],
+    ["graphOffsets", "i32", a.graph.offsets],
+    ["graphColumn", "i32", a.graph.column],
+    ["graphWeight", "f64", a.graph.weight],
+    ["graphStrength", "f64", a.graph.strength],
+    ["phraseChunks", "i32", a.phraseChunks],
+    ["factSubject", "i32", a.factSubject],
+    ["factObject", "i32", a.factObject],
   ];
 }
 
-const align = (n: number) => (n + 7) & ~7;
+const alignPage = (n: number) => Math.ceil(n / PAGE_BYTES) * PAGE_BYTES;
 
 function bytesOf(data: Typed): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
@@ -121,11 +133,17 @@ function bytesOf(data: Typed): Uint8Array {
 export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: string): void {
   const sections = sectionsOf(arrays);
   const entries: SectionEntry[] = [];
+  const crcs: Uint32Array[] = [];
   let offset = 0;
-  for (const [name, kind, data, query] of sections) {
-    entries.push({ name, kind, offset, length: data.length, crc: Bun.hash.crc32(bytesOf(data)), query });
-    offset = align(offset + data.byteLength);
+  let firstPage = 0;
+  for (const [name, kind, data] of sections) {
+    entries.push({ name, kind, offset, length: data.length, firstPage });
+    crcs.push(pageCrcs(bytesOf(data)));
+    firstPage += crcs[crcs.length - 1].length;
+    offset = alignPage(offset + data.byteLength);
   }
+  const table = new Uint32Array(firstPage);
+  for (let i = 0, at = 0; i < crcs.length; at += crcs[i++].length) table.set(crcs[i], at);
   const header: Header = {
     generation: arrays.generation,
     marks: arrays.marks,
@@ -137,9 +155,10 @@ export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: s
     factTotalLength: arrays.factPostings.totalLength,
     vocatives: arrays.vocatives,
     sections: entries,
+    pageTable: { offset, length: table.length, crc: Bun.hash.crc32(bytesOf(table)) },
   };
   const json = new TextEncoder().encode(JSON.stringify(header));
-  const dataStart = align(HEAD_BYTES + json.length);
+  const dataStart = alignPage(HEAD_BYTES + json.length);
   const head = new Uint8Array(dataStart);
   head.set(new TextEncoder().encode(MAGIC));
   const view = new DataView(head.buffer);
@@ -152,9 +171,12 @@ export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: s
   try {
     writeSync(fd, head);
     let written = 0;
-    const padding = new Uint8Array(8);
-    for (const [i, [, , data]] of sections.entries()) {
-      const at = entries[i].offset;
+    const padding = new Uint8Array(PAGE_BYTES);
+    const parts: [at: number, data: Typed][] = [
+      ...sections.map(([, , data], i): [number, Typed] => [entries[i].offset, data]),
+      [offset, table],
+    ];
+    for (const [at, data] of parts) {
       if (at > written) writeSync(fd, padding, 0, at - written);
       writeSync(fd, bytesOf(data));
       written = at + data.byteLength;
@@ -186,8 +208,10 @@ function mapFile(path: string): Uint8Array {
 }
 
 /**
- * The arrays of a snapshot file and its model id; `all` checks every section (to extend them),
- * otherwise only what queries read. Throws SnapshotFileError for anything that does not check out.
+ * The arrays of a snapshot file and its model id. Opening checks the head, the header and the page CRC
+ * table; each array's pages are checked when first read (its PageGuard), or all of them now with `all`
+ * (the indexer, which extends every array). Throws SnapshotFileError for anything that does not check
+ * out, now or when a damaged page is read.
  */
 export function readSnapshotFile(
   path: string,
@@ -207,22 +231,44 @@ export function readSnapshotFile(
   let header: Header;
   try {
     header = JSON.parse(new TextDecoder().decode(json)) as Header;
-    if (!Array.isArray(header.sections)) throw new Error("no section table");
+    if (!Array.isArray(header.sections) || !header.pageTable) throw new Error("no section table");
   } catch (error) {
     throw new SnapshotFileError(`${path}: header unreadable (${(error as Error).message})`);
   }
-  const dataStart = align(HEAD_BYTES + jsonLength);
+  const dataStart = alignPage(HEAD_BYTES + jsonLength);
+  const tableStart = dataStart + header.pageTable.offset;
+  if (tableStart % PAGE_BYTES !== 0 || tableStart + header.pageTable.length * 4 > file.length)
+    throw new SnapshotFileError(`${path}: page table out of bounds`);
+  const table = new Uint32Array(
+    file.buffer as ArrayBuffer,
+    file.byteOffset + tableStart,
+    header.pageTable.length,
+  );
+  if (Bun.hash.crc32(bytesOf(table)) !== header.pageTable.crc)
+    throw new SnapshotFileError(`${path}: page table damaged`);
   const sections = new Map<string, Typed>();
   for (const s of header.sections) {
     const make = Object.hasOwn(KINDS, s.kind) ? KINDS[s.kind] : undefined;
     const start = dataStart + s.offset;
     const bytes = s.length * (make?.BYTES_PER_ELEMENT ?? 0);
-    if (!make || start % 8 !== 0 || start + bytes > file.length)
+    const pages = pagesOf(bytes);
+    if (
+      !make ||
+      start % PAGE_BYTES !== 0 ||
+      start + bytes > file.length ||
+      s.firstPage + pages > table.length
+    )
       throw new SnapshotFileError(`${path}: section ${s.name} out of bounds`);
-    const raw = file.subarray(start, start + bytes);
-    if ((s.query || options.all) && Bun.hash.crc32(raw) !== s.crc)
-      throw new SnapshotFileError(`${path}: section ${s.name} damaged`);
-    sections.set(s.name, new make(file.buffer as ArrayBuffer, file.byteOffset + start, s.length));
+    const data = new make(file.buffer as ArrayBuffer, file.byteOffset + start, s.length);
+    const guard = new PageGuard(
+      file.subarray(start, start + bytes),
+      table.subarray(s.firstPage, s.firstPage + pages),
+      make.BYTES_PER_ELEMENT,
+      (page) => `${path}: page ${page} of section ${s.name} damaged`,
+    );
+    if (options.all) guard.all();
+    else setGuard(data, guard);
+    sections.set(s.name, data);
   }
   const get = <T extends Typed>(name: string): T => {
     const found = sections.get(name);
@@ -276,6 +322,22 @@ export function readSnapshotFile(
     factObject: get("factObject"),
   };
   return { arrays, model: header.model };
+}
+
+/** Where each section of a snapshot file lies (byte offset and length in the file): tests damage one. */
+export function snapshotSections(path: string): Map<string, { start: number; bytes: number }> {
+  const file = mapFile(path);
+  const jsonLength = new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(12, true);
+  const header = JSON.parse(
+    new TextDecoder().decode(file.subarray(HEAD_BYTES, HEAD_BYTES + jsonLength)),
+  ) as Header;
+  const dataStart = alignPage(HEAD_BYTES + jsonLength);
+  return new Map(
+    header.sections.map((s) => [
+      s.name,
+      { start: dataStart + s.offset, bytes: s.length * KINDS[s.kind].BYTES_PER_ELEMENT },
+    ]),
+  );
 }
 
 /** Terms decoded once into strings: extending the arrays walks them all. */
@@ -450,7 +512,9 @@ const CACHED_CHUNKS = 4096;
 /**
  * The index of a store's snapshot file, or undefined when there is none usable for this store: built
  * for another model, older than a deletion, or older than the store's last write while no indexer is
- * running to refresh it. A damaged file is logged and not used (the next index run rebuilds it).
+ * running to refresh it. A file damaged where opening checks it (head, header, page table) is logged
+ * and not used; a damaged page is found when a query first reads it (SnapshotFileError, which recall
+ * answers from the store). The next index run checks every page and rebuilds a damaged file.
  */
 export function persistedIndex(
   path: string,
@@ -474,17 +538,22 @@ export function persistedIndex(
     return undefined;
   if (arrays.generation !== store.generation() && !indexing) return undefined;
   const cache = new Map<number, RecallChunk>();
+  const ids = guardOf(arrays.chunkIds);
   const source: ChunkSource = {
     chunk(index) {
       let found = cache.get(index);
       if (!found) {
         if (cache.size >= CACHED_CHUNKS) cache.clear();
+        ids?.at(index);
         [found] = store.chunksById([arrays.chunkIds[index]]);
         cache.set(index, found);
       }
       return found;
     },
-    all: () => store.chunksById(Array.from(arrays.chunkIds)),
+    all() {
+      ids?.all();
+      return store.chunksById(Array.from(arrays.chunkIds));
+    },
   };
   return new MemoryIndex(arrays, source);
 }

@@ -9,6 +9,7 @@ import { lexicalTokens } from "../tokens.ts";
 import { Bm25Index } from "./bm25.ts";
 import { type CsrGraph, localPageRank, PushScratch, type PushWork, type SparseReset } from "./ppr.ts";
 import { deltaOfSnapshot, extendArrays, type SnapshotArrays } from "./snapshot-build.ts";
+import { guardOf } from "./snapshot-pages.ts";
 import { type Role, speakerNames } from "./speakers.ts";
 
 /**
@@ -192,6 +193,7 @@ export class MemoryIndex {
 
   /** Cosine of the query with every chunk (rows are L2-normalised, so a dot product). */
   denseScores(query: Float32Array): Float64Array {
+    guardOf(this.vectors)?.all();
     return dotAll(this.vectors, query, this.chunkCount, this.dim);
   }
 
@@ -225,6 +227,8 @@ export class MemoryIndex {
 
   /** Each chunk's score plus SESSION_SMOOTHING × its session neighbours' scores. */
   smoothAlongSessions(scores: ArrayLike<number>, share = SESSION_SMOOTHING): Float64Array {
+    guardOf(this.previous)?.all();
+    guardOf(this.next)?.all();
     const out = new Float64Array(scores.length);
     for (let i = 0; i < scores.length; i++) {
       const p = this.previous[i];
@@ -314,7 +318,9 @@ export class MemoryIndex {
     const P = this.chunkCount;
     let factScores: Float64Array;
     let candidates: Int32Array | undefined;
+    const factRows = guardOf(this.factVectors);
     if (this.factCount <= settings.denseFactScanLimit) {
+      factRows?.all();
       const dense = dotAll(this.factVectors, vector, this.factCount, this.dim);
       factScores = mix(dense, this.factBm25.scores(query), settings.factDenseMix);
     } else {
@@ -322,6 +328,7 @@ export class MemoryIndex {
       const matched = this.factBm25.matches(query, this.factScratch, FACT_TERM_POSTINGS);
       const kept = Int32Array.from(largestSet(matched.scores, FACT_CANDIDATES));
       candidates = kept.map((i) => matched.docs[i]);
+      if (factRows) for (const f of candidates) factRows.range(f * this.dim, (f + 1) * this.dim);
       const dense = dotRows(this.factVectors, vector, candidates, this.dim);
       factScores = mix(
         dense,
@@ -332,11 +339,19 @@ export class MemoryIndex {
       );
     }
     const phrases = new Map<number, { sum: number; count: number }>();
+    const [subjectPages, objectPages, holderPages] = [
+      this.factSubject,
+      this.factObject,
+      this.phraseChunks,
+    ].map(guardOf);
     for (const c of topIndices(factScores, settings.linkTopFacts)) {
       if (!(factScores[c] > 0)) continue;
       const f = candidates ? candidates[c] : c;
+      subjectPages?.at(f);
+      objectPages?.at(f);
       for (const node of [this.factSubject[f], this.factObject[f]]) {
         if (node < 0) continue;
+        holderPages?.at(node - P);
         const holders = this.phraseChunks[node - P];
         const seed = phrases.get(node) ?? { sum: 0, count: 0 };
         seed.sum += holders > 0 ? factScores[c] / holders : factScores[c];
