@@ -19,13 +19,13 @@ describe("queryKind", () => {
     ).toBe("question");
   });
 
-  test("up to five words that are not a question are keywords; more are a phrase", () => {
-    expect(queryKind("radix tree path matching", false)).toBe("keywords");
-    expect(queryKind("request logging middleware with status codes", false)).toBe("phrase");
+  test("keywords, phrases and messages that do not start with one are sentences", () => {
+    expect(queryKind("radix tree path matching", false)).toBe("sentence");
+    expect(queryKind("request logging middleware with status codes", false)).toBe("sentence");
   });
 
   test("a question word later in the text (a commit message's 'when') does not make it a question", () => {
-    expect(queryKind("Fix a panic when the route table is empty after a reload", false)).toBe("phrase");
+    expect(queryKind("Fix a panic when the route table is empty after a reload", false)).toBe("sentence");
   });
 
   test("an identifier query is its own kind, even when it reads like a word", () => {
@@ -34,15 +34,12 @@ describe("queryKind", () => {
 });
 
 describe("fusionWeight", () => {
-  test("questions and keywords weigh the dense list as sentences do unless tuned apart", () => {
-    for (const kind of ["question", "keywords", "phrase"] as const)
-      expect(fusionWeight(kind)).toBe(ALPHA_NATURAL);
+  test("identifiers lean lexical; questions and other sentences weigh the dense list alike", () => {
+    for (const kind of ["question", "sentence"] as const) expect(fusionWeight(kind)).toBe(ALPHA_NATURAL);
     expect(fusionWeight("identifier")).toBe(ALPHA_SYMBOL);
     setTuning({ alphaNatural: 0.5 });
     expect(fusionWeight("question")).toBe(0.5);
-    setTuning({ alphaQuestion: 0.2 });
-    expect(fusionWeight("question")).toBe(0.2);
-    expect(fusionWeight("phrase")).toBe(ALPHA_NATURAL);
+    expect(fusionWeight("identifier")).toBe(ALPHA_SYMBOL);
   });
 });
 

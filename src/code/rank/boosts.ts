@@ -47,8 +47,6 @@ const FILE_COHERENCE_SHARE = 0.2;
  * files of semantic ones (code-cv LOO 0.877); for questions alone every fold chooses 0.4.
  */
 const FILE_COHERENCE_QUESTION = 0.4;
-/** The best chunk of each file gains this share of the best score, scaled by its folder's total (0: off). */
-const FOLDER_COHERENCE_SHARE = 0;
 /** A candidate gains this share of its same-file neighbours' fused scores (0: off). */
 const NEIGHBOUR_SHARE = 0;
 
@@ -67,7 +65,6 @@ export function rerank(
   const kind = queryKind(text, symbolQuery);
   if (!symbolQuery) boostNeighbours(index, scores);
   boostFileCoherence(index, scores, kind);
-  if (!symbolQuery) boostFolderCoherence(index, scores);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {
     boostPathMatches(index, scores, text);
@@ -189,48 +186,6 @@ function boostFileCoherence(index: CodeIndex, scores: Map<number, number>, kind:
   for (const [file, chunk] of fileBest) {
     scores.set(chunk, (scores.get(chunk) ?? 0) + (share * (fileTotal.get(file) ?? 0)) / maxTotal);
   }
-}
-
-/** Per loaded index, each file's folder as a number (files of one folder share it). */
-const folderCache = new WeakMap<CodeIndex, Int32Array>();
-function folderOf(index: CodeIndex): Int32Array {
-  let folders = folderCache.get(index);
-  if (!folders) {
-    const ids = new Map<string, number>();
-    folders = new Int32Array(index.files.length);
-    for (let f = 0; f < index.files.length; f++) {
-      const path = index.files[f].path;
-      const folder = path.slice(0, Math.max(0, path.lastIndexOf("/")));
-      let id = ids.get(folder);
-      if (id === undefined) ids.set(folder, (id = ids.size));
-      folders[f] = id;
-    }
-    folderCache.set(index, folders);
-  }
-  return folders;
-}
-
-/**
- * The best chunk of each file gains a share of the best score in proportion to its folder's total:
- * a question about a subsystem is answered in the folder that holds most of its candidates.
- */
-function boostFolderCoherence(index: CodeIndex, scores: Map<number, number>): void {
-  const share = maxOf(scores) * tuned("folderCoherenceShare", FOLDER_COHERENCE_SHARE);
-  if (share === 0) return;
-  const folders = folderOf(index);
-  const folderTotal = new Map<number, number>();
-  const fileBest = new Map<number, number>();
-  for (const [chunk, score] of scores) {
-    const file = index.chunkFile[chunk];
-    const folder = folders[file];
-    folderTotal.set(folder, (folderTotal.get(folder) ?? 0) + score);
-    const best = fileBest.get(file);
-    if (best === undefined || score > (scores.get(best) ?? 0)) fileBest.set(file, chunk);
-  }
-  let maxTotal = 0;
-  for (const total of folderTotal.values()) maxTotal = Math.max(maxTotal, total);
-  for (const [file, chunk] of fileBest)
-    scores.set(chunk, (scores.get(chunk) ?? 0) + (share * (folderTotal.get(folders[file]) ?? 0)) / maxTotal);
 }
 
 /**

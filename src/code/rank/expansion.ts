@@ -18,12 +18,6 @@ const FEEDBACK_TERMS = 5;
 const MIN_FEEDBACK_SUPPORT = 3;
 /** Share of the query's own BM25 weight the added terms carry (0: no expansion). */
 const FEEDBACK_WEIGHT = 0.3;
-/** Terms added from the repository's own co-occurrences of the query's words (0: none). */
-const COOCCURRENCE_TERMS = 0;
-/** A query term's chunks read for its co-occurring terms: its first ones in the index, enough to see its company. */
-const COOCCURRENCE_CHUNKS = 40;
-/** A co-occurring term must be in this share of a query term's chunks read: the term's usual company, not a neighbour's. */
-const MIN_COOCCURRENCE_SHARE = 0.3;
 
 /**
  * Up to this many postings, the first sentence of a loaded index turns all of them around (chunk →
@@ -174,43 +168,6 @@ export function feedbackTerms(index: CodeIndex, queryTerms: string[], ranked: nu
 }
 
 /**
- * Terms the repository uses together with the query's words wherever they occur (not only in the
- * sentence's top chunks, as feedback): for each query term, the terms held by at least
- * MIN_COOCCURRENCE_SHARE of its chunks (`retry` → `backoff`, `attempt` in every chunk that retries),
- * the most telling first (share summed over the query's terms × IDF).
- */
-export function cooccurrenceTerms(index: CodeIndex, queryTerms: string[], count: number): string[] {
-  const { bm25 } = index;
-  const asked = new Set(queryTerms);
-  const { support } = feedbackCache(index);
-  const association = new Map<number, number>();
-  for (const term of asked) {
-    const id = bm25.termIds.get(term);
-    if (id === undefined || term.length < 3 || QUERY_STOPWORDS.has(term)) continue;
-    const first = bm25.offsets[id];
-    const read = Math.min(COOCCURRENCE_CHUNKS, bm25.offsets[id + 1] - first);
-    if (read < 3) continue;
-    const touched: number[] = [];
-    for (let p = first; p < first + read; p++)
-      for (const other of chunkTerms(index, bm25.docs[p])) if (support[other]++ === 0) touched.push(other);
-    for (const other of touched) {
-      const share = support[other] / read;
-      support[other] = 0;
-      if (share >= MIN_COOCCURRENCE_SHARE && other !== id)
-        association.set(other, (association.get(other) ?? 0) + share);
-    }
-  }
-  const weighted: { term: string; weight: number }[] = [];
-  for (const [id, share] of association) {
-    const term = bm25.terms[id];
-    if (term.length < 3 || asked.has(term) || QUERY_STOPWORDS.has(term)) continue;
-    weighted.push({ term, weight: share * inverseFrequency(bm25, id) });
-  }
-  weighted.sort((a, b) => b.weight - a.weight || (a.term < b.term ? -1 : 1));
-  return weighted.slice(0, count).map((w) => w.term);
-}
-
-/**
  * The feedback terms of a sentence and the weight their BM25 scores are added at (bm25.ts topBm25
  * adds them); undefined when the weight is 0 or no term qualifies.
  */
@@ -222,9 +179,5 @@ export function lexicalFeedback(
   const weight = tuned("feedbackWeight", FEEDBACK_WEIGHT);
   if (weight <= 0) return undefined;
   const terms = feedbackTerms(index, queryTerms, ranked);
-  const cooccurring = tuned("cooccurrenceTerms", COOCCURRENCE_TERMS);
-  if (cooccurring > 0)
-    for (const term of cooccurrenceTerms(index, queryTerms, cooccurring))
-      if (!terms.includes(term)) terms.push(term);
   return terms.length ? { terms, weight } : undefined;
 }

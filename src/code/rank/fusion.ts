@@ -19,30 +19,24 @@ export const ALPHA_SYMBOL = 0.3;
 export const ALPHA_NATURAL = 0.4;
 
 /**
- * What a query is, for the weights that may differ by kind: a bare identifier (isSymbolQuery), a
- * question (`how are routes matched`), a few keywords (`radix tree path matching`), or a longer
- * phrase or message.
+ * What a query is, for the weights that differ by kind: a bare identifier (isSymbolQuery), a
+ * question (`how are routes matched`), or another sentence (keywords, a phrase, a message). Fusion
+ * tells identifiers from the rest; file coherence (boosts.ts), questions. A split of the rest into
+ * up to five keywords and longer phrases, each with its own dense weight, path boost and coherence,
+ * was measured and not kept (docs/code-search.md, issue 20's third round).
  */
-export type QueryKind = "identifier" | "question" | "keywords" | "phrase";
+export type QueryKind = "identifier" | "question" | "sentence";
 /** A question starts with its question word; a commit message that says "when" later is not one. */
 const QUESTION = /^\s*(how|what|where|why|which|when|who)\b/i;
-/** Up to this many words, a query that is not a question is a list of keywords. */
-const KEYWORD_QUERY_MAX_WORDS = 5;
 
 export function queryKind(text: string, symbolQuery: boolean): QueryKind {
   if (symbolQuery) return "identifier";
-  if (QUESTION.test(text)) return "question";
-  const words = text.match(/[A-Za-z0-9_]+/g)?.length ?? 0;
-  return words <= KEYWORD_QUERY_MAX_WORDS ? "keywords" : "phrase";
+  return QUESTION.test(text) ? "question" : "sentence";
 }
 
-/** The dense list's weight for a kind of query; questions and keywords weigh as sentences unless tuned. */
+/** The dense list's weight for a kind of query: identifiers lean lexical, every sentence weighs the same. */
 export function fusionWeight(kind: QueryKind): number {
-  const natural = tuned("alphaNatural", ALPHA_NATURAL);
-  if (kind === "identifier") return tuned("alphaSymbol", ALPHA_SYMBOL);
-  if (kind === "question") return tuned("alphaQuestion", natural);
-  if (kind === "keywords") return tuned("alphaKeywords", natural);
-  return natural;
+  return kind === "identifier" ? tuned("alphaSymbol", ALPHA_SYMBOL) : tuned("alphaNatural", ALPHA_NATURAL);
 }
 
 /** Reciprocal-rank scores of a ranked list of ids. */

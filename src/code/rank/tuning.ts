@@ -8,13 +8,8 @@
 export type TunableWeight =
   | "alphaNatural"
   | "alphaSymbol"
-  | "alphaQuestion"
-  | "alphaKeywords"
   | "fileCoherenceQuestion"
-  | "fileCoherenceKeywords"
-  | "folderCoherenceShare"
   | "neighbourShare"
-  | "cooccurrenceTerms"
   | "definitionBoost"
   | "pathMatchBoost"
   | "fileCoherenceShare"
