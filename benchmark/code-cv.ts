@@ -49,7 +49,6 @@ const ALTERNATIVES: Record<string, Config[]> = {
   alphaNatural: single("alphaNatural", [0.2, 0.3, 0.5, 0.6]),
   alphaSymbol: single("alphaSymbol", [0.1, 0.2, 0.4, 0.5]),
   fileCoherenceQuestion: single("fileCoherenceQuestion", [0.1, 0.2, 0.3, 0.6]),
-  neighbourShare: single("neighbourShare", [0.1, 0.25, 0.5, 1]),
   definitionBoost: single("definitionBoost", [1, 3, 4, 6]),
   pathMatchBoost: single("pathMatchBoost", [0.5, 0.75, 1.5, 2]),
   fileCoherenceShare: single("fileCoherenceShare", [0, 0.1, 0.3, 0.4]),

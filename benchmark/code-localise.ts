@@ -88,8 +88,6 @@ const VARIANTS: Record<string, Config> = {
   "alpha-0.5": { alphaNatural: 0.5 },
   "coherence-0.1": { fileCoherenceShare: 0.1 },
   "coherence-0.4": { fileCoherenceShare: 0.4 },
-  "neighbours-0.1": { neighbourShare: 0.1 },
-  "neighbours-0.25": { neighbourShare: 0.25 },
   /** Questions' file coherence as every other query's (before issue 20's third round). */
   "question-coherence-0.2": { fileCoherenceQuestion: 0.2 },
 };

@@ -47,8 +47,6 @@ const FILE_COHERENCE_SHARE = 0.2;
  * files of semantic ones (code-cv LOO 0.877); for questions alone every fold chooses 0.4.
  */
 const FILE_COHERENCE_QUESTION = 0.4;
-/** A candidate gains this share of its same-file neighbours' fused scores (0: off). */
-const NEIGHBOUR_SHARE = 0;
 
 /**
  * Adds every boost a query earns to `scores` (chunk → fused score): file coherence, then for an
@@ -63,7 +61,6 @@ export function rerank(
   isAllowed: (chunk: number) => boolean,
 ): void {
   const kind = queryKind(text, symbolQuery);
-  if (!symbolQuery) boostNeighbours(index, scores);
   boostFileCoherence(index, scores, kind);
   if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
   else {
@@ -185,24 +182,6 @@ function boostFileCoherence(index: CodeIndex, scores: Map<number, number>, kind:
   for (const total of fileTotal.values()) maxTotal = Math.max(maxTotal, total);
   for (const [file, chunk] of fileBest) {
     scores.set(chunk, (scores.get(chunk) ?? 0) + (share * (fileTotal.get(file) ?? 0)) / maxTotal);
-  }
-}
-
-/**
- * Each candidate gains a share of the fused scores of the chunks just before and after it in its
- * file: a definition split over two chunks, or a function beside the one that calls it.
- */
-function boostNeighbours(index: CodeIndex, scores: Map<number, number>): void {
-  const share = tuned("neighbourShare", NEIGHBOUR_SHARE);
-  if (share === 0) return;
-  const fused = new Map(scores);
-  for (const [chunk, score] of fused) {
-    const file = index.chunkFile[chunk];
-    let gain = 0;
-    if (chunk > 0 && index.chunkFile[chunk - 1] === file) gain += fused.get(chunk - 1) ?? 0;
-    if (chunk + 1 < index.chunkFile.length && index.chunkFile[chunk + 1] === file)
-      gain += fused.get(chunk + 1) ?? 0;
-    if (gain) scores.set(chunk, score + share * gain);
   }
 }
 

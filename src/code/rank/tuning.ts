@@ -9,7 +9,6 @@ export type TunableWeight =
   | "alphaNatural"
   | "alphaSymbol"
   | "fileCoherenceQuestion"
-  | "neighbourShare"
   | "definitionBoost"
   | "pathMatchBoost"
   | "fileCoherenceShare"
