@@ -330,6 +330,10 @@ describe("capped synonym edges", () => {
     await indexProject(root, { llm: null });
     expect(synonyms(root)).toEqual(synonyms(await indexed("syn-new", a, b)));
     expect(expected.length).toBeGreaterThan(0);
+    // The older layout's bucket table is gone.
+    const after = new Database(storePath(root), { readonly: true });
+    expect(after.query("SELECT name FROM sqlite_master WHERE name = 'phrase_bands'").all()).toEqual([]);
+    after.close();
   });
 });
 

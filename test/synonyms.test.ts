@@ -9,6 +9,7 @@ import {
   SYNONYM_THRESHOLD,
   SynonymGraph,
   type SynonymSource,
+  synonymEdgesOf,
 } from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
 
@@ -156,6 +157,25 @@ describe("synonym buckets' heads (bottom-k by rank)", () => {
       expect(once.edges()).toEqual(expected);
     }
   }, 30_000);
+
+  test("the band-by-band computation from scratch (a store recomputed under the rule) gives the rule's edges", () => {
+    for (const [seed, limit] of [
+      [4, 3],
+      [5, 16],
+    ]) {
+      const phrases = clustered(seed, 200, 5);
+      const edges = synonymEdgesOf(
+        phrases.map((p) => p.name),
+        new Float32Array(phrases.flatMap((p) => [...p.vector])),
+        3,
+        limit,
+      );
+      const named = edges.map((e) => pair({ a: phrases[e.a].name, b: phrases[e.b].name }));
+      expect(new Set(named).size).toBe(named.length);
+      expect(named.sort()).toEqual(reference(phrases, 3, limit));
+      for (const e of edges) expect(e.score).toBe(cosine(phrases[e.a].vector, phrases[e.b].vector));
+    }
+  });
 
   test("a newcomer reads a bounded number of stored buckets' heads, however crowded its cluster", () => {
     const limit = 4;
