@@ -272,7 +272,8 @@ export class Bm25Index {
   weightedScores(terms: Map<string, number>): Float64Array {
     const out = new Float64Array(this.size);
     const { docs, tfs, docLength } = this.postings;
-    const lengthPages = this.pages.docLength;
+    // Every document's score is written: the lengths (4 bytes a document) are checked whole.
+    this.pages.docLength?.all();
     for (const [term, weight] of terms) {
       const t = this.postings.terms.indexOf(term);
       if (t < 0) continue;
@@ -281,7 +282,6 @@ export class Bm25Index {
       for (let i = from; i < to; i++) {
         const doc = docs[i];
         const tf = tfs[i];
-        lengthPages?.at(doc);
         const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
         out[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
       }
