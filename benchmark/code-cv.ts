@@ -271,6 +271,7 @@ if (args.embed) {
 /** Mechanisms that cost query time, and what turns each off: `--timing` compares them with the constants. */
 const MECHANISMS_OFF: Record<string, Config> = {
   feedback: { feedbackWeight: 0 },
+  "issue 20 round 3 (questions' file coherence 0.4)": { fileCoherenceQuestion: 0.2 },
   "issue 20 round 2 (definition boost 2, decay 0.25, build output, named test folders)": {
     definitionBoost: 3,
     fileSaturationDecay: 0.5,
