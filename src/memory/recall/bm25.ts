@@ -218,15 +218,12 @@ export class Bm25Index {
 
   /**
    * BM25 of only the documents holding a query term: their indices (in the order first met, term by
-   * term) and scores. PERF: the work follows the query's postings, not the number of documents (recall
-   * links a query to the facts of a store of millions this way), and with `maxPostings` it is bounded;
-   * `scratch` is a zeroed array of `size` the caller keeps between calls, left zeroed again.
+   * term) and scores. PERF: the work and the memory follow the query's postings, not the number of
+   * documents (recall links a query to the facts of a store of millions this way): the documents met
+   * are kept in a hash table of the postings' size, since a scratch array of every document costs a
+   * fresh process a page fault for each page of it a posting touches. With `maxPostings` it is bounded.
    */
-  matches(
-    query: string,
-    scratch: Float64Array,
-    maxPostings = Number.POSITIVE_INFINITY,
-  ): { docs: Int32Array; scores: Float64Array } {
+  matches(query: string, maxPostings = Number.POSITIVE_INFINITY): { docs: Int32Array; scores: Float64Array } {
     const { start, docs, tfs, docLength } = this.postings;
     const lengthPages = this.pages.docLength;
     const known: number[] = [];
@@ -246,6 +243,12 @@ export class Bm25Index {
     let postings = 0;
     for (const t of terms) postings += length(t);
     const found = new Int32Array(Math.min(postings, this.size));
+    const scores = new Float64Array(found.length);
+    // Open addressing, at most half full: slot → document + 1 (0: empty) and its place in `found`.
+    const bits = Math.max(1, Math.ceil(Math.log2(2 * postings + 1)));
+    const mask = 2 ** bits - 1;
+    const keys = new Int32Array(mask + 1);
+    const place = new Int32Array(mask + 1);
     let count = 0;
     for (const t of terms) {
       const idf = this.idfAt(t);
@@ -255,17 +258,17 @@ export class Bm25Index {
         const tf = tfs[i];
         lengthPages?.at(doc);
         const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
-        if (scratch[doc] === 0) found[count++] = doc;
-        scratch[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
+        let slot = Math.imul(doc, 0x9e3779b1) >>> (32 - bits);
+        while (keys[slot] !== 0 && keys[slot] !== doc + 1) slot = (slot + 1) & mask;
+        if (keys[slot] === 0) {
+          keys[slot] = doc + 1;
+          place[slot] = count;
+          found[count++] = doc;
+        }
+        scores[place[slot]] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
       }
     }
-    const matched = found.subarray(0, count);
-    const scores = new Float64Array(count);
-    for (let i = 0; i < count; i++) {
-      scores[i] = scratch[matched[i]];
-      scratch[matched[i]] = 0;
-    }
-    return { docs: matched, scores };
+    return { docs: found.subarray(0, count), scores: scores.subarray(0, count) };
   }
 
   /** Σ over terms of weight × the term's BM25 contribution, for every document. */

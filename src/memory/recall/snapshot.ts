@@ -324,8 +324,7 @@ export class MemoryIndex {
       const dense = dotAll(this.factVectors, vector, this.factCount, this.dim);
       factScores = mix(dense, this.factBm25.scores(query), settings.factDenseMix);
     } else {
-      this.factScratch ??= new Float64Array(this.factCount);
-      const matched = this.factBm25.matches(query, this.factScratch, FACT_TERM_POSTINGS);
+      const matched = this.factBm25.matches(query, FACT_TERM_POSTINGS);
       const kept = Int32Array.from(largestSet(matched.scores, FACT_CANDIDATES));
       candidates = kept.map((i) => matched.docs[i]);
       if (factRows) for (const f of candidates) factRows.range(f * this.dim, (f + 1) * this.dim);
@@ -361,8 +360,6 @@ export class MemoryIndex {
     }
     return phrases;
   }
-
-  private factScratch?: Float64Array;
 
   /**
    * The reset over every graph node that graph search used before its reset was made sparse: every
