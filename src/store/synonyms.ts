@@ -358,6 +358,18 @@ export class SynonymGraph {
     this.load(probes);
   }
 
+  /** Adds to `out` both phrases' keys in the bands where they are one bit apart at most. */
+  private closeKeys(x: number, y: number, out: Set<number>): void {
+    for (let b = 0; b < LSH_BANDS; b++) {
+      const kx = this.keys[x * LSH_BANDS + b];
+      const ky = this.keys[y * LSH_BANDS + b];
+      const diff = kx ^ ky;
+      if ((diff & (diff - 1)) !== 0) continue;
+      out.add(kx);
+      out.add(ky);
+    }
+  }
+
   /** Whether phrases x and y are candidates: in some band one bit apart at most, each among its bucket's heads (their buckets read). */
   private candidates(x: number, y: number): boolean {
     for (let b = 0; b < LSH_BANDS; b++) {
@@ -494,7 +506,14 @@ export class SynonymGraph {
     const ends = new Set<string>();
     for (const phrase of evictedNames) for (const other of this.edgesOf(phrase).keys()) ends.add(other);
     this.readVectors(ends);
-    this.loadOwn([...evicted, ...[...ends].flatMap((p) => this.numbers.get(p) ?? [])]);
+    // Only the buckets of bands where an edge's two keys are one bit apart at most can join its ends.
+    const close = new Set<number>();
+    for (const e of evicted)
+      for (const other of this.edgesOf(this.names[e]).keys()) {
+        const w = this.numbers.get(other);
+        if (w !== undefined) this.closeKeys(e, w, close);
+      }
+    this.load(close);
     for (const e of evicted)
       for (const other of this.edgesOf(this.names[e]).keys()) {
         const w = this.numbers.get(other);
