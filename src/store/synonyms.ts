@@ -338,6 +338,7 @@ export class SynonymGraph {
 
   /** The buckets of these phrases, read. */
   private loadOwn(phrases: Iterable<number>): void {
+    if (this.source.empty) return;
     const keys = new Set<number>();
     for (const n of phrases) for (let b = 0; b < LSH_BANDS; b++) keys.add(this.keys[n * LSH_BANDS + b]);
     this.load(keys);
@@ -345,6 +346,7 @@ export class SynonymGraph {
 
   /** The buckets these phrases find candidates in (their own read first): the probes of each band they head. */
   private loadProbes(phrases: Iterable<number>): void {
+    if (this.source.empty) return;
     const list = [...phrases];
     this.loadOwn(list);
     const probes = new Set<number>();
