@@ -3,7 +3,7 @@
  * personalisation vector), over typed arrays, by a local forward push from a sparse reset: a query reads
  * the part of the graph its reset reaches, not the whole graph.
  */
-import { guardOf } from "./snapshot-pages.ts";
+import { guardOf, type PageGuard } from "./snapshot-pages.ts";
 
 /** An undirected weighted graph: each edge is stored in both directions. */
 export interface CsrGraph {
@@ -81,6 +81,44 @@ export class PushScratch {
   }
 }
 
+/**
+ * Page checks of a graph mapped from recall.bin, row by row: a node's row (its offsets, neighbours and
+ * weights) is checked the first time the push reads it. PERF: one byte per node tested inline per push,
+ * so a fresh process's push (slow tiers at first) pays no call per push once a row is checked.
+ */
+class RowChecks {
+  readonly checked: Uint8Array;
+  constructor(
+    private readonly graph: CsrGraph,
+    private readonly pages: (PageGuard | undefined)[],
+  ) {
+    this.checked = new Uint8Array(graph.nodes);
+  }
+
+  check(u: number): void {
+    const [offsets, column, weight] = this.pages;
+    offsets?.range(u, u + 2);
+    const from = this.graph.offsets[u];
+    const to = this.graph.offsets[u + 1];
+    column?.range(from, to);
+    weight?.range(from, to);
+    this.checked[u] = 1;
+  }
+}
+
+const rowChecks = new WeakMap<CsrGraph, RowChecks | null>();
+
+/** The row checks of a mapped graph, null for one built in memory. */
+function rowChecksOf(graph: CsrGraph): RowChecks | null {
+  let found = rowChecks.get(graph);
+  if (found === undefined) {
+    const pages = [graph.offsets, graph.column, graph.weight].map(guardOf);
+    found = pages.some(Boolean) ? new RowChecks(graph, pages) : null;
+    rowChecks.set(graph, found);
+  }
+  return found;
+}
+
 /** Where a push run stands between `drain` calls. */
 interface PushRun {
   head: number;
@@ -140,7 +178,8 @@ export function localPageRank(
       run.size++;
     }
   }
-  while (run.size > 0) drain(graph, scratch, run, damping, epsilon);
+  const rows = rowChecksOf(graph);
+  while (run.size > 0) drain(graph, scratch, run, damping, epsilon, rows);
   let sum = 0;
   for (let i = 0; i < run.touched; i++) sum += estimate[touched[i]];
   const inPlace = reset.inPlace;
@@ -162,9 +201,15 @@ export function localPageRank(
  * inline: the first query's push at 16× LoCoMo ran in the slow tiers throughout). A graph mapped from
  * recall.bin has a pushed node's row checked as the push first reads it.
  */
-function drain(graph: CsrGraph, scratch: PushScratch, run: PushRun, damping: number, epsilon: number): void {
+function drain(
+  graph: CsrGraph,
+  scratch: PushScratch,
+  run: PushRun,
+  damping: number,
+  epsilon: number,
+  rows: RowChecks | null,
+): void {
   const { offsets, column, weight, strength } = graph;
-  const [offsetPages, columnPages, weightPages] = [offsets, column, weight].map(guardOf);
   const { estimate, residual, queue, queued, touched, seen } = scratch;
   const capacity = queue.length;
   let { head, tail, size, touched: touchedCount, entries } = run;
@@ -180,11 +225,9 @@ function drain(graph: CsrGraph, scratch: PushScratch, run: PushRun, damping: num
     run.pushes++;
     if (!(strength[u] > 0)) continue;
     const share = (damping * r) / strength[u];
-    offsetPages?.range(u, u + 2);
+    if (rows !== null && rows.checked[u] === 0) rows.check(u);
     const end = offsets[u + 1];
     entries += end - offsets[u];
-    columnPages?.range(offsets[u], end);
-    weightPages?.range(offsets[u], end);
     for (let k = offsets[u]; k < end; k++) {
       const v = column[k];
       if (!seen[v]) {
