@@ -243,6 +243,16 @@ for (const language of languages) {
   const among = all.filter((r) => repos[r].language === language);
   console.log(row(`${language} (${among.map((r) => repos[r].name).join(", ")})`, () => true, among));
 }
+// Where leave-one-out loses against the constants: each repository whose fold chose otherwise, worst first.
+const looLosses = all
+  .map((r) => ({ r, change: mean(looScores[r]) - mean(shippedScores[r]) }))
+  .filter(({ change }) => Math.abs(change) > 5e-4)
+  .sort((a, b) => a.change - b.change);
+console.log("\nleave-one-out against the constants, by repository (its fold's choices):");
+for (const { r, change } of looLosses)
+  console.log(
+    `  ${repos[r].name.padEnd(14)}${mean(shippedScores[r]).toFixed(3)} -> ${mean(looScores[r]).toFixed(3)} (${change >= 0 ? "+" : ""}${change.toFixed(3)})  ${describe(looConfigs[r])}`,
+  );
 console.log("\neach group tuned alone (the others at their constants): in-sample / leave-one-out");
 const categoryFilters: [string, (q: Query) => boolean][] = [
   ["overall", () => true],
