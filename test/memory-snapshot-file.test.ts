@@ -137,6 +137,22 @@ describe("recall.bin pages checked as queries read them", () => {
     expect(readSnapshotFile(path, { all: true }).arrays.chunkIds.length).toBe(16);
   });
 
+  test("a damaged page of the row ids is found at open: browsing reads them all, outside any query", async () => {
+    const root = await indexedProject("pages-ids");
+    const before = await recall(root, "parseUser", { topK: 3 });
+    closeWarmIndexes();
+    damageSection(root, "chunkIds");
+    const store = openStoreForRead(root)!;
+    try {
+      const model = await loadModel();
+      expect(persistedIndex(recallSnapshotPath(root), store, model.id, false, root)).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(readFileSync(errorsLog(root), "utf8")).toContain("section chunkIds damaged");
+    expect(await recall(root, "parseUser", { topK: 3 })).toEqual(before);
+  });
+
   test("a truncated file is refused at open, and recall answers from the store", async () => {
     const root = await indexedProject("pages-truncated");
     const before = await recall(root, "parseUser", { topK: 3 });

@@ -512,8 +512,8 @@ const CACHED_CHUNKS = 4096;
 /**
  * The index of a store's snapshot file, or undefined when there is none usable for this store: built
  * for another model, older than a deletion, or older than the store's last write while no indexer is
- * running to refresh it. A file damaged where opening checks it (head, header, page table) is logged
- * and not used; a damaged page is found when a query first reads it (SnapshotFileError, which recall
+ * running to refresh it. A file damaged where opening checks it (head, header, page table, the row
+ * ids) is logged and not used; a damaged page is found when a query first reads it (SnapshotFileError, which recall
  * answers from the store). The next index run checks every page and rebuilds a damaged file.
  */
 export function persistedIndex(
@@ -527,6 +527,9 @@ export function persistedIndex(
   let file: ReturnType<typeof readSnapshotFile>;
   try {
     file = readSnapshotFile(path);
+    // The row ids, 4 bytes a passage, checked now: browsing reads them all (index.chunks) outside
+    // any query, so a damaged page of them is found here, where recall can still read the store.
+    guardOf(file.arrays.chunkIds)?.all();
   } catch (error) {
     if (!(error instanceof SnapshotFileError)) throw error;
     logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
@@ -538,22 +541,17 @@ export function persistedIndex(
     return undefined;
   if (arrays.generation !== store.generation() && !indexing) return undefined;
   const cache = new Map<number, RecallChunk>();
-  const ids = guardOf(arrays.chunkIds);
   const source: ChunkSource = {
     chunk(index) {
       let found = cache.get(index);
       if (!found) {
         if (cache.size >= CACHED_CHUNKS) cache.clear();
-        ids?.at(index);
         [found] = store.chunksById([arrays.chunkIds[index]]);
         cache.set(index, found);
       }
       return found;
     },
-    all() {
-      ids?.all();
-      return store.chunksById(Array.from(arrays.chunkIds));
-    },
+    all: () => store.chunksById(Array.from(arrays.chunkIds)),
   };
   return new MemoryIndex(arrays, source);
 }
