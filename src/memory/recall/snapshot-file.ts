@@ -62,8 +62,6 @@ interface Header {
   pageTable: { offset: number; length: number; crc: number };
 }
 
-export { SnapshotFileError };
-
 function encodeTerms(terms: TermList): { bytes: Uint8Array; offsets: Uint32Array } {
   const encoder = new TextEncoder();
   const parts: Uint8Array[] = [];
