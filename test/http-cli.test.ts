@@ -3,7 +3,7 @@
  * home, claw-rag-service's environment names, and its client's request (`POST /v1/query` without a token).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
 
@@ -47,6 +47,31 @@ async function startServe(args: string[], env: Record<string, string> = {}) {
   }
   reader.releaseLock();
   return { proc, url: /listening on (http:\/\/\S+)/.exec(text)![1], stderr: text };
+}
+
+function childrenOf(pid: number): number[] {
+  return Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)])
+    .stdout.toString()
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
+}
+
+/** A process's user + system CPU time in clock ticks (/proc/PID/stat fields 14 and 15). */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe("triforge ingest", () => {
@@ -97,47 +122,90 @@ describe("triforge serve --http", () => {
     expect(await proc.exited).toBe(0);
   });
 
-  test("--workers answers code queries from worker processes, as the server itself does, and stops them", async () => {
+  test("--workers: listener processes on the same port answer as the server itself does, and stop with it", async () => {
     const queries = ["render the invoice as a pdf", "geocode a street", "normalize_address"];
+    // A new connection each time: the kernel hands each to one of the processes listening on the port.
     const ask = async (url: string, query: string) =>
       (await fetch(`${url}/v1/query`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", connection: "close" },
         body: JSON.stringify({ query, top_k: 3 }),
       }).then((r) => r.json())) as { hits: unknown[] };
     const single = await startServe([], { CLAW_RAG_DB: catalog });
     const pooled = await startServe(["--workers", "2"], { CLAW_RAG_DB: catalog });
-    expect(pooled.stderr).toContain("2 query workers");
-    const workers = () =>
-      Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pooled.proc.pid)])
-        .stdout.toString()
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number);
-    const children = workers();
+    expect(pooled.stderr).toContain("2 more listener processes");
+    const children = childrenOf(pooled.proc.pid);
     expect(children).toHaveLength(2);
-    // Several at once, so both workers answer; each answer is the in-process one.
-    const answers = await Promise.all([...queries, ...queries].map((q) => ask(pooled.url, q)));
+    const before = children.map(cpuTicks);
+    const asked = Array.from({ length: 20 }, () => queries).flat();
+    const answers = await Promise.all(asked.map((q) => ask(pooled.url, q)));
     expect(answers.every((a) => a.hits.length > 0)).toBe(true);
-    for (const [i, query] of [...queries, ...queries].entries())
-      expect(answers[i]).toEqual(await ask(single.url, query));
+    for (const query of queries) {
+      const expected = await ask(single.url, query);
+      for (const [i, q] of asked.entries()) if (q === query) expect(answers[i]).toEqual(expected);
+    }
+    // The listeners answered some of them (their CPU time grew), not only the server.
+    expect(children.map(cpuTicks).some((ticks, i) => ticks > before[i])).toBe(true);
+    // The page key is one for the server: a page served by any process works with every other.
+    const keys = new Set(
+      await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const html = await (await fetch(`${pooled.url}/`, { headers: { connection: "close" } })).text();
+          return /name="triforge-page-key" content="([^"]+)"/.exec(html)?.[1];
+        }),
+      ),
+    );
+    expect(keys.size).toBe(1);
+    expect([...keys][0]).toBeString();
     for (const { proc } of [single, pooled]) {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
     }
-    const alive = children.filter((pid) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    expect(alive).toEqual([]);
+    expect(children.filter(isAlive)).toEqual([]);
     const bad = await runBinary(["serve", "--http", "--workers", "many"], { home });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("--workers must be a whole number");
+  });
+
+  test("--workers: a listener that dies is replaced and the server goes on answering; a port in use is refused", async () => {
+    const pooled = await startServe(["--workers", "1"], { CLAW_RAG_DB: catalog });
+    const [child] = childrenOf(pooled.proc.pid);
+    process.kill(child, "SIGKILL");
+    const query = () =>
+      fetch(`${pooled.url}/v1/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json", connection: "close" },
+        body: JSON.stringify({ query: "geocode a street", top_k: 1 }),
+      });
+    // What the dying listener had accepted or queued is reset; from then on the server's own listener
+    // answers, before the replacement is up.
+    let answered = false;
+    for (let tries = 0; tries < 100 && !answered; tries++)
+      answered = await query().then(
+        (res) => res.status === 200,
+        () => Bun.sleep(20).then(() => false),
+      );
+    expect(answered).toBe(true);
+    for (let i = 0; i < 10; i++) expect((await query()).status).toBe(200);
+    // Restarted: a new listener, which loads the index and takes connections again.
+    let replaced: number[] = [];
+    for (let tries = 0; tries < 100 && replaced.length === 0; tries++) {
+      await Bun.sleep(100);
+      replaced = childrenOf(pooled.proc.pid).filter((pid) => pid !== child);
+    }
+    expect(replaced).toHaveLength(1);
+    expect((await query()).status).toBe(200);
+    // Sharing a port is for its own listeners: another server on it is refused, as without --workers.
+    const port = new URL(pooled.url).port;
+    const clash = await runBinary(["serve", "--http", "--port", port, "--workers", "1"], {
+      home,
+      env: { CLAW_RAG_DB: catalog },
+    });
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(`cannot listen on 127.0.0.1:${port}`);
+    pooled.proc.kill("SIGTERM");
+    expect(await pooled.proc.exited).toBe(0);
+    expect(replaced.filter(isAlive)).toEqual([]);
   });
 
   test("an option of the other mode is a usage error, not ignored", async () => {
