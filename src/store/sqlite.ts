@@ -544,9 +544,14 @@ export class SqliteMemoryStore implements MemoryStore {
     }
   }
 
-  /** The rule this store's synonym edges follow (none: a store made before the cap). */
+  /** The rule this store's synonym edges follow (none: a store made before the cap, or whose first run has not finished them). */
   synonymRule(): string | undefined {
     return this.meta("synonym_rule");
+  }
+
+  /** The store's synonym edges follow no rule until rebuildSynonyms (a first run computes them at its end). */
+  forgetSynonymRule(): void {
+    this.sql("DELETE FROM meta WHERE key = 'synonym_rule'").run();
   }
 
   /** The highest phrase row id: phrases a run adds lie above it. */
@@ -665,16 +670,15 @@ export class SqliteMemoryStore implements MemoryStore {
   /**
    * Recomputes every synonym edge under the current rule (a store made before the cap, or under another
    * k): all of them go (a deletion: an extended recall snapshot is rebuilt), every phrase gets its
-   * buckets, and the edges are each phrase's k nearest.
+   * buckets (`buckets: false`: they are already the rule's, written with the phrases), and the edges are
+   * each phrase's k nearest.
    */
-  rebuildSynonyms(): void {
+  rebuildSynonyms(options: { buckets?: boolean } = {}): void {
     this.guarded(() => {
       this.setMeta("deletions", String(this.deletions() + 1));
       this.sql("DELETE FROM edges WHERE kind = ?").run(EDGE_KIND.synonym);
       this.sql("DELETE FROM synonym_changes").run();
       this.db.run("DROP TABLE IF EXISTS phrase_bands");
-      this.sql("DELETE FROM phrase_buckets").run();
-      const band = this.sql("INSERT OR IGNORE INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
       const rows = this.sql("SELECT id, phrase, vector FROM entities ORDER BY id").all() as {
         id: number;
         phrase: string;
@@ -682,10 +686,14 @@ export class SqliteMemoryStore implements MemoryStore {
       }[];
       const { vectors } = readVectors(rows);
       const dim = rows.length ? vectors.length / rows.length : 0;
-      rows.forEach((r, i) => {
-        const rank = phraseRank(r.phrase);
-        for (const key of bandKeys(vectors.subarray(i * dim, (i + 1) * dim))) band.run(key, rank, r.id);
-      });
+      if (options.buckets ?? true) {
+        this.sql("DELETE FROM phrase_buckets").run();
+        const band = this.sql("INSERT OR IGNORE INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
+        rows.forEach((r, i) => {
+          const rank = phraseRank(r.phrase);
+          for (const key of bandKeys(vectors.subarray(i * dim, (i + 1) * dim))) band.run(key, rank, r.id);
+        });
+      }
       // Every phrase's vector in one array and the rule applied band by band (synonymEdgesOf), not a
       // synonym graph of every phrase: one bucket query per phrase would cost a store of 8,000 phrases
       // 2.4 M index lookups, and the graph holds ~3 KB per phrase (878k phrases at 100,000 records).
