@@ -175,8 +175,94 @@ describe("syntax budget", () => {
   });
 });
 
+/**
+ * The names a chunk defines as the encoder finds them, written as patterns: the identifier after a
+ * definition keyword and blanks (a Go receiver in parentheses skipped), not a control-flow word;
+ * and on a line where no keyword named one, a C-like signature's name (words of a type, the name,
+ * `(`, no `;` after it on the line).
+ */
+const KEYWORD_DEFINITION =
+  /\b(?:def|defp|defmodule|class|function|func|fn|struct|interface|trait|enum|type|module|object|impl|protocol|extension|record|namespace|macro)[ \t\n\r]+(?:\([^)]*\)[ \t\n\r]*)?([A-Za-z_][A-Za-z0-9_]*)/dg;
+const SIGNATURE = /^[ \t]*(?:[A-Za-z_][\w<>,:*&[\]]*[ \t*&]+)+([A-Za-z_]\w*)[ \t]*\([^;]*$/;
+const NOT_NAMES = new Set(["if", "for", "while", "switch", "return", "catch", "sizeof", "new", "else"]);
+function definedNames(text: string): string[] {
+  const lineOf = (at: number) => text.slice(0, at).split(/\r|\n/).length - 1;
+  const byKeyword = [...text.matchAll(KEYWORD_DEFINITION)].filter((m) => !NOT_NAMES.has(m[1]));
+  return text.split(/\r|\n/).flatMap((line, l) => {
+    const named = byKeyword.filter((m) => lineOf(m.indices?.[1]?.[0] ?? 0) === l).map((m) => m[1]);
+    if (named.length) return named;
+    const signature = SIGNATURE.exec(line)?.[1];
+    return signature && !NOT_NAMES.has(signature) ? [signature] : [];
+  });
+}
+
 describe("chunk encoder", () => {
-  test("vectors match embedding `path\ntext` whole (float rounding aside)", async () => {
+  test("a chunk's vector embeds `path\nits defined names\ntext`", async () => {
+    const model = await loadModel();
+    const text = [
+      "class SessionStore(Base):",
+      "    def verify_token(self, token):",
+      "        return token",
+      "func (s *Server) ServeHTTP(w ResponseWriter) {}",
+      "pub fn parse_config() {} struct Router; type if = 1; class 9lives; fn(x) => x",
+      "static const char *read_line(int fd,",
+      "  std::vector<Token> Lexer::tokens() const;",
+      "public Map<String, List<Item>> itemsByKind() {",
+      "  } else if (ready) {",
+      "  int total = sum(values)",
+    ].join("\n");
+    expect(definedNames(text)).toEqual([
+      "SessionStore",
+      "verify_token",
+      "ServeHTTP",
+      "parse_config",
+      "Router",
+      "read_line",
+      "itemsByKind",
+    ]);
+    const encoder = new ChunkEncoder(model);
+    encoder.add("src/auth/session.py", text);
+    const actual = await encoder.embed();
+    const header = await model.embed(
+      `src/auth/session.py\nSessionStore verify_token ServeHTTP parse_config Router read_line itemsByKind\n${text}`,
+    );
+    const plain = await model.embed(`src/auth/session.py\n${text}`);
+    let fromHeader = 0;
+    let fromPlain = 0;
+    for (let d = 0; d < model.dim; d++) {
+      fromHeader = Math.max(fromHeader, Math.abs(actual[d] - header[d]));
+      fromPlain = Math.max(fromPlain, Math.abs(actual[d] - plain[d]));
+    }
+    expect(fromHeader).toBeLessThan(1e-5);
+    expect(fromPlain).toBeGreaterThan(1e-3);
+  });
+
+  test("the encoder's defined names are the patterns' on every chunk of this repository's source", async () => {
+    const model = await loadModel();
+    const chunks: [string, string][] = [];
+    for (const file of readdirSync(join(import.meta.dir, "../src"), { recursive: true }).map(String)) {
+      if (!file.endsWith(".ts")) continue;
+      const lines = readFileSync(join(import.meta.dir, "../src", file), "utf8").split("\n");
+      for (let at = 0; at < lines.length; at += 20) chunks.push([file, lines.slice(at, at + 20).join("\n")]);
+    }
+    // The tokenizer reads a special token's name in the text (`[UNK]`) as that token: the one known
+    // difference from whole-text embedding (see the test below), not this one's subject.
+    chunks.splice(0, chunks.length, ...chunks.filter(([, text]) => !/\[(CLS|SEP|MASK|UNK|PAD)\]/.test(text)));
+    expect(chunks.length).toBeGreaterThan(500);
+    const withNames = chunks.filter(([, text]) => definedNames(text).length > 0).length;
+    expect(withNames).toBeGreaterThan(chunks.length / 4);
+    const encoder = new ChunkEncoder(model, true);
+    for (const [path, text] of chunks) encoder.add(path, text);
+    const actual = await encoder.embed();
+    const expected = await model.embedBatch(
+      chunks.map(([path, text]) => `${path}\n${definedNames(text).join(" ")}\n${text}`),
+    );
+    let worst = 0;
+    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
+    expect(worst).toBeLessThan(1e-5);
+  }, 60_000);
+
+  test("vectors match embedding `path\nnames\ntext` whole (float rounding aside)", async () => {
     const model = await loadModel();
     const chunks: [string, string][] = [
       [
@@ -195,8 +281,13 @@ describe("chunk encoder", () => {
       ["gen/words.txt", Array.from({ length: 120 }, (_, i) => `zqxv${i}kfjw${i * 7919}plmq`).join(" ")],
       // Past MAX_TOKENS: the vector stops inside a run, at the token the model stops at.
       ["gen/long.c", Array.from({ length: 400 }, (_, i) => `alpha_beta${i % 7}(gamma);`).join("\n")],
+      // Defined names go before the text, so they count inside the token limit too.
+      ["gen/defs.py", Array.from({ length: 300 }, (_, i) => `def handler_${i % 5}(): pass`).join("\n")],
+      ["src/unicode.go", "func (r *Räder) Drehen() {} // naïve\ntype Ünit struct {}"],
     ];
-    const expected = await model.embedBatch(chunks.map(([path, text]) => `${path}\n${text}`));
+    const expected = await model.embedBatch(
+      chunks.map(([path, text]) => `${path}\n${definedNames(text).join(" ")}\n${text}`),
+    );
     // New words split by the tokenizer, and by the vocabulary in JavaScript; the second pass of each
     // answers from the word and run tables.
     for (const splitWords of [false, true]) {

@@ -54,6 +54,55 @@ const CLASS = new Uint8Array(128).map((_, c) =>
         : PUNCT,
 );
 const UNDERSCORE = 95;
+const OPEN_PAREN = 40;
+const CLOSE_PAREN = 41;
+
+/**
+ * Keywords that introduce a definition in the languages indexed: the identifier after one (and
+ * blanks; Go's method receiver `func (r *T) Name` skipped) is a name the chunk defines.
+ */
+const DEFINITION_KEYWORDS = new Set([
+  "def",
+  "defp",
+  "defmodule",
+  "class",
+  "function",
+  "func",
+  "fn",
+  "struct",
+  "interface",
+  "trait",
+  "enum",
+  "type",
+  "module",
+  "object",
+  "impl",
+  "protocol",
+  "extension",
+  "record",
+  "namespace",
+  "macro",
+]);
+/** Control-flow words that follow a keyword without being a name. */
+const NOT_NAMES = new Set(["if", "for", "while", "switch", "return", "catch", "sizeof", "new", "else"]);
+const NEWLINE = 10;
+const RETURN = 13;
+const SEMICOLON = 59;
+const STAR = 42;
+const AMPERSAND = 38;
+/** Characters that may join the words of a signature's type (`std::map<K, V>`, `char[]`). */
+const TYPE_PUNCTUATION = new Uint8Array(128);
+for (const c of "<>,:[]") TYPE_PUNCTUATION[c.charCodeAt(0)] = 1;
+/** A line's state as a possible C-like signature: before its first `(`, after it, or not one. */
+const SIGNATURE_OPEN = 0;
+const SIGNATURE_REST = 1;
+const SIGNATURE_FAILED = 2;
+/** Where the scan is in `keyword [(receiver)] name`. */
+const NO_DEFINITION = 0;
+const AFTER_KEYWORD = 1;
+const BEFORE_NAME = 2;
+const IN_RECEIVER = 3;
+const AFTER_RECEIVER = 4;
 
 const NON_ASCII_WORD = /[^\x00-\x7f]/;
 
@@ -153,7 +202,10 @@ class VectorTable {
 
 /**
  * Chunks in, BM25 documents (`interner`, `additions`) and dense vectors (`embed`) out. A chunk's
- * BM25 document is its tokens plus its file stem and folders; its vector is of `path\ntext`.
+ * BM25 document is its tokens plus its file stem and folders; its vector is of
+ * `path\nnames\ntext`, where `names` are the names the chunk defines (the identifier after a
+ * definition keyword, or a C-like signature's name on a line without one), a contextual header
+ * (docs/code-search.md, "What is embedded").
  */
 export class ChunkEncoder {
   readonly interner = new TermInterner();
@@ -168,6 +220,10 @@ export class ChunkEncoder {
   private punctuation = new Int32Array(128).fill(-1);
   /** Runs of identifier characters, case kept. */
   private runs = new RangeTable();
+  /** Per run: 1 when it is a definition keyword, 2 when it cannot be a name (a digit first, `if`). */
+  private runKind = new IntList();
+  /** The runs named after a definition keyword in the chunk being scanned. */
+  private defined = new IntList();
   /** BM25 term ids of run k: runTermIds[runTermFrom[k], runTermFrom[k + 1]). */
   private runTermIds = new IntList();
   private runTermFrom = new IntList();
@@ -229,7 +285,10 @@ export class ChunkEncoder {
       items.grow(items.length + this.pathItems.length);
     items.data.set(this.pathItems, items.length);
     items.length += this.pathItems.length;
+    const textStart = items.length;
+    this.defined.length = 0;
     this.scan(text, true);
+    this.insertDefined(textStart);
     for (let k = 0; k < this.pathTerms.length; k++) this.additions.addTerm(this.pathTerms[k]);
     this.additions.endDocument();
     this.chunkEnds.push(items.length);
@@ -259,9 +318,25 @@ export class ChunkEncoder {
     let ascii = true;
     const n = text.length;
     let i = 0;
+    let definition = NO_DEFINITION;
+    const defined = this.defined;
+    // A C-like signature (`static const char *parse_config(int argc,`): the line before its first
+    // `(` is checked when that `(` comes (signatureName), a `;` after it on the line undoes it.
+    let line = terms ? SIGNATURE_OPEN : SIGNATURE_FAILED;
+    let lineStart = 0;
+    let lineDefined = defined.length;
+    let signature = -1;
     while (i < n) {
       const c = text.charCodeAt(i);
       const kind = c < 128 ? CLASS[c] : NON_ASCII;
+      if (definition !== NO_DEFINITION && kind !== IDENTIFIER) {
+        // `keyword blank+ [(receiver) blank*] name`: anything else ends the definition.
+        if (definition === IN_RECEIVER) {
+          if (c === CLOSE_PAREN) definition = AFTER_RECEIVER;
+        } else if (kind === SPACE) {
+          if (definition === AFTER_KEYWORD) definition = BEFORE_NAME;
+        } else definition = definition === BEFORE_NAME && c === OPEN_PAREN ? IN_RECEIVER : NO_DEFINITION;
+      }
       if (kind === IDENTIFIER) {
         const from = i;
         let hash = EMPTY_HASH;
@@ -272,6 +347,13 @@ export class ChunkEncoder {
         let k = this.runs.find(text, from, i, hash);
         if (k < 0) k = this.addRun(text.slice(from, i), hash);
         this.items.push(k);
+        if (terms && definition !== IN_RECEIVER) {
+          const runKind = this.runKind.data[k];
+          if (definition === BEFORE_NAME || definition === AFTER_RECEIVER) {
+            if (runKind !== 2) defined.push(k);
+            definition = NO_DEFINITION;
+          } else definition = runKind === 1 ? AFTER_KEYWORD : NO_DEFINITION;
+        }
         if (terms) {
           const ids = this.runTermIds.data;
           const to = this.runTermFrom.data[k + 1];
@@ -279,10 +361,23 @@ export class ChunkEncoder {
         }
         continue;
       }
-      if (kind === PUNCT) this.items.push(~this.punctuationWord(c));
-      else if (kind === NON_ASCII) ascii = false;
+      if (kind === PUNCT) {
+        if (line === SIGNATURE_OPEN && c === OPEN_PAREN) {
+          signature = this.signatureName(text, lineStart, i);
+          line = signature >= 0 ? SIGNATURE_REST : SIGNATURE_FAILED;
+        } else if (line === SIGNATURE_REST && c === SEMICOLON) line = SIGNATURE_FAILED;
+        this.items.push(~this.punctuationWord(c));
+      } else if (kind === NON_ASCII) ascii = false;
+      else if (c === NEWLINE || c === RETURN) {
+        // A signature names the line's definition only where no keyword did (`def f(x):`).
+        if (line === SIGNATURE_REST && defined.length === lineDefined) defined.push(signature);
+        if (terms) line = SIGNATURE_OPEN;
+        lineStart = i + 1;
+        lineDefined = defined.length;
+      }
       i++;
     }
+    if (line === SIGNATURE_REST && defined.length === lineDefined) defined.push(signature);
     if (ascii) return;
     // Unicode letters join words: split the whole text again the way the BERT pre-tokenizer does.
     this.items.length = start;
@@ -295,6 +390,9 @@ export class ChunkEncoder {
 
   private addRun(run: string, hash: number): number {
     const k = this.runs.add(run, hash);
+    this.runKind.push(
+      DEFINITION_KEYWORDS.has(run) ? 1 : run.charCodeAt(0) <= 57 || NOT_NAMES.has(run) ? 2 : 0,
+    );
     let identifier = 0;
     while (identifier < run.length && run.charCodeAt(identifier) <= 57) identifier++;
     if (identifier < run.length) {
@@ -320,6 +418,58 @@ export class ChunkEncoder {
     this.runWords[k] = Int32Array.from(words);
     this.runTokens.push(-1);
     return k;
+  }
+
+  /**
+   * The run named by a C-like signature whose `(` is at `paren`, or -1: the line from `from` is
+   * blanks, then words of a type (each starting with a letter or `_`, joined by `<>,:[]*&`, a word
+   * after a blank starting with a letter or `_`), then the name after a blank, `*` or `&`, then
+   * blanks. The name is the last run the scan added.
+   */
+  private signatureName(text: string, from: number, paren: number): number {
+    let end = paren;
+    while (end > from && (text.charCodeAt(end - 1) === 32 || text.charCodeAt(end - 1) === 9)) end--;
+    let i = from;
+    while (i < end && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
+    if (i === end || CLASS[text.charCodeAt(i)] !== IDENTIFIER) return -1;
+    let afterBlank = true; // the first word must start with a letter or `_`, as after a blank
+    let afterSeparator = false;
+    let name = -1;
+    for (; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 128) return -1;
+      if (CLASS[c] === IDENTIFIER) {
+        const digit = c <= 57;
+        if (digit && afterBlank) return -1;
+        name = afterSeparator && !digit ? i : -1;
+        afterBlank = afterSeparator = false;
+        while (i + 1 < end && text.charCodeAt(i + 1) < 128 && CLASS[text.charCodeAt(i + 1)] === IDENTIFIER)
+          i++;
+      } else if (c === 32 || c === 9) {
+        afterBlank = afterSeparator = true;
+        name = -1;
+      } else if (c === STAR || c === AMPERSAND) {
+        afterSeparator = true;
+        name = -1;
+      } else if (TYPE_PUNCTUATION[c] && !afterBlank) {
+        afterSeparator = false;
+        name = -1;
+      } else return -1;
+    }
+    if (name < 0) return -1;
+    const run = this.items.data[this.items.length - 1];
+    return this.runKind.data[run] === 2 ? -1 : run;
+  }
+
+  /** Puts the chunk's defined names (runs) before its text, which starts at item `textStart`. */
+  private insertDefined(textStart: number): void {
+    const count = this.defined.length;
+    if (count === 0) return;
+    const items = this.items;
+    if (items.length + count > items.data.length) items.grow(items.length + count);
+    items.data.copyWithin(textStart + count, textStart, items.length);
+    items.data.set(this.defined.data.subarray(0, count), textStart);
+    items.length += count;
   }
 
   private punctuationWord(c: number): number {
@@ -429,6 +579,7 @@ export class ChunkEncoder {
     this.wordTokens.length = 0;
     this.punctuation.fill(-1);
     this.runs = new RangeTable();
+    this.runKind.length = 0;
     this.runTermIds.length = 0;
     this.runTermFrom.length = 1;
     this.runWords = [];
