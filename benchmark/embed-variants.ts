@@ -22,6 +22,10 @@ export interface EmbedVariant {
   split?: boolean;
   pathWeight?: number;
   defsWeight?: number;
+  /** Which definitions make the header: both kinds (default), keyword ones, C-like signatures. */
+  defs?: "keyword" | "signature";
+  /** Also the names of the definitions enclosing the chunk (lines above it, less indented). */
+  enclosing?: boolean;
   weighting?: "idf" | "sif" | "common";
   /** Weight the query's tokens as the chunks' (idf/sif/common). */
   queryWeighting?: boolean;
@@ -43,6 +47,9 @@ export const EMBED_VARIANTS: Record<string, EmbedVariant> = {
   "defs-0.5": { defsWeight: 0.5 },
   "defs-1-path-2": { defsWeight: 1, pathWeight: 2 },
   "defs-1-sif": { defsWeight: 1, weighting: "sif" },
+  "defs-kw": { defsWeight: 1, defs: "keyword" },
+  "defs-sig": { defsWeight: 1, defs: "signature" },
+  "scope-1": { defsWeight: 1, enclosing: true },
   "split-defs-1": { split: true, defsWeight: 1 },
   "split-path-2": { split: true, pathWeight: 2 },
   idf: { weighting: "idf" },
@@ -74,13 +81,36 @@ function words(text: string, split: boolean): string[] {
   return out;
 }
 
-function definitions(text: string): string {
+function definitions(text: string, kind?: "keyword" | "signature"): string[] {
   const names: string[] = [];
   for (const m of text.matchAll(DEFINITION)) {
-    const name = m[1] ?? m[2];
+    const name = kind === "keyword" ? m[1] : kind === "signature" ? m[2] : (m[1] ?? m[2]);
     if (name && !KEYWORDS.has(name)) names.push(name);
   }
-  return names.join(" ");
+  return names;
+}
+
+const indentOf = (line: string) => line.length - line.trimStart().length;
+
+/**
+ * Names of the definitions enclosing `c`: going up from its first line through the file's earlier
+ * chunks (at most 400 lines), each definition line indented less than everything below it so far.
+ */
+function enclosingNames(index: CodeIndex, c: number): string[] {
+  const lines = index.texts[c].split("\n");
+  let indent = Math.min(...lines.filter((l) => l.trim()).map(indentOf), Number.MAX_SAFE_INTEGER);
+  const names: string[] = [];
+  let seen = 0;
+  for (let p = c - 1; p >= 0 && index.chunkFile[p] === index.chunkFile[c] && seen < 400 && indent > 0; p--) {
+    const above = index.texts[p].split("\n");
+    for (let i = above.length - 1; i >= 0 && indent > 0; i--, seen++) {
+      const line = above[i];
+      if (!line.trim() || indentOf(line) >= indent) continue;
+      indent = indentOf(line);
+      names.unshift(...definitions(line));
+    }
+  }
+  return names;
 }
 
 /** A chunk or query as token ids with a weight each (its part's weight), in text order. */
@@ -154,25 +184,31 @@ export class VariantEmbedder {
     return { ids: Int32Array.from(ids), weights: Float32Array.from(weights) };
   }
 
-  private chunkParts(path: string, text: string, v: EmbedVariant): [string[], number][] {
+  private chunkParts(index: CodeIndex, c: number, v: EmbedVariant): [string[], number][] {
     const split = v.split ?? false;
+    const path = index.files[index.chunkFile[c]].path;
+    const text = index.texts[c];
     const parts: [string[], number][] = [[words(`${path}\n`, split), v.pathWeight ?? 1]];
-    if (v.defsWeight) parts.push([words(`${definitions(text)}\n`, split), v.defsWeight]);
+    if (v.defsWeight) {
+      const names = [...(v.enclosing ? enclosingNames(index, c) : []), ...definitions(text, v.defs)];
+      parts.push([words(`${names.join(" ")}\n`, split), v.defsWeight]);
+    }
     parts.push([words(text, split), 1]);
     return parts;
   }
 
   /** Bags of every chunk of `index` under `v`'s tokenisation. */
   async chunkBags(index: CodeIndex, v: EmbedVariant): Promise<Bag[]> {
-    const tag = `${v.split ? 1 : 0}|${v.pathWeight ?? 1}|${v.defsWeight ?? 0}|${v.weighting ?? ""}|`;
+    const tag = `${v.split ? 1 : 0}|${v.pathWeight ?? 1}|${v.defsWeight ?? 0}|${v.defs ?? ""}|${v.weighting ?? ""}|`;
     const out: (Bag | undefined)[] = [];
     const pending: { c: number; key: string; parts: [string[], number][] }[] = [];
     for (let c = 0; c < index.texts.length; c++) {
       const path = index.files[index.chunkFile[c]].path;
-      const key = `${tag}${path}\0${index.texts[c]}`;
+      const scope = v.enclosing ? `${enclosingNames(index, c).join(" ")}\0` : "";
+      const key = `${tag}${scope}${path}\0${index.texts[c]}`;
       const known = this.bags.get(key);
       out.push(known);
-      if (!known) pending.push({ c, key, parts: this.chunkParts(path, index.texts[c], v) });
+      if (!known) pending.push({ c, key, parts: this.chunkParts(index, c, v) });
     }
     await this.learn(pending.flatMap((p) => p.parts.flatMap(([list]) => list)));
     for (const p of pending) {
@@ -366,6 +402,19 @@ export async function compareEmbeddings<R extends CvRepo>(
   console.log(
     `all variants, chosen per fold: LOO ${overall(loo(every)).toFixed(3)} (in-sample choice ${label(choose(every, all))}; folds: ${[...new Set(folds)].join(", ")})`,
   );
+  console.log("queries each variant moves by more than 0.1 (index → variant):");
+  table.forEach((scores, v) => {
+    if (v === 0) return;
+    const moved = all.flatMap((r) =>
+      scores[r]
+        .map((score, q) => ({ r, q, from: shipped[r][q], to: score }))
+        .filter(({ from, to }) => Math.abs(to - from) > 0.1),
+    );
+    const gained = moved.filter(({ from, to }) => to > from).length;
+    console.log(`  ${label(v)}: ${gained} up, ${moved.length - gained} down`);
+    for (const { r, q, from, to } of moved)
+      console.log(`    ${repos[r].name} ${from.toFixed(2)} → ${to.toFixed(2)}  ${repos[r].queries[q].query}`);
+  });
   console.log("per repository (index, then each variant):");
   for (const r of all)
     console.log(
