@@ -208,6 +208,43 @@ describe("triforge serve --http", () => {
     expect(replaced.filter(isAlive)).toEqual([]);
   });
 
+  test("--workers: a workspace re-ingested through one process is answered from by every process", async () => {
+    const root = workspace("gamma", ["parse_ledger"]);
+    const db = join(home, "rag", "gamma.sqlite");
+    const pooled = await startServe(["--workers", "1", "--workspace", root, "--db", db]);
+    const token = readFileSync(join(home, ".claude", "triforge", "http", "token"), "utf8").trim();
+    writeFileSync(
+      join(root, "lib", "settle_invoice_batch.py"),
+      "def settle_invoice_batch(batch):\n    return batch\n",
+    );
+    const ingest = await fetch(`${pooled.url}/v1/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: "{}",
+    });
+    expect(await ingest.text()).toContain("event: end");
+    // Whichever process ingested, the other reloads the index file (it checks it at most once a second).
+    const firstPaths = async () =>
+      Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const res = await fetch(`${pooled.url}/v1/query`, {
+            method: "POST",
+            headers: { "content-type": "application/json", connection: "close" },
+            body: JSON.stringify({ query: "settle_invoice_batch", top_k: 1 }),
+          });
+          return ((await res.json()) as { hits: { path: string }[] }).hits[0]?.path;
+        }),
+      );
+    let paths = await firstPaths();
+    for (let tries = 0; tries < 40 && paths.some((p) => p !== "lib/settle_invoice_batch.py"); tries++) {
+      await Bun.sleep(250);
+      paths = await firstPaths();
+    }
+    expect(new Set(paths)).toEqual(new Set(["lib/settle_invoice_batch.py"]));
+    pooled.proc.kill("SIGTERM");
+    expect(await pooled.proc.exited).toBe(0);
+  });
+
   test("an option of the other mode is a usage error, not ignored", async () => {
     const port = await runBinary(["serve", "--port", "9000"], { home });
     expect(port.code).toBe(2);
