@@ -5,8 +5,9 @@
  * 1. Load: `triforge serve --http` (a separate process) over a generated workspace of 10,000 files;
  *    50 concurrent clients send 20,000 `POST /v1/query` in all (distinct queries, so no answer is reused),
  *    then the same load of `GET /health`, the baseline in the same run: latency p50/p99, throughput,
- *    errors, and the server's RSS (with its query workers') before and after. Once per `--workers`
- *    count (default 0 and the machine's cores), each its own server. Goal: p99 ≤ 50 ms for code queries.
+ *    errors, and the server's RSS (with its listener processes') before and after. Once per `--workers`
+ *    count (default 0 and the machine's cores less one: that many processes answer), each its own
+ *    server. Goal: p99 ≤ 50 ms for code queries.
  * 2. Growth: one code query over indexes of ~1k, ~10k and ~100k chunks (generated the same way), next to
  *    the linear scan claw-rag-service runs per query (cosine against every stored vector; 1,536
  *    dimensions, its default text-embedding-3-small), timed in the same process and run.
@@ -15,13 +16,21 @@
  *    neighbours of a shared machine disturb less; the queries are the first of a loaded index, caches
  *    cold, as a server's are.
  *
- * Usage: bun benchmark/http.ts [--files 10000] [--requests 20000] [--clients 50] [--workers 0,2|none] [--json]
+ *    Besides latency, the CPU time every process spends per answer: the server's and its listener
+ *    processes' (/proc user + system time over the load), and this client's; unlike the latency it hardly
+ *    depends on what else the machine runs, and it bounds the throughput: cores / CPU per answer.
+ *
+ * Usage: bun benchmark/http.ts [--files 10000] [--requests 20000] [--clients 50] [--workers 0,2|none]
+ *   [--baseline DIR] [--rounds 1] [--no-growth] [--json]
+ * `--baseline DIR`: an earlier tree (`git worktree add DIR <commit>`, node_modules linked): its server
+ * runs the same loads over the same index, alternating with this tree's, `--rounds` times.
  * The workspaces are generated under /tmp and removed at the end.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openIndex, searchLoaded } from "../src/code/code-search.ts";
+import { resolveModelDir } from "../src/embed/source.ts";
 import { ingestWorkspace } from "../src/rag/service.ts";
 import { seededRandom } from "../test/support/random.ts";
 import { threadCpuClock } from "./cpu-clock.ts";
@@ -38,8 +47,19 @@ const CLIENTS = option("clients", 50);
 const WORKER_COUNTS = (() => {
   const at = args.indexOf("--workers");
   if (at >= 0 && args[at + 1] === "none") return [];
-  return at >= 0 ? args[at + 1].split(",").map(Number) : [0, availableParallelism()];
+  // N listeners beside the server: N + 1 processes answer, one a core.
+  return at >= 0 ? args[at + 1].split(",").map(Number) : [0, Math.max(1, availableParallelism() - 1)];
 })();
+const BASELINE = (() => {
+  const at = args.indexOf("--baseline");
+  return at >= 0 ? resolve(args[at + 1]) : undefined;
+})();
+const ROUNDS = option("rounds", 1);
+/** The trees whose servers are loaded: this one, and the baseline's in alternating order. */
+const TREES: { name: string; dir: string }[] = [
+  ...(BASELINE ? [{ name: "baseline", dir: BASELINE }] : []),
+  { name: "this tree", dir: resolve(import.meta.dir, "..") },
+];
 /** claw-rag-service's default embedding model (text-embedding-3-small) has 1,536 dimensions. */
 const CLAW_DIM = 1536;
 const GROWTH_QUERIES = 200;
@@ -64,15 +84,40 @@ function rssMb(pid: number): number {
   return line ? Number(line[1]) / 1024 : Number.NaN;
 }
 
-/** The server's RSS and its query workers' (its child processes), in MB. */
-function treeRssMb(pid: number): number {
+/** The server and its child processes (its listeners or query workers). */
+function processTree(pid: number): number[] {
   const children = Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)])
     .stdout.toString()
     .trim()
     .split(/\s+/)
     .filter(Boolean)
     .map(Number);
-  return [pid, ...children].reduce((sum, p) => sum + rssMb(p), 0);
+  return [pid, ...children];
+}
+
+/** The server's RSS and its children's, in MB. */
+function treeRssMb(pid: number): number {
+  return processTree(pid).reduce((sum, p) => sum + rssMb(p), 0);
+}
+
+/** User + system CPU ms of the server and its children, by process id (/proc/PID/stat, clock ticks). */
+function treeCpuMs(pid: number): Map<number, number> {
+  const ticks = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString()) || 100;
+  const out = new Map<number, number>();
+  for (const p of processTree(pid)) {
+    const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields 14 and 15 of stat (utime, stime), counted from the state, field 3.
+    out.set(p, ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks);
+  }
+  return out;
+}
+
+/** CPU ms spent between two treeCpuMs readings (processes in both). */
+function cpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [p, ms] of after) if (before.has(p)) sum += ms - before.get(p)!;
+  return sum;
 }
 
 interface LoadResult {
@@ -82,6 +127,17 @@ interface LoadResult {
   p99: number;
   max: number;
   perSecond: number;
+}
+
+interface LoadRun {
+  tree: string;
+  round: number;
+  workers: number;
+  health: LoadResult;
+  query: LoadResult;
+  /** CPU ms per answer: the server's processes (`queryMain`: the server process alone), and this client. */
+  cpu: { health: number; query: number; queryMain: number; clientHealth: number; clientQuery: number };
+  rssMb: { before: number; after: number };
 }
 
 /** CLIENTS workers sending `total` requests in all, each waiting for its answer before the next. */
@@ -118,13 +174,14 @@ async function load(total: number, send: (i: number) => Promise<Response>): Prom
 }
 
 async function startServer(
+  tree: string,
   workspace: string,
   workers: number,
 ): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const proc = Bun.spawn(
     [
       process.execPath,
-      resolve(import.meta.dir, "../src/index.ts"),
+      join(tree, "src/index.ts"),
       "serve",
       "--http",
       "--port",
@@ -137,7 +194,8 @@ async function startServer(
       String(workers),
     ],
     {
-      env: { ...process.env },
+      // The same model for every tree (a worktree elsewhere would not find this one's).
+      env: { ...process.env, TRIFORGE_MODEL_DIR: resolveModelDir() },
       stdin: "ignore",
       stdout: "ignore",
       stderr: "pipe",
@@ -198,36 +256,55 @@ try {
   console.error(
     `ingested ${ingested.files} files, ${ingested.chunks} chunks in ${(report.ingest as { seconds: number }).seconds.toFixed(1)} s`,
   );
-  const loads: {
-    workers: number;
-    health: LoadResult;
-    query: LoadResult;
-    rssMb: { before: number; after: number };
-  }[] = [];
-  for (const workers of WORKER_COUNTS) {
-    const server = await startServer(big, workers);
-    try {
-      const ask = (query: string) =>
-        fetch(`${server.url}/v1/query`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ query, top_k: 8 }),
-        });
-      // Queries at once until every worker has loaded the index and the model, as first clients would.
-      await Promise.all(
-        queries.slice(0, Math.max(1, workers) * 4).map(async (q) => (await ask(q)).arrayBuffer()),
-      );
-      const rssBefore = treeRssMb(server.pid);
-      const health = await load(REQUESTS, () => fetch(`${server.url}/health`));
-      const query = await load(REQUESTS, (i) => ask(loadQueries[i]));
-      loads.push({ workers, health, query, rssMb: { before: rssBefore, after: treeRssMb(server.pid) } });
-      console.error(
-        `workers ${workers}: /health p99 ${health.p99.toFixed(1)} ms, /v1/query p50 ${query.p50.toFixed(1)} p99 ${query.p99.toFixed(1)} ms, ${Math.round(query.perSecond)} req/s`,
-      );
-    } finally {
-      await server.stop();
-    }
-  }
+  const loads: LoadRun[] = [];
+  const clientCpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  for (let round = 0; round < ROUNDS; round++)
+    for (const workers of WORKER_COUNTS)
+      for (const tree of round % 2 ? [...TREES].reverse() : TREES) {
+        const server = await startServer(tree.dir, big, workers);
+        try {
+          const ask = (query: string) =>
+            fetch(`${server.url}/v1/query`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ query, top_k: 8 }),
+            });
+          // Queries at once until every process has loaded the index and the model, as first clients would.
+          await Promise.all(
+            queries.slice(0, Math.max(1, workers) * 4).map(async (q) => (await ask(q)).arrayBuffer()),
+          );
+          const rssBefore = treeRssMb(server.pid);
+          let serverCpu = treeCpuMs(server.pid);
+          let client = clientCpuMs();
+          const health = await load(REQUESTS, () => fetch(`${server.url}/health`));
+          const healthCpu = cpuSpent(serverCpu, treeCpuMs(server.pid)) / REQUESTS;
+          const clientHealth = (clientCpuMs() - client) / REQUESTS;
+          serverCpu = treeCpuMs(server.pid);
+          client = clientCpuMs();
+          const query = await load(REQUESTS, (i) => ask(loadQueries[i]));
+          const afterQueries = treeCpuMs(server.pid);
+          const queryCpu = cpuSpent(serverCpu, afterQueries) / REQUESTS;
+          const queryMain = (afterQueries.get(server.pid)! - serverCpu.get(server.pid)!) / REQUESTS;
+          const clientQuery = (clientCpuMs() - client) / REQUESTS;
+          loads.push({
+            tree: tree.name,
+            round,
+            workers,
+            health,
+            query,
+            cpu: { health: healthCpu, query: queryCpu, queryMain, clientHealth, clientQuery },
+            rssMb: { before: rssBefore, after: treeRssMb(server.pid) },
+          });
+          console.error(
+            `${tree.name}, workers ${workers}: /health p99 ${health.p99.toFixed(1)} ms, /v1/query p50 ${query.p50.toFixed(1)} p99 ${query.p99.toFixed(1)} ms, ${Math.round(query.perSecond)} req/s; server CPU ${queryCpu.toFixed(3)} ms an answer (its main process ${queryMain.toFixed(3)}; client ${clientQuery.toFixed(3)}); load ${loadavg()[0].toFixed(1)}`,
+          );
+        } finally {
+          await server.stop();
+        }
+      }
   report.load = { runs: loads, distinctQueries: loadQueries.length };
 
   // 2. Growth: 1k, 10k, 100k chunks, next to a 1,536-dimension linear scan of as many vectors.
@@ -238,7 +315,7 @@ try {
     linearScanMs: number;
     linearScanCpuMs: number;
   }[] = [];
-  for (const files of GROWTH_FILES.filter((f) => f <= FILES)) {
+  for (const files of args.includes("--no-growth") ? [] : GROWTH_FILES.filter((f) => f <= FILES)) {
     const root = files === FILES ? big : join(scratch, `ws-${files}`);
     const own = files === FILES ? queries : generator.generate(root, files);
     if (files !== FILES) await ingestWorkspace(root, { catalogPath });
@@ -290,14 +367,7 @@ try {
 if (args.includes("--json")) console.log(JSON.stringify(report, null, 2));
 else {
   const { load: l, growth } = report as {
-    load: {
-      runs: {
-        workers: number;
-        health: LoadResult;
-        query: LoadResult;
-        rssMb: { before: number; after: number };
-      }[];
-    };
+    load: { runs: LoadRun[] };
     growth: {
       chunks: number;
       triforgeMs: number;
@@ -306,22 +376,27 @@ else {
       linearScanCpuMs: number;
     }[];
   };
-  const row = (name: string, r: LoadResult) =>
-    `| ${name} | ${r.requests} | ${r.errors} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${Math.round(r.perSecond)} |`;
+  const cores = availableParallelism();
+  const row = (name: string, r: LoadResult, serverCpu: number, clientCpu: number) =>
+    `| ${name} | ${r.requests} | ${r.errors} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.max.toFixed(1)} | ${Math.round(r.perSecond)} | ${serverCpu.toFixed(3)} | ${clientCpu.toFixed(3)} | ${Math.round((cores * 1000) / serverCpu)} |`;
   console.log(
     `Load: ${CLIENTS} clients, ${REQUESTS} requests each route, workspace ${JSON.stringify(report.ingest)}`,
   );
   console.log(
-    "| route | requests | errors | p50 ms | p99 ms | max ms | req/s |\n|---|---|---|---|---|---|---|",
+    `| route | requests | errors | p50 ms | p99 ms | max ms | req/s | server CPU ms an answer | client CPU ms | ${cores} cores / server CPU (answers/s) |\n|---|---|---|---|---|---|---|---|---|---|`,
   );
   for (const run of l.runs) {
-    const name = run.workers ? `--workers ${run.workers}` : "in the server";
-    console.log(row(`GET /health (baseline, ${name})`, run.health));
-    console.log(row(`POST /v1/query (${name})`, run.query));
+    const name = `${TREES.length > 1 ? `${run.tree}, round ${run.round + 1}, ` : ""}${run.workers ? `--workers ${run.workers}` : "in the server"}`;
+    console.log(row(`GET /health (${name})`, run.health, run.cpu.health, run.cpu.clientHealth));
+    console.log(row(`POST /v1/query (${name})`, run.query, run.cpu.query, run.cpu.clientQuery));
   }
   for (const run of l.runs)
     console.log(
-      `server RSS (--workers ${run.workers}, workers included): ${run.rssMb.before.toFixed(0)} MB before, ${run.rssMb.after.toFixed(0)} MB after`,
+      `${TREES.length > 1 ? `${run.tree}, ` : ""}--workers ${run.workers}: /v1/query CPU ms an answer ${run.cpu.query.toFixed(3)}, of it the server process ${run.cpu.queryMain.toFixed(3)}`,
+    );
+  for (const run of l.runs)
+    console.log(
+      `server RSS (${TREES.length > 1 ? `${run.tree}, ` : ""}--workers ${run.workers}, its processes included): ${run.rssMb.before.toFixed(0)} MB before, ${run.rssMb.after.toFixed(0)} MB after`,
     );
   console.log(
     "\np50 ms, wall (CPU)\n| chunks | triforge query | linear scan 1536-d | ratio (CPU) |\n|---|---|---|---|",
