@@ -586,8 +586,14 @@ export class SqliteMemoryStore implements MemoryStore {
         // Each bucket's first rows by rank through phrase_buckets' own key (bounded however crowded the
         // bucket), then each phrase once, however many buckets show it.
         const members: { key: number; rank: number; entity: number }[] = [];
-        for (const key of keys)
-          for (const row of this.bucketRows(key, limit, upTo)) members.push({ key, ...row });
+        for (let at = 0; at < keys.length; at += 512) {
+          const slice = keys.slice(at, at + 512);
+          // rank() gives phrases of one rank one place, so the limit-th's ties all come.
+          const heads = this.sql(
+            `SELECT key, rank, entity FROM (SELECT key, rank, entity, rank() OVER (PARTITION BY key ORDER BY rank) AS place FROM phrase_buckets WHERE key IN (${slice.map(() => "?").join(", ")}) AND entity <= ?) WHERE place <= ?`,
+          );
+          members.push(...(heads.all(...slice, upTo, limit) as typeof members));
+        }
         const phrases = new Map<number, { phrase: string; vector: Float32Array }>();
         for (const r of inSlices<{ id: number; phrase: string; vector: Uint8Array }>(
           [...new Set(members.map((m) => m.entity))],

@@ -210,6 +210,8 @@ export class SynonymGraph {
   private dim = 0;
   private tails = new Float64Array(1024);
   private keys = new Int32Array(1024 * LSH_BANDS);
+  /** Whether phrase n's keys are computed: most stored phrases met are only compared with, never probe. */
+  private keyed = new Uint8Array(1024);
   /**
    * Each bucket's heads as a linked list in (rank, text) order over typed arrays (keys are dense, below
    * LSH_BANDS · 2^LSH_BITS): `first[key]` its first entry (-1: none); entry e holds phrase `chain[2·e]`
@@ -246,6 +248,9 @@ export class SynonymGraph {
       const keys = new Int32Array(this.keys.length * 2);
       keys.set(this.keys);
       this.keys = keys;
+      const keyed = new Uint8Array(this.keyed.length * 2);
+      keyed.set(this.keyed);
+      this.keyed = keyed;
     }
     if ((n + 1) * this.dim > this.flat.length) {
       const grown = new Float32Array(Math.max(1024, (n + 1) * 2) * this.dim);
@@ -255,8 +260,16 @@ export class SynonymGraph {
     this.flat.set(vector, n * this.dim);
     this.ranks[n] = phraseRank(phrase);
     this.tails[n] = tailNorm(vector);
-    this.keys.set(bandKeys(vector, this.dim), n * LSH_BANDS);
     return n;
+  }
+
+  /** Where phrase n's LSH_BANDS bucket keys start in `keys`, computing them when first needed. */
+  private keyAt(n: number): number {
+    if (!this.keyed[n]) {
+      this.keys.set(bandKeys(this.row(n), this.dim), n * LSH_BANDS);
+      this.keyed[n] = 1;
+    }
+    return n * LSH_BANDS;
   }
 
   /** Phrase n's vector. */
@@ -340,7 +353,10 @@ export class SynonymGraph {
   private loadOwn(phrases: Iterable<number>): void {
     if (this.source.empty) return;
     const keys = new Set<number>();
-    for (const n of phrases) for (let b = 0; b < LSH_BANDS; b++) keys.add(this.keys[n * LSH_BANDS + b]);
+    for (const n of phrases) {
+      const at = this.keyAt(n);
+      for (let b = 0; b < LSH_BANDS; b++) keys.add(this.keys[at + b]);
+    }
     this.load(keys);
   }
 
@@ -352,7 +368,7 @@ export class SynonymGraph {
     const probes = new Set<number>();
     for (const n of list)
       for (let b = 0; b < LSH_BANDS; b++) {
-        const key = this.keys[n * LSH_BANDS + b];
+        const key = this.keys[this.keyAt(n) + b];
         if (!this.heads(key, n)) continue;
         probes.add(key);
         for (let bit = 0; bit < LSH_BITS; bit++) probes.add(key ^ (1 << bit));
@@ -363,8 +379,8 @@ export class SynonymGraph {
   /** Adds to `out` both phrases' keys in the bands where they are one bit apart at most. */
   private closeKeys(x: number, y: number, out: Set<number>): void {
     for (let b = 0; b < LSH_BANDS; b++) {
-      const kx = this.keys[x * LSH_BANDS + b];
-      const ky = this.keys[y * LSH_BANDS + b];
+      const kx = this.keys[this.keyAt(x) + b];
+      const ky = this.keys[this.keyAt(y) + b];
       const diff = kx ^ ky;
       if ((diff & (diff - 1)) !== 0) continue;
       out.add(kx);
@@ -375,8 +391,8 @@ export class SynonymGraph {
   /** Whether phrases x and y are candidates: in some band one bit apart at most, each among its bucket's heads (their buckets read). */
   private candidates(x: number, y: number): boolean {
     for (let b = 0; b < LSH_BANDS; b++) {
-      const kx = this.keys[x * LSH_BANDS + b];
-      const ky = this.keys[y * LSH_BANDS + b];
+      const kx = this.keys[this.keyAt(x) + b];
+      const ky = this.keys[this.keyAt(y) + b];
       const diff = kx ^ ky;
       if ((diff & (diff - 1)) === 0 && this.heads(kx, x) && this.heads(ky, y)) return true;
     }
@@ -395,7 +411,7 @@ export class SynonymGraph {
     const threshold = SYNONYM_THRESHOLD - 1e-6;
     seen[n] = stamp;
     for (let b = 0; b < LSH_BANDS; b++) {
-      const own = this.keys[n * LSH_BANDS + b];
+      const own = this.keys[this.keyAt(n) + b];
       if (!this.heads(own, n)) continue;
       for (let probe = -1; probe < LSH_BITS; probe++) {
         const key = probe < 0 ? own : own ^ (1 << probe);
@@ -485,7 +501,7 @@ export class SynonymGraph {
     const evicted = new Set<number>();
     for (const n of newcomers)
       for (let b = 0; b < LSH_BANDS; b++) {
-        const out = this.enter(this.keys[n * LSH_BANDS + b], n);
+        const out = this.enter(this.keys[this.keyAt(n) + b], n);
         if (out >= 0 && !isNew.has(out)) evicted.add(out);
       }
     this.loadProbes(newcomers);
