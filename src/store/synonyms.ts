@@ -547,7 +547,10 @@ export class SynonymGraph {
     for (const [j, list] of arrivals) {
       if (recompute.has(j)) continue;
       const phrase = this.names[j];
-      newNearest.set(phrase, nearest([...this.nearestOf(phrase), ...this.named(list)], this.k));
+      const after = nearest([...this.nearestOf(phrase), ...this.named(list)], this.k);
+      // A list no newcomer entered is the one it had: reconcile need not read its ends.
+      const entered = new Set(list.map(([n]) => this.names[n]));
+      if (after.some(([other]) => entered.has(other))) newNearest.set(phrase, after);
     }
     return this.reconcile(newNearest);
   }
