@@ -4,9 +4,9 @@
  * same user can join the port). Each is a whole server (every route, the same token and page key) with
  * the served indexes loaded, so a query is parsed, searched and answered in one process: nothing is
  * forwarded or serialised twice. The server process listens too (and restarts a listener that dies).
- * What they share lives in files, as between
- * the server and the CLI: an index re-ingested by one is reloaded by the others (RagService checks its
- * mtime), and memory changes go through the store and its index lock.
+ * What they share lives in files, as between the server and the CLI: an index re-ingested by one is
+ * reloaded by the others (RagService checks its mtime), and memory changes go through the store and
+ * its index lock.
  */
 import type { RemoteEmbeddingConfig } from "../embed/remote.ts";
 import { logError } from "../home/log.ts";
@@ -62,11 +62,6 @@ export class ListenerPool {
       started.push(this.spawn(slot));
     }
     this.ready = Promise.all(started).then(() => undefined);
-  }
-
-  /** The listeners running now (their process ids). */
-  get pids(): number[] {
-    return this.slots.flatMap((s) => (s.process ? [s.process.pid] : []));
   }
 
   /** How many are listening now. */
