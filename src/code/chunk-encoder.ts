@@ -55,7 +55,6 @@ const CLASS = new Uint8Array(128).map((_, c) =>
 );
 const UNDERSCORE = 95;
 const OPEN_PAREN = 40;
-const CLOSE_PAREN = 41;
 
 /**
  * Keywords that introduce a definition in the languages indexed: the identifier after one (and
@@ -97,12 +96,6 @@ for (const c of "<>,:[]") TYPE_PUNCTUATION[c.charCodeAt(0)] = 1;
 const SIGNATURE_OPEN = 0;
 const SIGNATURE_REST = 1;
 const SIGNATURE_FAILED = 2;
-/** Where the scan is in `keyword [(receiver)] name`. */
-const NO_DEFINITION = 0;
-const AFTER_KEYWORD = 1;
-const BEFORE_NAME = 2;
-const IN_RECEIVER = 3;
-const AFTER_RECEIVER = 4;
 
 const NON_ASCII_WORD = /[^\x00-\x7f]/;
 
@@ -198,6 +191,25 @@ class VectorTable {
     }
     return this.data.subarray(k * this.dim, (k + 1) * this.dim);
   }
+}
+
+/**
+ * Where the name after a definition keyword ending at `end` starts, or -1: blanks, then a Go
+ * receiver in parentheses and blanks, or not, then an identifier character.
+ */
+function nameAfterKeyword(text: string, end: number): number {
+  const n = text.length;
+  const blank = (at: number) => at < n && text.charCodeAt(at) < 128 && CLASS[text.charCodeAt(at)] === SPACE;
+  let at = end;
+  if (!blank(at)) return -1;
+  while (blank(at)) at++;
+  if (at < n && text.charCodeAt(at) === OPEN_PAREN) {
+    const close = text.indexOf(")", at);
+    if (close < 0) return -1;
+    at = close + 1;
+    while (blank(at)) at++;
+  }
+  return at < n && text.charCodeAt(at) < 128 && CLASS[text.charCodeAt(at)] === IDENTIFIER ? at : -1;
 }
 
 /**
@@ -318,7 +330,8 @@ export class ChunkEncoder {
     let ascii = true;
     const n = text.length;
     let i = 0;
-    let definition = NO_DEFINITION;
+    /** Where the name after a definition keyword starts (nameAfterKeyword), or -1. */
+    let namedAt = -1;
     const defined = this.defined;
     // A C-like signature (`static const char *parse_config(int argc,`): the line before its first
     // `(` is checked when that `(` comes (signatureName), a `;` after it on the line undoes it.
@@ -329,14 +342,6 @@ export class ChunkEncoder {
     while (i < n) {
       const c = text.charCodeAt(i);
       const kind = c < 128 ? CLASS[c] : NON_ASCII;
-      if (definition !== NO_DEFINITION && kind !== IDENTIFIER) {
-        // `keyword blank+ [(receiver) blank*] name`: anything else ends the definition.
-        if (definition === IN_RECEIVER) {
-          if (c === CLOSE_PAREN) definition = AFTER_RECEIVER;
-        } else if (kind === SPACE) {
-          if (definition === AFTER_KEYWORD) definition = BEFORE_NAME;
-        } else definition = definition === BEFORE_NAME && c === OPEN_PAREN ? IN_RECEIVER : NO_DEFINITION;
-      }
       if (kind === IDENTIFIER) {
         const from = i;
         let hash = EMPTY_HASH;
@@ -347,14 +352,11 @@ export class ChunkEncoder {
         let k = this.runs.find(text, from, i, hash);
         if (k < 0) k = this.addRun(text.slice(from, i), hash);
         this.items.push(k);
-        if (terms && definition !== IN_RECEIVER) {
-          const runKind = this.runKind.data[k];
-          if (definition === BEFORE_NAME || definition === AFTER_RECEIVER) {
-            if (runKind !== 2) defined.push(k);
-            definition = NO_DEFINITION;
-          } else definition = runKind === 1 ? AFTER_KEYWORD : NO_DEFINITION;
-        }
         if (terms) {
+          const runKind = this.runKind.data[k];
+          if (from === namedAt) {
+            if (runKind !== 2) defined.push(k);
+          } else if (runKind === 1 && from > namedAt) namedAt = nameAfterKeyword(text, i);
           const ids = this.runTermIds.data;
           const to = this.runTermFrom.data[k + 1];
           for (let t = this.runTermFrom.data[k]; t < to; t++) this.additions.addTerm(ids[t]);
@@ -467,8 +469,10 @@ export class ChunkEncoder {
     if (count === 0) return;
     const items = this.items;
     if (items.length + count > items.data.length) items.grow(items.length + count);
-    items.data.copyWithin(textStart + count, textStart, items.length);
-    items.data.set(this.defined.data.subarray(0, count), textStart);
+    const data = items.data;
+    for (let at = items.length - 1; at >= textStart; at--) data[at + count] = data[at];
+    const names = this.defined.data;
+    for (let k = 0; k < count; k++) data[textStart + k] = names[k];
     items.length += count;
   }
 
