@@ -7,8 +7,8 @@
  *
  * Repositories come from benchmark/checkout-repos.ts. The metric is ../shared/eval/README.md's:
  * binary gains; a target is hit by the first top-10 chunk whose repository path ends with the target
- * path (and overlaps its lines when it has a span); relevant and secondary targets count equally;
- * IDCG = min(10, targets); averaged per repository, then over repositories.
+ * path at a `/` (semble's path_matches) and overlaps its lines when it has a span; relevant and
+ * secondary targets count equally; IDCG = min(10, targets); averaged per repository, then over repositories.
  * `--json` also writes each query's scores, so two runs can be compared query by query.
  * Indexes go to a scratch TRIFORGE_HOME (kept between runs unless --force) so user data is untouched.
  */
@@ -43,10 +43,18 @@ export function benchRoot(reposDir: string, repo: BenchRepo): { root: string; pr
   return { root: join(reposDir, repo.name, repo.benchmark_root ?? ""), prefix };
 }
 
+/**
+ * Whether `path` is `target` or ends with `/target`: a whole path component, as semble's
+ * `path_matches` compares (`bash_completions.go` is not the target `completions.go`).
+ */
+export function pathMatches(path: string, target: string): boolean {
+  return path === target || path.endsWith(`/${target}`);
+}
+
 function hits(target: Target, hit: Hit, prefix: string): boolean {
   const path = prefix + hit.file_path;
-  if (typeof target === "string") return path.endsWith(target);
-  if (!path.endsWith(target.path)) return false;
+  if (typeof target === "string") return pathMatches(path, target);
+  if (!pathMatches(path, target.path)) return false;
   if (target.start_line === undefined || target.end_line === undefined) return true;
   return hit.start_line <= target.end_line && hit.end_line >= target.start_line;
 }
