@@ -62,7 +62,8 @@ export function rerank(
 ): void {
   const kind = queryKind(text, symbolQuery);
   boostFileCoherence(index, scores, kind);
-  if (symbolQuery) boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed);
+  if (symbolQuery)
+    boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed, undefined, definesSymbol, true);
   else {
     boostPathMatches(index, scores, text);
     const embedded = embeddedSymbols(text);
@@ -189,6 +190,10 @@ function boostFileCoherence(index: CodeIndex, scores: Map<number, number>, kind:
  * Chunks that define one of `names` (by `defines`) gain DEFINITION_BOOST × `best` × `factor`
  * (× DEFINITION_STEM_FACTOR in a file named after the symbol). Files named after the symbol are scanned even when none of
  * their chunks was a candidate: the definition of a rare symbol may use none of the query's words.
+ * With `everyHolder` (an identifier query) every chunk holding a capitalised name's term is tested
+ * for a type definition of it (definesType: one pass over the name's occurrences, not the six
+ * patterns): a type used in hundreds of chunks (a `Visitor` trait) left its definition outside the
+ * 5 × k candidates, so whether it was found depended on k (first at k = 12, absent at k = 10).
  */
 function boostDefinitions(
   index: CodeIndex,
@@ -198,6 +203,7 @@ function boostDefinitions(
   isAllowed: (chunk: number) => boolean,
   best = maxOf(scores),
   defines: (text: string, name: string) => boolean = definesSymbol,
+  everyHolder = false,
 ): void {
   const unit = best * tuned("definitionBoost", DEFINITION_BOOST) * factor;
   if (unit === 0) return;
@@ -236,6 +242,20 @@ function boostDefinitions(
       if (scores.has(c) || !isAllowed(c)) continue;
       const gain = tier(c);
       if (gain) scores.set(c, gain);
+    }
+  }
+  if (!everyHolder) return;
+  const { offsets, docs } = index.bm25;
+  const types = names.filter((name) => /^[A-Z]/.test(name) && WHOLE_IDENTIFIER.test(name));
+  for (const term of new Set(termOf)) {
+    if (term === undefined || term < 0 || !types.length) continue;
+    for (let p = offsets[term]; p < offsets[term + 1]; p++) {
+      const c = docs[p];
+      if (scores.has(c) || !isAllowed(c)) continue;
+      const text = index.texts[c];
+      if (!types.some((name) => definesType(text, name))) continue;
+      const base = bases[index.chunkFile[c]];
+      scores.set(c, types.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit);
     }
   }
 }
