@@ -637,6 +637,8 @@ export function synonymEdgesOf(
   vectors: Float32Array,
   k = SYNONYM_NEIGHBOURS,
   limit = BUCKET_LIMIT,
+  /** Called with every bucket's members (row numbers) in key order, each bucket's in rank order. */
+  onBucket?: (key: number, members: Int32Array) => void,
 ): { a: number; b: number; score: number }[] {
   const count = names.length;
   const dim = count ? vectors.length / count : 0;
@@ -692,6 +694,9 @@ export function synonymEdgesOf(
     for (let b = 0; b < width; b++) start[b + 1] += start[b];
     const fill = start.slice(0, width);
     for (const n of byRank) members[fill[keys[n * LSH_BANDS + band] & (width - 1)]++] = n;
+    if (onBucket)
+      for (let b = 0; b < width; b++)
+        if (start[b + 1] > start[b]) onBucket(band * width + b, members.subarray(start[b], start[b + 1]));
     const heads = (b: number) => Math.min(limit, start[b + 1] - start[b]);
     for (let b = 0; b < width; b++) {
       const here = heads(b);
