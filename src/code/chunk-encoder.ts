@@ -364,13 +364,17 @@ export class ChunkEncoder {
         continue;
       }
       if (kind === PUNCT) {
-        if (line === SIGNATURE_OPEN && c === OPEN_PAREN) {
-          signature = this.signatureName(text, lineStart, i);
-          line = signature >= 0 ? SIGNATURE_REST : SIGNATURE_FAILED;
+        if (line === SIGNATURE_OPEN) {
+          if (c === OPEN_PAREN) {
+            signature = this.signatureName(text, lineStart, i);
+            line = signature >= 0 ? SIGNATURE_REST : SIGNATURE_FAILED;
+          } else if (!TYPE_PUNCTUATION[c] && c !== STAR && c !== AMPERSAND) line = SIGNATURE_FAILED; // `=`, `.`: not a signature
         } else if (line === SIGNATURE_REST && c === SEMICOLON) line = SIGNATURE_FAILED;
         this.items.push(~this.punctuationWord(c));
-      } else if (kind === NON_ASCII) ascii = false;
-      else if (c === NEWLINE || c === RETURN) {
+      } else if (kind === NON_ASCII) {
+        ascii = false;
+        if (line === SIGNATURE_OPEN) line = SIGNATURE_FAILED;
+      } else if (c === NEWLINE || c === RETURN) {
         // A signature names the line's definition only where no keyword did (`def f(x):`).
         if (line === SIGNATURE_REST && defined.length === lineDefined) defined.push(signature);
         if (terms) line = SIGNATURE_OPEN;
