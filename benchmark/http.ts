@@ -5,9 +5,8 @@
  * 1. Load: `triforge serve --http` (a separate process) over a generated workspace of 10,000 files;
  *    50 concurrent clients send 20,000 `POST /v1/query` in all (distinct queries, so no answer is reused),
  *    then the same load of `GET /health`, the baseline in the same run: latency p50/p99, throughput,
- *    errors, and the server's RSS (with its listener processes') before and after. Once per `--workers`
- *    count (default 0 and the machine's cores less one: that many processes answer), each its own
- *    server. Goal: p99 ≤ 50 ms for code queries.
+ *    errors, and the server's RSS (with its query workers') before and after. Once per `--workers`
+ *    count (default 0 and the machine's cores), each its own server. Goal: p99 ≤ 50 ms for code queries.
  * 2. Growth: one code query over indexes of ~1k, ~10k and ~100k chunks (generated the same way), next to
  *    the linear scan claw-rag-service runs per query (cosine against every stored vector; 1,536
  *    dimensions, its default text-embedding-3-small), timed in the same process and run.
@@ -16,7 +15,7 @@
  *    neighbours of a shared machine disturb less; the queries are the first of a loaded index, caches
  *    cold, as a server's are.
  *
- *    Besides latency, the CPU time every process spends per answer: the server's and its listener
+ *    Besides latency, the CPU time every process spends per answer: the server's and its query worker
  *    processes' (/proc user + system time over the load), and this client's; unlike the latency it hardly
  *    depends on what else the machine runs, and it bounds the throughput: cores / CPU per answer.
  *
@@ -47,8 +46,7 @@ const CLIENTS = option("clients", 50);
 const WORKER_COUNTS = (() => {
   const at = args.indexOf("--workers");
   if (at >= 0 && args[at + 1] === "none") return [];
-  // N listeners beside the server: N + 1 processes answer, one a core.
-  return at >= 0 ? args[at + 1].split(",").map(Number) : [0, Math.max(1, availableParallelism() - 1)];
+  return at >= 0 ? args[at + 1].split(",").map(Number) : [0, availableParallelism()];
 })();
 const BASELINE = (() => {
   const at = args.indexOf("--baseline");
@@ -84,7 +82,7 @@ function rssMb(pid: number): number {
   return line ? Number(line[1]) / 1024 : Number.NaN;
 }
 
-/** The server and its child processes (its listeners or query workers). */
+/** The server and its child processes (its query workers). */
 function processTree(pid: number): number[] {
   const children = Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)])
     .stdout.toString()

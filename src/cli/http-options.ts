@@ -5,7 +5,7 @@
 import type { RemoteEmbeddingConfig } from "../embed/remote.ts";
 import { logError } from "../home/log.ts";
 import { ragCatalogPath } from "../home/paths.ts";
-import { LISTENER_ENV } from "../http/listeners.ts";
+import { QUERY_WORKER_ENV } from "../http/query-pool.ts";
 import { configPath, embeddingProblems, findProjectRoot, readProjectConfig } from "../project/config.ts";
 import type { OptionValues } from "./command.ts";
 import { UserError } from "./command.ts";
@@ -73,7 +73,7 @@ function portOf(values: OptionValues, env: Record<string, string | undefined>): 
   return port;
 }
 
-/** `--workers`: listener processes beside the server (0, the default: it answers everything itself). */
+/** `--workers`: query processes beside the server (0, the default: queries are answered in it). */
 function workersOf(values: OptionValues): number {
   const raw = values.workers;
   if (raw === undefined) return 0;
@@ -86,10 +86,10 @@ const MAX_WORKERS = 64;
 
 /** Runs the HTTP server until SIGINT or SIGTERM. */
 export async function serveHttp(values: OptionValues, env = process.env): Promise<number> {
-  const listenerSetup = env[LISTENER_ENV];
-  if (listenerSetup) {
-    const { runListener } = await import("../http/listeners.ts");
-    return runListener(JSON.parse(listenerSetup));
+  const workerSetup = env[QUERY_WORKER_ENV];
+  if (workerSetup) {
+    const { runQueryWorker } = await import("../http/query-pool.ts");
+    return runQueryWorker(JSON.parse(workerSetup));
   }
   const workers = workersOf(values);
   const host =
@@ -104,13 +104,13 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     { Catalog },
     { resolveToken, isLoopback },
     { startHttpServer },
-    { ListenerPool, portAnswers },
+    { QueryPool },
   ] = await Promise.all([
     import("../rag/service.ts"),
     import("../rag/catalog.ts"),
     import("../http/auth.ts"),
     import("../http/server.ts"),
-    import("../http/listeners.ts"),
+    import("../http/query-pool.ts"),
   ]);
   let workspaces = workspacesOf(values);
   if (workspaces.length === 0) {
@@ -128,55 +128,32 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     throw error;
   }
   const token = resolveToken(typeof values.token === "string" ? values.token : undefined, env);
-  const requireToken = values["require-token"] === true;
-  const allowOrigin = typeof values["allow-origin"] === "string" ? values["allow-origin"] : undefined;
-  // A shared port is joined, not refused, by another server of this user: refuse one that answers.
-  if (workers > 0 && port !== 0 && (await portAnswers(host, port)))
-    throw new UserError(`cannot listen on ${host}:${port}: the port is in use`);
+  const pool =
+    workers > 0
+      ? new QueryPool({ workspaces: rag.workspaces, catalogPath, remote }, workers, rag)
+      : undefined;
   let server: ReturnType<typeof startHttpServer>;
   try {
-    // With listeners beside it the server keeps its own: in Bun 1.4.5, stopping one of the listeners
-    // on a shared port stopped them all (the others' sockets closed too).
     server = startHttpServer({
       host,
       port,
       token: token.token,
       rag,
-      requireToken,
-      allowOrigin,
-      reusePort: workers > 0,
+      query: pool ? (query, topK) => pool.query(query, topK) : undefined,
+      requireToken: values["require-token"] === true,
+      allowOrigin: typeof values["allow-origin"] === "string" ? values["allow-origin"] : undefined,
     });
   } catch (error) {
+    await pool?.close();
     throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
   // The indexes load (and are prepared) now, not on the first query.
-  const warmed = rag.warm().catch((error) => logError("serve --http: loading the indexes", error));
-  const pool =
-    workers > 0
-      ? new ListenerPool(
-          {
-            workspaces: rag.workspaces,
-            catalogPath,
-            remote,
-            host,
-            port: server.port,
-            token: token.token,
-            pageKey: server.pageKey,
-            requireToken,
-            allowOrigin,
-          },
-          workers,
-        )
-      : undefined;
-  // Connections stay with the process that accepted them, so every process is ready before anyone is
-  // told where to connect: a server still loading beside ready listeners held its share of the
-  // connections for tens of seconds (load 19: /health p99 7.7–13.9 s with two listeners).
-  if (pool) await Promise.all([warmed, pool.ready]);
+  rag.warm().catch((error) => logError("serve --http: loading the indexes", error));
   const where = token.path
     ? `the token is in ${token.path}`
     : `the token is from ${token.source === "flag" ? "--token" : "TRIFORGE_HTTP_TOKEN"}`;
   console.error(
-    `triforge http: listening on ${server.url} (workspaces: ${rag.workspaces.join(", ")}${pool ? `; ${pool.listening} more listener processes` : ""})`,
+    `triforge http: listening on ${server.url} (workspaces: ${rag.workspaces.join(", ")}${pool ? `; ${workers} query workers` : ""})`,
   );
   console.error(
     isLoopback(host) && values["require-token"] !== true
@@ -187,7 +164,7 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     process.once("SIGINT", done);
     process.once("SIGTERM", done);
   });
-  await pool?.close();
   await server.stop();
+  await pool?.close();
   return 0;
 }

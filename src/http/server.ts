@@ -19,6 +19,7 @@ import {
   DEFAULT_TOP_K,
   type IngestProgress,
   MAX_TOP_K,
+  type RagQueryResult,
   RagRequestError,
   type RagService,
   realFolder,
@@ -133,18 +134,14 @@ export interface HttpServerOptions {
   requireToken?: boolean;
   /** The one other origin whose pages may call the API (CORS); none by default. */
   allowOrigin?: string;
-  /** The page's key (`X-Triforge-Page`); one per server, shared by its listener processes. */
-  pageKey?: string;
-  /** Share the port with other processes of this user (`--workers`: listeners beside the server; Linux). */
-  reusePort?: boolean;
+  /** Answers `/v1/query` in place of `rag.query` (`--workers`: a pool of query processes). */
+  query?: (query: string, topK: number) => Promise<RagQueryResult>;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
-  pageKey: string;
-  /** Stops listening; with `closeActive` false the requests under way are answered first. */
-  stop(closeActive?: boolean): Promise<void>;
+  stop(): Promise<void>;
 }
 
 type Handler = (req: Request, params: string[], url: URL) => Promise<Response> | Response;
@@ -156,7 +153,7 @@ interface Route {
 export function startHttpServer(options: HttpServerOptions): RunningServer {
   const { rag } = options;
   const loopback = isLoopback(options.host);
-  const pageKey = options.pageKey ?? newPageKey();
+  const pageKey = newPageKey();
   let auth: AuthContext;
 
   /** The memory projects of the served workspaces (a workspace's nearest active project, else itself). */
@@ -244,7 +241,7 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const body = await readJsonObject(req);
             const query = queryField(body);
             const topK = topKField(body.top_k, DEFAULT_TOP_K, MAX_TOP_K);
-            return json(await rag.query(query, topK));
+            return json(await (options.query ?? ((q, k) => rag.query(q, k)))(query, topK));
           },
         },
       },
@@ -623,7 +620,6 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
-    reusePort: options.reusePort === true,
     // Our own limit answers 413 as JSON; Bun's is only the backstop.
     maxRequestBodySize: MAX_BODY_BYTES * 4,
     async fetch(req) {
@@ -649,7 +645,6 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
   return {
     url: `http://${shown}:${port}`,
     port,
-    pageKey,
-    stop: (closeActive = true) => server.stop(closeActive),
+    stop: () => server.stop(true),
   };
 }

@@ -60,7 +60,7 @@ export default defineCommand({
       type: "string",
       arg: "n",
       description:
-        "--http: N more processes listening on the same port beside the server, each answering every route (Linux; default 0)",
+        "--http: answer code queries in N processes beside the server, one core each (default 0: in the server)",
     },
   },
   async run({ values }) {
