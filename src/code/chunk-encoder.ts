@@ -12,7 +12,6 @@
  */
 import { MAX_TOKENS, type StaticModel, type WordPieceVocabulary } from "../embed/model.ts";
 import { Bm25Additions } from "./bm25.ts";
-import { licenceRanges } from "./licence.ts";
 import { EMPTY_HASH, hashString, mixHash, RangeTable } from "./range-table.ts";
 import { pathTokens, TermInterner } from "./tokens.ts";
 
@@ -280,12 +279,8 @@ export class ChunkEncoder {
     return this.chunkEnds.length;
   }
 
-  /**
-   * Adds one chunk of the file at `path`: its BM25 document now, its vector at the next embed().
-   * The chunk that starts the file (`head`) is pooled without its licence notices (licence.ts);
-   * they stay BM25 terms.
-   */
-  add(path: string, text: string, head = false): void {
+  /** Adds one chunk of the file at `path`: its BM25 document now, its vector at the next embed(). */
+  add(path: string, text: string): void {
     // Words are bounded too: text with non-ASCII letters adds words without runs (a CJK clause is one word).
     const full = this.runs.size > MAX_CACHED_RUNS || this.words.size > MAX_CACHED_RUNS;
     if (this.chunkEnds.length === 0 && full) this.forget();
@@ -304,9 +299,7 @@ export class ChunkEncoder {
     items.length += this.pathItems.length;
     const textStart = items.length;
     this.defined.length = 0;
-    const notices = head ? licenceRanges(text) : [];
-    if (notices.length === 0) this.scan(text, true);
-    else this.scanWithout(text, notices);
+    this.scan(text, true);
     this.insertDefined(textStart);
     for (let k = 0; k < this.pathTerms.length; k++) this.additions.addTerm(this.pathTerms[k]);
     this.additions.endDocument();
@@ -399,21 +392,6 @@ export class ChunkEncoder {
       if (w < 0) w = this.addWord(word, hashString(word));
       this.items.push(~w);
     }
-  }
-
-  /** scan() of `text` whose `ranges` (flat [start, end) pairs at line ends) give BM25 terms only. */
-  private scanWithout(text: string, ranges: number[]): void {
-    let from = 0;
-    for (let r = 0; r < ranges.length; r += 2) {
-      if (ranges[r] > from) this.scan(text.slice(from, ranges[r]), true);
-      const items = this.items.length;
-      const defined = this.defined.length;
-      this.scan(text.slice(ranges[r], ranges[r + 1]), true);
-      this.items.length = items;
-      this.defined.length = defined;
-      from = ranges[r + 1];
-    }
-    if (from < text.length) this.scan(text.slice(from), true);
   }
 
   private addRun(run: string, hash: number): number {

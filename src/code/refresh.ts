@@ -370,7 +370,7 @@ async function encodeFresh(
       for (const chunk of chunks) {
         encoded.added.push(chunk);
         encoded.addedFile.push(files.length - 1);
-        encoder.add(file.path, chunk.text, chunk.startLine === 1);
+        encoder.add(file.path, chunk.text);
         timer.lap("tokenise (BM25 terms, embedding words)");
         if (encoder.pending >= EMBED_BATCH) await flush();
         timer.lap("embed");

@@ -29,9 +29,8 @@ import type { SkipCounts } from "./walk.ts";
  * 3: chunk texts are redacted; an index of format 2 may hold secrets verbatim, so it must not survive.
  * 4: checksums over the header and every section (the magic changed with the prefix).
  * 5: a chunk's vector also embeds the names it defines (chunk-encoder.ts): format-4 vectors lack them.
- * 6: a file's first chunk is embedded without its licence notices (licence.ts).
  */
-export const INDEX_FORMAT = 6;
+export const INDEX_FORMAT = 5;
 const MAGIC = "TFCODE02";
 /** The magic of formats 1–3, whose files are rebuilt without a word: they are old, not damaged. */
 const OLD_MAGIC = "TFCODE01";
