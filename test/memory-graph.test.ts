@@ -13,6 +13,7 @@ import {
   type SynonymSource,
 } from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
+import { type StoredEdge, type StoredPhrase, storedPhraseReads } from "./support/synonym-store.ts";
 
 describe("phrase normalisation", () => {
   test("keeps identifiers, C++ and Cyrillic intact", () => {
@@ -187,8 +188,8 @@ describe("synonym edges", () => {
       new Float32Array(phrases.flatMap((p) => [...p.vector])),
     );
     // The store: earlier runs' phrases by row id, and their edges with cosines.
-    const stored: { name: string; vector: Float32Array; keys: number[] }[] = [];
-    const edges = new Map<string, { a: string; b: string; score: number }>();
+    const stored: StoredPhrase[] = [];
+    const edges = new Map<string, StoredEdge>();
     const store: SynonymSource = {
       // Every stored phrase of the bucket (more than its heads: the graph keeps the lowest itself).
       bucketHeads: (keys) =>
@@ -197,18 +198,7 @@ describe("synonym edges", () => {
             .filter((p) => p.keys.includes(key))
             .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector })),
         ),
-      phraseVectors: (list) =>
-        new Map(stored.filter((p) => list.includes(p.name)).map((p) => [p.name, p.vector])),
-      synonymNeighbours: (list) => {
-        const out = new Map<string, [string, number][]>();
-        for (const e of edges.values())
-          for (const [x, y] of [
-            [e.a, e.b],
-            [e.b, e.a],
-          ])
-            if (list.includes(x)) out.set(x, [...(out.get(x) ?? []), [y, e.score]]);
-        return out;
-      },
+      ...storedPhraseReads(stored, edges),
     };
     const order = [...phrases].sort(() => random() - 0.5);
     for (let at = 0; at < order.length; at += 9) {

@@ -12,12 +12,7 @@ import {
   synonymEdgesOf,
 } from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
-
-interface Phrase {
-  name: string;
-  vector: Float32Array;
-  keys: number[];
-}
+import { type StoredEdge, type StoredPhrase, storedPhraseReads } from "./support/synonym-store.ts";
 
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);
@@ -25,7 +20,7 @@ const unit = (v: number[]) => {
 };
 
 /** Tight clusters (cosine > 0.9 inside one) in 16 dimensions: their phrases share crowded buckets. */
-function clustered(seed: number, count: number, clusters: number, prefix = "p"): Phrase[] {
+function clustered(seed: number, count: number, clusters: number, prefix = "p"): StoredPhrase[] {
   const random = seededRandom(seed);
   const centres = Array.from({ length: clusters }, () => Array.from({ length: 16 }, () => random() - 0.5));
   return Array.from({ length: count }, (_, i) => {
@@ -37,10 +32,10 @@ function clustered(seed: number, count: number, clusters: number, prefix = "p"):
 const pair = (e: { a: string; b: string }) => [e.a, e.b].sort().join("-");
 
 /** The rule by brute force: each bucket's `limit` heads by (rank, text), every pair checked. */
-function reference(phrases: Phrase[], k: number, limit: number): string[] {
-  const members = new Map<number, Phrase[]>();
+function reference(phrases: StoredPhrase[], k: number, limit: number): string[] {
+  const members = new Map<number, StoredPhrase[]>();
   for (const p of phrases) for (const key of p.keys) members.set(key, [...(members.get(key) ?? []), p]);
-  const order = (x: Phrase, y: Phrase) =>
+  const order = (x: StoredPhrase, y: StoredPhrase) =>
     phraseRank(x.name) - phraseRank(y.name) || (x.name < y.name ? -1 : 1);
   const heads = new Map([...members].map(([key, list]) => [key, new Set(list.sort(order).slice(0, limit))]));
   const edges = new Set<string>();
@@ -66,8 +61,8 @@ function reference(phrases: Phrase[], k: number, limit: number): string[] {
  * in rank order, at least `limit` of them). Counts the bucket rows it serves.
  */
 function fakeStore() {
-  const stored: Phrase[] = [];
-  const edges = new Map<string, { a: string; b: string; score: number }>();
+  const stored: StoredPhrase[] = [];
+  const edges = new Map<string, StoredEdge>();
   const served = { buckets: 0, rows: 0 };
   const source: SynonymSource = {
     bucketHeads: (keys, limit) =>
@@ -81,21 +76,10 @@ function fakeStore() {
         served.rows += rows.length;
         return rows;
       }),
-    phraseVectors: (list) =>
-      new Map(stored.filter((p) => list.includes(p.name)).map((p) => [p.name, p.vector])),
-    synonymNeighbours: (list) => {
-      const out = new Map<string, [string, number][]>();
-      for (const e of edges.values())
-        for (const [x, y] of [
-          [e.a, e.b],
-          [e.b, e.a],
-        ])
-          if (list.includes(x)) out.set(x, [...(out.get(x) ?? []), [y, e.score]]);
-      return out;
-    },
+    ...storedPhraseReads(stored, edges),
   };
   /** One run: a new graph over what is stored, the batches added, then written. */
-  const run = (batches: Phrase[][], k: number, limit: number) => {
+  const run = (batches: StoredPhrase[][], k: number, limit: number) => {
     const graph = new SynonymGraph(source, k, limit);
     for (const batch of batches) {
       const changes = graph.add(
@@ -141,7 +125,7 @@ describe("synonym buckets' heads (bottom-k by rank)", () => {
       for (let at = 0; at < order.length; ) {
         const size = 1 + Math.floor(random() * 30);
         const run = order.slice(at, at + size);
-        const batches: Phrase[][] = [];
+        const batches: StoredPhrase[][] = [];
         for (let b = 0; b < run.length; ) {
           const step = 1 + Math.floor(random() * 8);
           batches.push(run.slice(b, b + step));
