@@ -205,17 +205,8 @@ function mapFile(path: string): Uint8Array {
   }
 }
 
-/**
- * The arrays of a snapshot file and its model id. Opening checks the head, the header and the page CRC
- * table; each array's pages are checked when first read (its PageGuard), or all of them now with `all`
- * (the indexer, which extends every array). Throws SnapshotFileError for anything that does not check
- * out, now or when a damaged page is read.
- */
-export function readSnapshotFile(
-  path: string,
-  options: { all?: boolean } = {},
-): { arrays: SnapshotArrays; model: string } {
-  const file = mapFile(path);
+/** The head and header of a snapshot file, checked (magic, version, the header's CRC), and where its data starts. */
+function readHead(path: string, file: Uint8Array): { header: Header; dataStart: number } {
   if (file.length < HEAD_BYTES || new TextDecoder().decode(file.subarray(0, 8)) !== MAGIC)
     throw new SnapshotFileError(`${path}: not a recall snapshot`);
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
@@ -233,7 +224,21 @@ export function readSnapshotFile(
   } catch (error) {
     throw new SnapshotFileError(`${path}: header unreadable (${(error as Error).message})`);
   }
-  const dataStart = alignPage(HEAD_BYTES + jsonLength);
+  return { header, dataStart: alignPage(HEAD_BYTES + jsonLength) };
+}
+
+/**
+ * The arrays of a snapshot file and its model id. Opening checks the head, the header and the page CRC
+ * table; each array's pages are checked when first read (its PageGuard), or all of them now with `all`
+ * (the indexer, which extends every array). Throws SnapshotFileError for anything that does not check
+ * out, now or when a damaged page is read.
+ */
+export function readSnapshotFile(
+  path: string,
+  options: { all?: boolean } = {},
+): { arrays: SnapshotArrays; model: string } {
+  const file = mapFile(path);
+  const { header, dataStart } = readHead(path, file);
   const tableStart = dataStart + header.pageTable.offset;
   if (tableStart % PAGE_BYTES !== 0 || tableStart + header.pageTable.length * 4 > file.length)
     throw new SnapshotFileError(`${path}: page table out of bounds`);
@@ -324,12 +329,7 @@ export function readSnapshotFile(
 
 /** Where each section of a snapshot file lies (byte offset and length in the file): tests damage one. */
 export function snapshotSections(path: string): Map<string, { start: number; bytes: number }> {
-  const file = mapFile(path);
-  const jsonLength = new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(12, true);
-  const header = JSON.parse(
-    new TextDecoder().decode(file.subarray(HEAD_BYTES, HEAD_BYTES + jsonLength)),
-  ) as Header;
-  const dataStart = alignPage(HEAD_BYTES + jsonLength);
+  const { header, dataStart } = readHead(path, mapFile(path));
   return new Map(
     header.sections.map((s) => [
       s.name,
