@@ -192,9 +192,10 @@ export function searchIndex(
   if (mode === "dense")
     return denseRanked.slice(0, options.topK).map((chunk, i) => ({ chunk, score: dense!.scores[i] }));
 
-  const scores = fuse(lexicalRanked, denseRanked, fusionWeight(queryKind(text, symbolQuery)));
+  const kind = queryKind(text, symbolQuery);
+  const scores = fuse(lexicalRanked, denseRanked, fusionWeight(kind));
   lap("fusion");
-  rerank(index, scores, text, symbolQuery, isAllowed);
+  rerank(index, scores, text, kind, isAllowed);
   lap("rerank");
   const top = selectTop(
     scores,

@@ -13,7 +13,7 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
-import { type QueryKind, queryKind } from "./fusion.ts";
+import type { QueryKind } from "./fusion.ts";
 import { type PathWordTable, pathKeywordMatcher, pathWordTable, queryKeywords } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -49,20 +49,19 @@ const FILE_COHERENCE_SHARE = 0.2;
 const FILE_COHERENCE_QUESTION = 0.4;
 
 /**
- * Adds every boost a query earns to `scores` (chunk → fused score): file coherence, then for an
- * identifier query the definitions of that symbol, for a sentence its path matches and the
- * definitions of the symbols and capitalised words inside it.
+ * Adds every boost a query earns to `scores` (chunk → fused score): file coherence (its share by the
+ * query's kind, fusion.ts queryKind), then for an identifier query the definitions of that symbol, for
+ * a sentence its path matches and the definitions of the symbols and capitalised words inside it.
  */
 export function rerank(
   index: CodeIndex,
   scores: Map<number, number>,
   text: string,
-  symbolQuery: boolean,
+  kind: QueryKind,
   isAllowed: (chunk: number) => boolean,
 ): void {
-  const kind = queryKind(text, symbolQuery);
   boostFileCoherence(index, scores, kind);
-  if (symbolQuery)
+  if (kind === "identifier")
     boostDefinitions(index, scores, [symbolName(text), text], 1, isAllowed, undefined, definesSymbol, true);
   else {
     boostPathMatches(index, scores, text);
@@ -225,12 +224,15 @@ function boostDefinitions(
     const term = termOf[i];
     return term === undefined || (term >= 0 && holdsTerm(index, term, chunk));
   };
+  /** The gain of a chunk defining one of `named`: more in a file named after one of them. */
+  const gainIn = (chunk: number, named: string[]): number => {
+    const base = bases[index.chunkFile[chunk]];
+    return named.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
+  };
   const tier = (chunk: number): number => {
     const text = index.texts[chunk];
     const found = names.some((name, i) => mayDefine(i, chunk) && defines(text, name));
-    if (!found) return 0;
-    const base = bases[index.chunkFile[chunk]];
-    return names.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit;
+    return found ? gainIn(chunk, names) : 0;
   };
   for (const [chunk, score] of scores) {
     const gain = tier(chunk);
@@ -245,17 +247,16 @@ function boostDefinitions(
     }
   }
   if (!everyHolder) return;
-  const { offsets, docs } = index.bm25;
   const types = names.filter((name) => /^[A-Z]/.test(name) && WHOLE_IDENTIFIER.test(name));
+  if (!types.length) return;
+  const { offsets, docs } = index.bm25;
   for (const term of new Set(termOf)) {
-    if (term === undefined || term < 0 || !types.length) continue;
+    if (term === undefined || term < 0) continue;
     for (let p = offsets[term]; p < offsets[term + 1]; p++) {
       const c = docs[p];
       if (scores.has(c) || !isAllowed(c)) continue;
       const text = index.texts[c];
-      if (!types.some((name) => definesType(text, name))) continue;
-      const base = bases[index.chunkFile[c]];
-      scores.set(c, types.some((name) => stemNamesSymbol(base, name)) ? unit * DEFINITION_STEM_FACTOR : unit);
+      if (types.some((name) => definesType(text, name))) scores.set(c, gainIn(c, types));
     }
   }
 }
