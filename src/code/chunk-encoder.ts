@@ -82,6 +82,11 @@ const DEFINITION_KEYWORDS = new Set([
   "namespace",
   "macro",
 ]);
+/** What a run of identifier characters can be to the names a chunk defines (runKind). */
+const RUN_ANY = 0;
+const RUN_DEFINITION_KEYWORD = 1;
+/** A digit first, or a control-flow word: never a defined name. */
+const RUN_NOT_A_NAME = 2;
 /** Control-flow words that follow a keyword without being a name. */
 const NOT_NAMES = new Set(["if", "for", "while", "switch", "return", "catch", "sizeof", "new", "else"]);
 const NEWLINE = 10;
@@ -232,7 +237,7 @@ export class ChunkEncoder {
   private punctuation = new Int32Array(128).fill(-1);
   /** Runs of identifier characters, case kept. */
   private runs = new RangeTable();
-  /** Per run: 1 when it is a definition keyword, 2 when it cannot be a name (a digit first, `if`). */
+  /** Per run: RUN_DEFINITION_KEYWORD, RUN_NOT_A_NAME or RUN_ANY. */
   private runKind = new IntList();
   /** The runs named after a definition keyword in the chunk being scanned. */
   private defined = new IntList();
@@ -355,8 +360,9 @@ export class ChunkEncoder {
         if (terms) {
           const runKind = this.runKind.data[k];
           if (from === namedAt) {
-            if (runKind !== 2) defined.push(k);
-          } else if (runKind === 1 && from > namedAt) namedAt = nameAfterKeyword(text, i);
+            if (runKind !== RUN_NOT_A_NAME) defined.push(k);
+          } else if (runKind === RUN_DEFINITION_KEYWORD && from > namedAt)
+            namedAt = nameAfterKeyword(text, i);
           const ids = this.runTermIds.data;
           const to = this.runTermFrom.data[k + 1];
           for (let t = this.runTermFrom.data[k]; t < to; t++) this.additions.addTerm(ids[t]);
@@ -397,7 +403,11 @@ export class ChunkEncoder {
   private addRun(run: string, hash: number): number {
     const k = this.runs.add(run, hash);
     this.runKind.push(
-      DEFINITION_KEYWORDS.has(run) ? 1 : run.charCodeAt(0) <= 57 || NOT_NAMES.has(run) ? 2 : 0,
+      DEFINITION_KEYWORDS.has(run)
+        ? RUN_DEFINITION_KEYWORD
+        : run.charCodeAt(0) <= 57 || NOT_NAMES.has(run)
+          ? RUN_NOT_A_NAME
+          : RUN_ANY,
     );
     let identifier = 0;
     while (identifier < run.length && run.charCodeAt(identifier) <= 57) identifier++;
@@ -464,7 +474,7 @@ export class ChunkEncoder {
     }
     if (name < 0) return -1;
     const run = this.items.data[this.items.length - 1];
-    return this.runKind.data[run] === 2 ? -1 : run;
+    return this.runKind.data[run] === RUN_NOT_A_NAME ? -1 : run;
   }
 
   /** Puts the chunk's defined names (runs) before its text, which starts at item `textStart`. */
