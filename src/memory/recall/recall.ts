@@ -123,7 +123,7 @@ export async function loadMemoryIndex(
   }
   const current = entry;
   const file = files.snapshot;
-  const stamp = `${file}:${fileStamp(file)}`;
+  const stamp = fileStamp(file);
   const usable = !damagedSnapshots.has(stamp);
   const key = `${current.store.generation()}:${stamp}:${usable}`;
   if (current.index && current.key === key) return current.index;
@@ -144,13 +144,13 @@ export async function loadMemoryIndex(
   return current.index;
 }
 
-/** Identifies one version of a file (it is only ever replaced whole, by rename): inode, size and time. */
+/** Identifies one version of a file (it is only ever replaced whole, by rename): path, inode, size and time. */
 function fileStamp(path: string): string {
   try {
     const s = statSync(path);
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    return `${path}:${s.ino}:${s.size}:${s.mtimeMs}`;
   } catch {
-    return "none";
+    return `${path}:none`;
   }
 }
 
@@ -368,7 +368,7 @@ async function answer(
     if (!(error instanceof SnapshotFileError)) throw error;
     logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
     const { snapshot } = await recallFiles(projectRoot, options.shared);
-    damagedSnapshots.add(`${snapshot}:${fileStamp(snapshot)}`);
+    damagedSnapshots.add(fileStamp(snapshot));
     const index = await loadMemoryIndex(projectRoot, options.shared);
     return answerFrom(projectRoot, index, query, mode, topK, options);
   }
