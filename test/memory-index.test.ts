@@ -264,6 +264,32 @@ describe("capped synonym edges", () => {
     expect(most).toBeGreaterThan(SYNONYM_NEIGHBOURS);
   });
 
+  test("the store's bucket heads: each phrase's vector comes once per source, its rows every time", async () => {
+    const root = await indexed("syn-source", a, b);
+    const store = openStoreForWrite(root);
+    const { phrases, vectors } = await store.entityVectors();
+    const dim = vectors.length / phrases.length;
+    const stored = new Map(phrases.map((p, i) => [p, vectors.subarray(i * dim, (i + 1) * dim)]));
+    const keys = [...new Set(phrases.flatMap((_, i) => bandKeys(vectors.subarray(i * dim, (i + 1) * dim))))];
+    const source = store.synonymSource();
+    const first = source.bucketHeads(keys.slice(0, keys.length / 2), BUCKET_LIMIT);
+    const second = source.bucketHeads(keys, BUCKET_LIMIT);
+    const again = store.synonymSource().bucketHeads(keys, BUCKET_LIMIT);
+    store.close();
+    const rows = (list: typeof first) => list.map((r) => `${r.key}|${r.rank}|${r.phrase}`).sort();
+    // The same rows as a new source gives, whatever was asked before.
+    expect(rows(second)).toEqual(rows(again));
+    // A phrase comes with its stored vector where this source had not returned it before, without it
+    // where it had.
+    const before = new Set(first.map((r) => r.phrase));
+    for (const r of first) expect([...r.vector!]).toEqual([...stored.get(r.phrase)!]);
+    for (const r of second)
+      if (before.has(r.phrase)) expect(r.vector).toBeUndefined();
+      else expect([...r.vector!]).toEqual([...stored.get(r.phrase)!]);
+    expect(second.some((r) => !before.has(r.phrase))).toBe(true);
+    expect(second.some((r) => before.has(r.phrase))).toBe(true);
+  });
+
   test("every edge is among the k nearest of one of its ends, and each phrase keeps its k nearest", async () => {
     const root = await indexed("syn-rule", a, b);
     const store = openStoreForWrite(root);

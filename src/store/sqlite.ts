@@ -583,6 +583,10 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       return out;
     };
+    // The phrases bucketHeads returned with their vectors, by row id: the graph keeps what it met, so
+    // a phrase heading buckets of several calls is read once (at 10,000 synthetic records a session's
+    // calls read 155k entity rows for 88k phrases without this).
+    const named = new Map<number, string>();
     return {
       empty: upTo <= 0,
       bucketHeads: (keys, limit) => {
@@ -599,14 +603,20 @@ export class SqliteMemoryStore implements MemoryStore {
           members.push(...(heads.all(...slice, upTo, limit) as typeof members));
         }
         const phrases = new Map<number, { phrase: string; vector: Float32Array }>();
+        const unread = new Set<number>();
+        for (const m of members) if (!named.has(m.entity)) unread.add(m.entity);
         for (const r of inSlices<{ id: number; phrase: string; vector: Uint8Array }>(
-          [...new Set(members.map((m) => m.entity))],
+          [...unread],
           (marks) => `SELECT id, phrase, vector FROM entities WHERE id IN (${marks})`,
-        ))
+        )) {
+          named.set(r.id, r.phrase);
           phrases.set(r.id, { phrase: r.phrase, vector: readVectors([r]).vectors });
+        }
         return members.flatMap((m) => {
           const found = phrases.get(m.entity);
-          return found ? [{ key: m.key, rank: m.rank, ...found }] : [];
+          if (found) return [{ key: m.key, rank: m.rank, ...found }];
+          const phrase = named.get(m.entity);
+          return phrase === undefined ? [] : [{ key: m.key, rank: m.rank, phrase }];
         });
       },
       phraseVectors: (phrases) =>

@@ -168,12 +168,13 @@ export interface SynonymSource {
   /**
    * The lowest-ranked stored phrases of each of these buckets: at least `limit` where a bucket holds
    * that many, and every phrase ranked no higher than its limit-th (ties by rank all there), each with
-   * its rank, its vector and the bucket it came from.
+   * its rank, the bucket it came from, and its vector the first time this source returns the phrase
+   * (the graph keeps every phrase it is given).
    */
   bucketHeads(
     keys: number[],
     limit: number,
-  ): { key: number; phrase: string; rank: number; vector: Float32Array }[];
+  ): { key: number; phrase: string; rank: number; vector?: Float32Array }[];
   /** Stored phrases' vectors (absent: not stored). */
   phraseVectors(phrases: string[]): Map<string, Float32Array>;
   /** Stored phrases' synonym edges (other phrase, cosine); a phrase with none may be absent. */
@@ -237,9 +238,10 @@ export class SynonymGraph {
   ) {}
 
   /** The phrase's number, giving it one (and its rank, vector, keys) when first met. */
-  private numberOf(phrase: string, vector: Float32Array): number {
+  private numberOf(phrase: string, vector: Float32Array | undefined): number {
     const known = this.numbers.get(phrase);
     if (known !== undefined) return known;
+    if (!vector) throw new Error(`synonym graph: ${phrase} came without its vector`);
     const n = this.names.push(phrase) - 1;
     this.numbers.set(phrase, n);
     this.dim ||= vector.length;
