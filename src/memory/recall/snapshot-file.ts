@@ -10,6 +10,7 @@
  * store, the indexer rebuilds the file from nothing.
  */
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { GarbageBound } from "../../home/garbage.ts";
 import { logError } from "../../home/log.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { EDGE_KIND, type SnapshotDelta } from "../../store/types.ts";
@@ -421,6 +422,8 @@ export function arraysOfStore(
   const vocatives = emptyVocativeCounts();
   const room = (have: Float32Array, rows: number, width: number) =>
     have.length || !width ? have : new Float32Array(rows * width);
+  // Each slice's rows, tokens and counts are garbage once in the arrays: collected as the build goes.
+  const garbage = new GarbageBound();
   const read = store.snapshotRows(
     model,
     {
@@ -436,6 +439,7 @@ export function arraysOfStore(
         factPostings = new PostingsBuilder(n.facts);
       },
       chunks(rows, slice, width) {
+        garbage.step();
         dim ||= width;
         vectors = room(vectors, counts.chunks, width);
         vectors.set(slice, chunksRead * width);
@@ -460,6 +464,7 @@ export function arraysOfStore(
         entityIds = ids;
       },
       facts(rows, slice, width) {
+        garbage.step();
         factVectors = room(factVectors, counts.facts, width);
         factVectors.set(slice, factsRead * width);
         for (const f of rows) {
