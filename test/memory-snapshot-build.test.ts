@@ -2,11 +2,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
+import { COLLECT_EVERY_STEPS } from "../src/home/garbage.ts";
 import { recallSnapshotPath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
+import { appendDocuments, NO_POSTINGS, type Postings } from "../src/memory/recall/bm25.ts";
 import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
 import { extendArrays, PostingsBuilder, type SnapshotArrays } from "../src/memory/recall/snapshot-build.ts";
-import { appendDocuments, NO_POSTINGS, type Postings } from "../src/memory/recall/bm25.ts";
 import { arraysOfStore, writeSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
 import { openStoreForWrite } from "../src/store/open.ts";
 import { NO_MARKS } from "../src/store/types.ts";
@@ -55,11 +56,14 @@ describe("the recall snapshot built from the whole store", () => {
       const whole: SnapshotArrays = extendArrays(undefined, delta);
       expect(whole.chunkIds.length).toBeGreaterThan(20);
       const files: Buffer[] = [];
-      // Slices of 3 rows: chunks, facts and the sessions running across slices.
+      // Slices of 3 rows: chunks, facts and the sessions running across slices. One row a slice: more
+      // slices than the build's collections are paced at (GarbageBound), so two or more run mid-build.
+      expect(whole.chunkIds.length + whole.factIds.length).toBeGreaterThan(2 * COLLECT_EVERY_STEPS);
       for (const [name, arrays] of [
         ["whole", whole],
         ["sliced", arraysOfStore(store, model.id, 3)!],
         ["default", arraysOfStore(store, model.id)!],
+        ["one row a slice", arraysOfStore(store, model.id, 1)!],
       ] as const) {
         const path = join(home, `${name}.bin`);
         writeSnapshotFile(path, arrays, model.id);
@@ -67,6 +71,7 @@ describe("the recall snapshot built from the whole store", () => {
       }
       expect(Buffer.compare(files[1], files[0])).toBe(0);
       expect(Buffer.compare(files[2], files[0])).toBe(0);
+      expect(Buffer.compare(files[3], files[0])).toBe(0);
       // The indexer's own file (built the same way at its first run) is that file too.
       expect(Buffer.compare(readFileSync(recallSnapshotPath(root)), files[0])).toBe(0);
       // Vectors of another model: nothing to build from (recall re-embeds from the store).

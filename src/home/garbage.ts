@@ -20,4 +20,4 @@ export class GarbageBound {
  * s; every 48 slices 3.16 / 3.16 GB, 51.3 / 49.8 s; every 16 3.07 / 3.06 GB, 57.0 / 54.8 s. A collection costs
  * ~0.5 s there, and 48 takes most of the saving for a tenth of the time 16 costs.
  */
-const COLLECT_EVERY_STEPS = 48;
+export const COLLECT_EVERY_STEPS = 48;
