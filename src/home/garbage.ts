@@ -6,11 +6,9 @@
 export class GarbageBound {
   private steps = 0;
 
-  constructor(private readonly every = COLLECT_EVERY_STEPS) {}
-
-  /** Counts one step; every `every` steps a full collection runs. */
+  /** Counts one step; every COLLECT_EVERY_STEPS steps a full collection runs. */
   step(): void {
-    if (++this.steps % this.every === 0) Bun.gc(true);
+    if (++this.steps % COLLECT_EVERY_STEPS === 0) Bun.gc(true);
   }
 }
 
