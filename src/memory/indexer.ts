@@ -372,9 +372,6 @@ class IndexRun {
         writeSummaryFile(summary, await this.store.summaries());
     });
     await timer.time("recall-snapshot", async () => {
-      // What the batches and the synonym pass left (1.4-3 GB at 100,000 records) is collected before
-      // recall.bin is built or extended, not left to pile up under it.
-      Bun.gc(true);
       const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
       const path = recallSnapshotPath(this.root);
       try {
