@@ -372,6 +372,10 @@ class IndexRun {
         writeSummaryFile(summary, await this.store.summaries());
     });
     await timer.time("recall-snapshot", async () => {
+      // What this run's batches and synonym pass left (1.4-3 GB at 100,000 records) is collected before
+      // recall.bin is extended or built, not left to pile up under it. Here, not in refreshSnapshotFile:
+      // a recall pulling a shared mirror refreshes it too, in a server that a full collection would pause.
+      if (chunks.length || this.result.rebuilt) Bun.gc(true);
       const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
       const path = recallSnapshotPath(this.root);
       try {

@@ -372,10 +372,6 @@ export async function refreshSnapshotFile(
     file.arrays.generation === store.generation()
   )
     return "current";
-  // What the caller left (an index run's batches and synonym pass: 1.4-3 GB at 100,000 records) is
-  // collected before recall.bin is extended or built, not left to pile up under it; a run with nothing
-  // new returned above without it.
-  Bun.gc(true);
   // Only now the model: a run with nothing new must stay cheap.
   const model = await currentModel();
   const previous = file?.model === model ? file.arrays : undefined;
