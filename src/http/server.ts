@@ -35,6 +35,7 @@ import {
   TOKEN_COOKIE,
 } from "./auth.ts";
 import { pageAsset } from "./page/assets.ts";
+import { TurnQueue } from "./turns.ts";
 
 /** Request bodies larger than this are refused (413): a query is at most a few thousand characters. */
 export const MAX_BODY_BYTES = 1 << 20;
@@ -155,6 +156,8 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
   const loopback = isLoopback(options.host);
   const pageKey = newPageKey();
   let auth: AuthContext;
+  /** Code queries answered in this process, in arrival order (turns.ts; a pool orders its own). */
+  const searches = new TurnQueue();
 
   /** The memory projects of the served workspaces (a workspace's nearest active project, else itself). */
   const projects = () => [...new Set(rag.workspaces.map((w) => findProjectRoot(w) ?? w))];
@@ -241,7 +244,9 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             const body = await readJsonObject(req);
             const query = queryField(body);
             const topK = topKField(body.top_k, DEFAULT_TOP_K, MAX_TOP_K);
-            return json(await (options.query ?? ((q, k) => rag.query(q, k)))(query, topK));
+            return json(
+              await (options.query ?? ((q, k) => searches.run(() => rag.query(q, k))))(query, topK),
+            );
           },
         },
       },
