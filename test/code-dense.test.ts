@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { cosineScores, denseTop, int8Rows, topScored } from "../src/code/dense.ts";
-import { int8DotKernel, int8DotsModule } from "../src/code/simd/int8-dots.ts";
+import { int8DotKernel, int8DotsModule } from "../src/simd/int8-dots.ts";
 import { seededRandom } from "./support/random.ts";
 
 const random = seededRandom(10);

@@ -3,7 +3,7 @@
  * at 100k chunks the dense scan reads 25 MB of vectors and the lexical candidates of a sentence can be
  * every chunk (feedback terms found in all of them), so these loops are most of a query's cost.
  */
-import { type Int8DotKernel, int8DotKernel } from "./simd/int8-dots.ts";
+import { type Int8DotKernel, int8DotKernel } from "../simd/int8-dots.ts";
 
 /**
  * Cosine of every row of `vectors` (row-major, `dim` wide, L2-normalised) with the normalised `query`.

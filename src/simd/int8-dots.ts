@@ -29,6 +29,25 @@ export interface Int8DotKernel {
   select: SelectFunction;
 }
 
+import {
+  advance,
+  compileKernel,
+  F32,
+  functionBody,
+  get,
+  I32,
+  kernelMemory,
+  memarg,
+  name,
+  op,
+  section,
+  set,
+  shuffleLanes,
+  simd,
+  V128,
+  vector,
+} from "./assemble.ts";
+
 // Parameters and locals of scan, by index.
 const ROWS = 0;
 const VECTORS = 1;
@@ -44,91 +63,6 @@ const SECOND_PAIR = 10;
 const QUERY_SCALES = 11;
 const QUERY_HALVES = 12;
 
-const I32 = 0x7f;
-const F32 = 0x7d;
-const V128 = 0x7b;
-
-const op = {
-  block: 0x02,
-  loop: 0x03,
-  if: 0x04,
-  br: 0x0c,
-  brIf: 0x0d,
-  end: 0x0b,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  f32Load: 0x2a,
-  f32Store: 0x38,
-  i32Const: 0x41,
-  i32Eqz: 0x45,
-  i32GeU: 0x4f,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i32And: 0x71,
-  i32Shl: 0x74,
-  i32ShrU: 0x76,
-  i32Store: 0x36,
-  f32Mul: 0x94,
-  f32ConvertI32S: 0xb2,
-};
-/** SIMD instructions: the 0xfd prefix and the opcode as unsigned LEB128. */
-const simd = {
-  v128Load: [0xfd, 0x00],
-  v128Const: [0xfd, 0x0c],
-  v128Store: [0xfd, 0x0b],
-  i8x16Shuffle: [0xfd, 0x0d],
-  i32x4ExtractLane: [0xfd, 0x1b],
-  f32x4Splat: [0xfd, 0x13],
-  f32x4Ge: [0xfd, 0x46],
-  v128AnyTrue: [0xfd, 0x53],
-  i32x4Bitmask: [0xfd, 0xa4, 0x01],
-  i16x8ExtendLowI8x16S: [0xfd, 0x87, 0x01],
-  i16x8ExtendHighI8x16S: [0xfd, 0x88, 0x01],
-  i32x4Add: [0xfd, 0xae, 0x01],
-  i32x4DotI16x8S: [0xfd, 0xba, 0x01],
-  f32x4Mul: [0xfd, 0xe6, 0x01],
-  f32x4ConvertI32x4S: [0xfd, 0xfa, 0x01],
-};
-/** A memory access's alignment (log2) and offset. */
-const memarg = (align: number, offset: number) => [align, ...leb(offset)];
-
-function leb(value: number): number[] {
-  const bytes: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value >>>= 7;
-    if (value) byte |= 0x80;
-    bytes.push(byte);
-  } while (value);
-  return bytes;
-}
-
-/** A signed LEB128 (i32.const's immediate): 64 needs two bytes, as its bit 6 would read as the sign. */
-function sleb(value: number): number[] {
-  const bytes: number[] = [];
-  for (;;) {
-    const byte = value & 0x7f;
-    value >>= 7;
-    if ((value === 0 && !(byte & 0x40)) || (value === -1 && byte & 0x40)) return [...bytes, byte];
-    bytes.push(byte | 0x80);
-  }
-}
-
-const vector = (items: number[][]) => [...leb(items.length), ...items.flat()];
-const section = (id: number, content: number[]) => [id, ...leb(content.length), ...content];
-const name = (text: string) => vector([...text].map((c) => [c.charCodeAt(0)]));
-const get = (local: number) => [op.localGet, local];
-const set = (local: number) => [op.localSet, local];
-/** local += step (i32). */
-const advance = (local: number, step: number) => [
-  ...get(local),
-  op.i32Const,
-  ...sleb(step),
-  op.i32Add,
-  ...set(local),
-];
-
 /**
  * Up to this many blocks (64 dimensions, the static model's) the query's halves are held in locals
  * rather than loaded for every row: 8 registers of the 16 x86-64 has, leaving the rest for the
@@ -142,14 +76,6 @@ function sumTree(parts: number[][]): number[] {
   const middle = parts.length >> 1;
   return [...sumTree(parts.slice(0, middle)), ...sumTree(parts.slice(middle)), ...simd.i32x4Add];
 }
-
-/**
- * i8x16.shuffle of two i32x4 operands by i32 lanes: lanes 0–3 are the first operand's, 4–7 the second's.
- */
-const shuffleLanes = (lanes: number[]) => [
-  ...simd.i8x16Shuffle,
-  ...lanes.flatMap((l) => [0, 1, 2, 3].map((b) => 4 * l + b)),
-];
 
 /**
  * The body of scan for rows of `blocks` × 16 int8 values: per row, every block unrolled (16 int8
@@ -249,14 +175,13 @@ function scanBody(blocks: number): number[] {
   ];
   // Locals after the 6 parameters: the groups left (i32); the sums and the query's scale (v128), then
   // the query's halves when held.
-  const body = [
-    ...vector([
+  return functionBody(
+    [
       [1, I32],
       [5 + (inLocals ? 2 * blocks : 0), V128],
-    ]),
-    ...code,
-  ];
-  return [...leb(body.length), ...body];
+    ],
+    code,
+  );
 }
 
 // Parameters and locals of select, by index.
@@ -307,14 +232,13 @@ function selectBody(): number[] {
     op.end,
   ];
   // Locals after the 4 parameters: found, at, mask (i32); the splat threshold and the compare (v128).
-  const body = [
-    ...vector([
+  return functionBody(
+    [
       [3, I32],
       [2, V128],
-    ]),
-    ...code,
-  ];
-  return [...leb(body.length), ...body];
+    ],
+    code,
+  );
 }
 
 /**
@@ -347,13 +271,7 @@ const compiled = new Map<number, WebAssembly.Module | null>();
 function compiledModule(blocks: number): WebAssembly.Module | null {
   let module = compiled.get(blocks);
   if (module === undefined) {
-    try {
-      const bytes = int8DotsModule(blocks);
-      module =
-        typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-    } catch {
-      module = null;
-    }
+    module = compileKernel(int8DotsModule(blocks));
     compiled.set(blocks, module);
   }
   return module;
@@ -366,14 +284,10 @@ function compiledModule(blocks: number): WebAssembly.Module | null {
 export function int8DotKernel(blocks: number, bytes: number): Int8DotKernel | undefined {
   const module = compiledModule(blocks);
   if (!module) return undefined;
-  let memory: WebAssembly.Memory;
-  try {
-    memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65536)) });
-  } catch {
-    // Past WebAssembly's 4 GiB (a million 1,536-dimension rows would be 1.5 GB, within it) or out of
-    // memory: the JavaScript scan needs none of this.
-    return undefined;
-  }
+  // Past WebAssembly's 4 GiB (a million 1,536-dimension rows would be 1.5 GB, within it) or out of
+  // memory: the JavaScript scan needs none of this.
+  const memory = kernelMemory(bytes);
+  if (!memory) return undefined;
   const instance = new WebAssembly.Instance(module, { m: { memory } });
   return {
     memory,
