@@ -290,6 +290,65 @@ describe("capped synonym edges", () => {
     expect(second.some((r) => before.has(r.phrase))).toBe(true);
   });
 
+  test("the store's bucket heads are each bucket's `limit` lowest ranks and the ties of the last, however crowded", async () => {
+    const root = await indexed("syn-heads", a, b);
+    const db = new Database(storePath(root));
+    const rows = () =>
+      db
+        .query(
+          "SELECT b.key AS key, b.rank AS rank, e.phrase AS phrase FROM phrase_buckets b JOIN entities e ON e.id = b.entity",
+        )
+        .all() as {
+        key: number;
+        rank: number;
+        phrase: string;
+      }[];
+    // One bucket made crowded, with three phrases tied at its second-lowest rank.
+    const crowded = db
+      .query("SELECT key, count(*) AS n FROM phrase_buckets GROUP BY key ORDER BY n DESC LIMIT 1")
+      .get() as {
+      key: number;
+    };
+    const own = db
+      .query("SELECT rank, entity FROM phrase_buckets WHERE key = ? ORDER BY rank")
+      .all(crowded.key) as {
+      rank: number;
+      entity: number;
+    }[];
+    const others = db
+      .query(
+        "SELECT id FROM entities WHERE id NOT IN (SELECT entity FROM phrase_buckets WHERE key = ?) LIMIT 40",
+      )
+      .all(crowded.key) as { id: number }[];
+    const second = own.length > 1 ? own[1].rank : own[0].rank + 1;
+    const insert = db.query("INSERT INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
+    others.forEach(({ id }, i) => insert.run(crowded.key, i < 3 ? second : second + 1 + i, id));
+    const all = rows();
+    db.close();
+    const keys = [...new Set(all.map((r) => r.key))];
+    const store = openStoreForWrite(root);
+    try {
+      for (const limit of [1, 2, 3, 16]) {
+        const expected: string[] = [];
+        for (const key of keys) {
+          const bucket = all.filter((r) => r.key === key).sort((x, y) => x.rank - y.rank);
+          const last = bucket[Math.min(limit, bucket.length) - 1].rank;
+          for (const r of bucket) if (r.rank <= last) expected.push(`${key}|${r.rank}|${r.phrase}`);
+        }
+        const found = store
+          .synonymSource()
+          .bucketHeads(keys, limit)
+          .map((r) => `${r.key}|${r.rank}|${r.phrase}`);
+        expect(found.sort()).toEqual(expected.sort());
+        // The crowded bucket gives its limit-th's ties too (limit 2: the lowest and all four at the second).
+        if (limit === 2)
+          expect(found.filter((r) => r.startsWith(`${crowded.key}|`)).length).toBe(own.length > 1 ? 5 : 4);
+      }
+    } finally {
+      store.close();
+    }
+  });
+
   test("every edge is among the k nearest of one of its ends, and each phrase keeps its k nearest", async () => {
     const root = await indexed("syn-rule", a, b);
     const store = openStoreForWrite(root);
