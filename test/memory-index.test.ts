@@ -85,6 +85,23 @@ describe("indexing chats.jsonl", () => {
     expect(dumpGraph(root).chunks).toHaveLength(7);
   });
 
+  test("a run reports each phase's wall time and CPU time (user and system), the same phases", async () => {
+    const root = project("phase-cpu");
+    appendRecords(root, syntheticConversation(2, 3));
+    const cpu = process.cpuUsage();
+    const { timings, phaseCpuMs } = await indexProject(root, { llm: null });
+    const spent = process.cpuUsage(cpu);
+    expect(Object.keys(phaseCpuMs!).sort()).toEqual(Object.keys(timings).sort());
+    expect(Object.keys(timings)).toContain("synonyms");
+    let total = 0;
+    for (const { user, system } of Object.values(phaseCpuMs!)) {
+      expect(Number.isInteger(user) && user >= 0 && Number.isInteger(system) && system >= 0).toBe(true);
+      total += user + system;
+    }
+    // Within what the process spent during the run (each phase rounds to the millisecond).
+    expect(total).toBeLessThanOrEqual((spent.user + spent.system) / 1000 + Object.keys(timings).length);
+  });
+
   test("a chunk is a user turn with its reply, turn boundaries and roles kept", async () => {
     const root = project("chunks");
     appendRecords(root, [

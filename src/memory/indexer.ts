@@ -75,6 +75,8 @@ export interface IndexResult {
   timings: Record<string, number>;
   /** Peak resident memory (MB) within each phase, where the system reports it (Linux); `index --timings`. */
   phasePeakMB?: Record<string, number>;
+  /** The process's CPU milliseconds (every thread: the tokenizer's, the collector's) within each phase, user and system. */
+  phaseCpuMs?: Record<string, { user: number; system: number }>;
   /** With a shared store: what was pushed and pulled, or the one line that says why not. */
   shared?: SyncResult;
 }
@@ -82,20 +84,29 @@ export interface IndexResult {
 /**
  * Wall time per named phase, summed over a run (a phase met once per batch adds up). Phases overlap
  * only where work runs off the main thread: `embed-wait` is the time the main thread waited for the
- * tokenizer's thread.
+ * tokenizer's thread. With each phase's CPU time, user and system apart: on a loaded machine the wall
+ * time is partly the neighbours', and system time (page reads, faults, writes) says where a phase
+ * waits on the kernel.
  */
 export class PhaseTimer {
   readonly ms: Record<string, number> = {};
   /** Peak resident memory (MB) reached within each phase, where the system reports it (Linux). */
   readonly peakMB: Record<string, number> = {};
+  /** CPU milliseconds of the whole process within each phase. */
+  readonly cpuMs: Record<string, { user: number; system: number }> = {};
 
   async time<T>(phase: string, work: () => T | Promise<T>): Promise<T> {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     resetResidentPeak();
     try {
       return await work();
     } finally {
       this.ms[phase] = (this.ms[phase] ?? 0) + performance.now() - started;
+      const spent = process.cpuUsage(cpu);
+      const sum = (this.cpuMs[phase] ??= { user: 0, system: 0 });
+      sum.user += spent.user / 1000;
+      sum.system += spent.system / 1000;
       const peak = residentPeakMB();
       if (peak !== undefined) this.peakMB[phase] = Math.max(this.peakMB[phase] ?? 0, peak);
     }
@@ -104,6 +115,16 @@ export class PhaseTimer {
   /** The phases in milliseconds, rounded. */
   rounded(): Record<string, number> {
     return Object.fromEntries(Object.entries(this.ms).map(([phase, ms]) => [phase, Math.round(ms)]));
+  }
+
+  /** The phases' CPU milliseconds, rounded. */
+  roundedCpu(): Record<string, { user: number; system: number }> {
+    return Object.fromEntries(
+      Object.entries(this.cpuMs).map(([phase, { user, system }]) => [
+        phase,
+        { user: Math.round(user), system: Math.round(system) },
+      ]),
+    );
   }
 }
 
@@ -291,6 +312,7 @@ export async function indexProject(projectRoot: string, options: IndexOptions = 
     );
     result.timings = timer.rounded();
     result.phasePeakMB = { ...timer.peakMB };
+    result.phaseCpuMs = timer.roundedCpu();
     return result;
   } finally {
     store?.close();

@@ -128,6 +128,8 @@ export default defineCommand({
         process.stdout.write(`Phases (ms): ${JSON.stringify(result.timings)}\n`);
         if (result.phasePeakMB)
           process.stdout.write(`Phase peak RSS (MB): ${JSON.stringify(result.phasePeakMB)}\n`);
+        if (result.phaseCpuMs)
+          process.stdout.write(`Phase CPU (ms, user/system): ${JSON.stringify(result.phaseCpuMs)}\n`);
       }
       if (allFailed) process.stderr.write("triforge index: warning: every LLM call failed (see above)\n");
       return 0;
