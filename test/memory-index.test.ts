@@ -339,7 +339,7 @@ describe("capped synonym edges", () => {
       .all(crowded.key) as { id: number }[];
     const second = own.length > 1 ? own[1].rank : own[0].rank + 1;
     const insert = db.query("INSERT INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
-    others.forEach(({ id }, i) => insert.run(crowded.key, i < 3 ? second : second + 1 + i, id));
+    for (const [i, { id }] of others.entries()) insert.run(crowded.key, i < 3 ? second : second + 1 + i, id);
     const all = rows();
     db.close();
     const keys = [...new Set(all.map((r) => r.key))];

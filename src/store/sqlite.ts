@@ -49,6 +49,8 @@ export interface SnapshotRowVisitor {
 const WRITER_CACHE_KIB = 256 * 1024;
 /** Bucket keys a synonym heads query reads at once (a JSON array: no bound on parameters to mind). */
 const HEAD_KEYS_A_QUERY = 2048;
+/** Phrase rows (with their vectors) a synonym heads query reads at once, by id. */
+const PHRASE_ROWS_A_QUERY = 4096;
 
 /** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
 export const SCHEMA_VERSION = 1;
@@ -614,13 +616,20 @@ export class SqliteMemoryStore implements MemoryStore {
         const phrases = new Map<number, { phrase: string; vector: Float32Array }>();
         const unread = new Set<number>();
         for (const m of members) if (!named.has(m.entity)) unread.add(m.entity);
-        for (const r of inSlices<{ id: number; phrase: string; vector: Uint8Array }>(
-          [...unread],
-          (marks) => `SELECT id, phrase, vector FROM entities WHERE id IN (${marks})`,
-        )) {
-          named.set(r.id, r.phrase);
-          phrases.set(r.id, { phrase: r.phrase, vector: readVectors([r]).vectors });
-        }
+        // PERF: ids in order, thousands a statement, rows as arrays: 536k phrases of one session at 100k
+        // records read in ~0.6 of the time 500 at a time as objects took.
+        const ids = [...unread].sort((x, y) => x - y);
+        const rows = this.sql(
+          "SELECT id, phrase, vector FROM entities WHERE id IN (SELECT value FROM json_each(?))",
+        );
+        for (let at = 0; at < ids.length; at += PHRASE_ROWS_A_QUERY)
+          for (const [id, phrase, blob] of rows.values(
+            JSON.stringify(ids.slice(at, at + PHRASE_ROWS_A_QUERY)),
+          ) as [number, string, Uint8Array][]) {
+            named.set(id, phrase);
+            // A copy of the BLOB's bytes (SQLite's need not be 4-byte aligned), as readVectors makes.
+            phrases.set(id, { phrase, vector: new Float32Array(blob.slice(0, blob.byteLength & ~3).buffer) });
+          }
         return members.flatMap((m) => {
           const found = phrases.get(m.entity);
           if (found) return [{ key: m.key, rank: m.rank, ...found }];
