@@ -6,7 +6,6 @@
 
 export const I32 = 0x7f;
 export const F32 = 0x7d;
-export const F64 = 0x7c;
 export const V128 = 0x7b;
 
 export const op = {
@@ -110,18 +109,52 @@ export function functionBody(locals: [number, number][], code: number[]): number
   return [...leb(body.length), ...body];
 }
 
+/** A kernel's exported function: its name, its type (parameters and results) and its body. */
+export interface KernelFunction {
+  name: string;
+  params: number[];
+  results: number[];
+  body: number[];
+}
+
+/** A module of `functions`, exported by name, over one imported memory ("m"."memory"). */
+export function kernelModule(functions: KernelFunction[]): Uint8Array {
+  const types = functions.map((f) => [
+    0x60,
+    ...vector(f.params.map((t) => [t])),
+    ...vector(f.results.map((t) => [t])),
+  ]);
+  const memoryImport = [...name("m"), ...name("memory"), 0x02, 0x00, 1];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, vector(types)),
+    ...section(2, vector([memoryImport])),
+    ...section(3, vector(functions.map((_, i) => [i]))),
+    ...section(7, vector(functions.map((f, i) => [...name(f.name), 0x00, i]))),
+    ...section(10, vector(functions.map((f) => f.body))),
+  ]);
+}
+
+/** Compiled modules by the kernel and shape they were made for, once per process. */
+const compiled = new Map<string, WebAssembly.Module | null>();
+
 /**
- * A compiled module, or null where WebAssembly or the SIMD it uses is missing (the callers' scans
- * stay in JavaScript then).
+ * The module `bytes()` makes, compiled once per process under `key`; null where WebAssembly or the
+ * SIMD it uses is missing (the callers' scans stay in JavaScript then).
  */
-export function compileKernel(bytes: Uint8Array): WebAssembly.Module | null {
-  try {
-    return typeof WebAssembly === "object" && WebAssembly.validate(bytes)
-      ? new WebAssembly.Module(bytes)
-      : null;
-  } catch {
-    return null;
+export function compiledKernel(key: string, bytes: () => Uint8Array): WebAssembly.Module | null {
+  let module = compiled.get(key);
+  if (module === undefined) {
+    try {
+      const made = bytes();
+      module =
+        typeof WebAssembly === "object" && WebAssembly.validate(made) ? new WebAssembly.Module(made) : null;
+    } catch {
+      module = null;
+    }
+    compiled.set(key, module);
   }
+  return module;
 }
 
 /** A memory of at least `bytes`, or undefined past WebAssembly's 4 GiB or when it cannot be had. */

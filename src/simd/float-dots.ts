@@ -11,20 +11,18 @@
  */
 import {
   advance,
-  compileKernel,
+  compiledKernel,
   functionBody,
   get,
   I32,
   kernelMemory,
+  kernelModule,
   memarg,
-  name,
   op,
-  section,
   set,
   shuffleLanes,
   simd,
   V128,
-  vector,
 } from "./assemble.ts";
 
 /** scan(rows, vectors, query, out): byte addresses of the float32 rows, the float64 query, the float64 scores. */
@@ -105,20 +103,8 @@ function scanBody(dim: number): number[] {
 
 /** The module's bytes for rows of `dim` values: one imported memory ("m"."memory"), "scan" exported. */
 export function floatDotsModule(dim: number): Uint8Array {
-  const scanType = [0x60, ...vector([[I32], [I32], [I32], [I32]]), 0];
-  const memoryImport = [...name("m"), ...name("memory"), 0x02, 0x00, 1];
-  return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vector([scanType])),
-    ...section(2, vector([memoryImport])),
-    ...section(3, vector([[0]])),
-    ...section(7, vector([[...name("scan"), 0x00, 0]])),
-    ...section(10, vector([scanBody(dim)])),
-  ]);
+  return kernelModule([{ name: "scan", params: [I32, I32, I32, I32], results: [], body: scanBody(dim) }]);
 }
-
-/** Compiled modules by dimension, once per process; null where WebAssembly or its SIMD is missing. */
-const compiled = new Map<number, WebAssembly.Module | null>();
 
 /** Rows copied into a kernel's memory, with room for a query and every row's score. */
 export interface FloatRows {
@@ -135,11 +121,7 @@ const MAX_DIM = 1024;
  */
 export function floatRows(vectors: Float32Array, count: number, dim: number): FloatRows | undefined {
   if (dim <= 0 || dim % 4 !== 0 || dim > MAX_DIM || count * dim > vectors.length) return undefined;
-  let module = compiled.get(dim);
-  if (module === undefined) {
-    module = compileKernel(floatDotsModule(dim));
-    compiled.set(dim, module);
-  }
+  const module = compiledKernel(`float:${dim}`, () => floatDotsModule(dim));
   if (!module) return undefined;
   const queryAt = Math.ceil((count * dim * 4) / 16) * 16;
   const outAt = queryAt + dim * 8;

@@ -6,6 +6,22 @@
  * below (no toolchain at build time). Where WebAssembly or its SIMD is absent, `int8DotKernel()` is
  * undefined and the scan stays in JavaScript.
  */
+import {
+  advance,
+  compiledKernel,
+  F32,
+  functionBody,
+  get,
+  I32,
+  kernelMemory,
+  kernelModule,
+  memarg,
+  op,
+  set,
+  shuffleLanes,
+  simd,
+  V128,
+} from "./assemble.ts";
 
 /** The exported function: scan(rows, vectors, query, scales, out, queryScale), byte addresses. */
 export type Int8DotsFunction = (
@@ -28,25 +44,6 @@ export interface Int8DotKernel {
   scan: Int8DotsFunction;
   select: SelectFunction;
 }
-
-import {
-  advance,
-  compileKernel,
-  F32,
-  functionBody,
-  get,
-  I32,
-  kernelMemory,
-  memarg,
-  name,
-  op,
-  section,
-  set,
-  shuffleLanes,
-  simd,
-  V128,
-  vector,
-} from "./assemble.ts";
 
 // Parameters and locals of scan, by index.
 const ROWS = 0;
@@ -246,35 +243,10 @@ function selectBody(): number[] {
  * exported functions, "scan" and "select".
  */
 export function int8DotsModule(blocks: number): Uint8Array {
-  const scanType = [0x60, ...vector([[I32], [I32], [I32], [I32], [I32], [F32]]), 0];
-  const selectType = [0x60, ...vector([[I32], [I32], [F32], [I32]]), ...vector([[I32]])];
-  const memoryImport = [...name("m"), ...name("memory"), 0x02, 0x00, 1];
-  return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vector([scanType, selectType])),
-    ...section(2, vector([memoryImport])),
-    ...section(3, vector([[0], [1]])),
-    ...section(
-      7,
-      vector([
-        [...name("scan"), 0x00, 0],
-        [...name("select"), 0x00, 1],
-      ]),
-    ),
-    ...section(10, vector([scanBody(blocks), selectBody()])),
+  return kernelModule([
+    { name: "scan", params: [I32, I32, I32, I32, I32, F32], results: [], body: scanBody(blocks) },
+    { name: "select", params: [I32, I32, F32, I32], results: [I32], body: selectBody() },
   ]);
-}
-
-/** Compiled modules by block count, once per process; null where WebAssembly or its SIMD is missing. */
-const compiled = new Map<number, WebAssembly.Module | null>();
-
-function compiledModule(blocks: number): WebAssembly.Module | null {
-  let module = compiled.get(blocks);
-  if (module === undefined) {
-    module = compileKernel(int8DotsModule(blocks));
-    compiled.set(blocks, module);
-  }
-  return module;
 }
 
 /**
@@ -282,7 +254,7 @@ function compiledModule(blocks: number): WebAssembly.Module | null {
  * where WebAssembly SIMD is unavailable or that memory cannot be had.
  */
 export function int8DotKernel(blocks: number, bytes: number): Int8DotKernel | undefined {
-  const module = compiledModule(blocks);
+  const module = compiledKernel(`int8:${blocks}`, () => int8DotsModule(blocks));
   if (!module) return undefined;
   // Past WebAssembly's 4 GiB (a million 1,536-dimension rows would be 1.5 GB, within it) or out of
   // memory: the JavaScript scan needs none of this.
