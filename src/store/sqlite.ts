@@ -627,8 +627,9 @@ export class SqliteMemoryStore implements MemoryStore {
             JSON.stringify(ids.slice(at, at + PHRASE_ROWS_A_QUERY)),
           ) as [number, string, Uint8Array][]) {
             named.set(id, phrase);
-            // A copy of the BLOB's bytes (SQLite's need not be 4-byte aligned), as readVectors makes.
-            phrases.set(id, { phrase, vector: new Float32Array(blob.slice(0, blob.byteLength & ~3).buffer) });
+            const vector = new Float32Array(blob.byteLength >> 2);
+            readVector(blob, vector, 0, vector.length);
+            phrases.set(id, { phrase, vector });
           }
         return members.flatMap((m) => {
           const found = phrases.get(m.entity);
