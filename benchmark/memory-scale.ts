@@ -21,7 +21,7 @@ import { buildTarget, hostTarget } from "../build/build.ts";
 import { resolveModelDir } from "../src/embed/source.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { closeWarmIndexes, recall } from "../src/memory/recall/recall.ts";
-import { chatLogPath, recallSnapshotPath, storePath } from "../src/home/paths.ts";
+import { chatLogPath, recallSnapshotPath, snapshotAdditionsPath, storePath } from "../src/home/paths.ts";
 import { buildEmptyBinary } from "./baseline.ts";
 import { loadLocomo, locomoRecords, percentiles, scratchHome, writeChatLog } from "./memory-data.ts";
 
@@ -235,7 +235,7 @@ async function measure(name: string, records: ChatRecord[], questions: string[])
     warmHybridMs,
     warmBm25Ms,
     storeMB: fileMB(storePath(root), ["", "-wal"]),
-    snapshotMB: fileMB(recallSnapshotPath(root)),
+    snapshotMB: fileMB(recallSnapshotPath(root)) + fileMB(snapshotAdditionsPath(recallSnapshotPath(root))),
   };
 }
 

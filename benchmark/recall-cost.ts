@@ -227,7 +227,7 @@ async function measure(name: string, root: string, questions: string[], copies: 
   const index = (await loadMemoryIndex(root))!;
   const model = await loadModel();
   const P = index.chunkCount;
-  const entries = index.graph.column.length;
+  const entries = index.graph.column.length + (index.graph.added?.column.length ?? 0);
   const ppr = { ours: [] as number[], oursEntries: [] as number[], touched: [] as number[] };
   const before = { ms: [] as number[], entries: [] as number[] };
   let keptOfTop10 = 0;

@@ -20,6 +20,7 @@ import {
   indexLockPath,
   projectDataDir,
   recallSnapshotPath,
+  snapshotAdditionsPath,
   storePath,
   summaryPath,
 } from "../src/home/paths.ts";
@@ -739,22 +740,28 @@ describe("a damaged memory.db", () => {
   });
 });
 
+/** Indexes `records` up to `cut`, then (after `between`) the rest: a second run extends the first. */
+async function indexInTwoRuns(root: string, records: ChatRecord[], cut: number, between = () => {}) {
+  appendRecords(root, records.slice(0, cut));
+  await indexProject(root, { llm: null });
+  between();
+  appendFileSync(
+    chatLog(root),
+    `${records
+      .slice(cut)
+      .map((r) => JSON.stringify(r))
+      .join("\n")}\n`,
+  );
+  await indexProject(root, { llm: null });
+}
+
 describe("the recall snapshot (recall.bin)", () => {
   test("extended run by run, it equals one rebuilt from nothing, and recall answers from it exactly as from the store", async () => {
     const root = project("snapshot");
     const records = syntheticConversation(12, 6);
     // The cut falls inside a session: its later chunks extend it across runs (sequence edges).
     const cut = records.length / 2 + 3;
-    appendRecords(root, records.slice(0, cut));
-    await indexProject(root, { llm: null });
-    appendFileSync(
-      chatLog(root),
-      `${records
-        .slice(cut)
-        .map((r) => JSON.stringify(r))
-        .join("\n")}\n`,
-    );
-    await indexProject(root, { llm: null });
+    await indexInTwoRuns(root, records, cut);
     const extended = readFileSync(recallSnapshotPath(root));
     rmSync(recallSnapshotPath(root));
     const store = openStoreForWrite(root);
@@ -786,6 +793,103 @@ describe("the recall snapshot (recall.bin)", () => {
     } finally {
       reader.close();
     }
+  });
+
+  test("a large base keeps what later runs add beside it (recall.add.bin): the same graph and rankings as one file rebuilt from nothing, folded in past its share", async () => {
+    const root = project("snapshot-additions");
+    const records = syntheticConversation(12, 6);
+    const cut = records.length / 2 + 3; // inside a session: its later chunks continue it across the base
+    const path = recallSnapshotPath(root);
+    let base = Buffer.alloc(0);
+    await indexInTwoRuns(root, records, cut, () => {
+      base = readFileSync(path);
+    });
+    const model = await loadModel();
+    const refresh = async (options: Parameters<typeof refreshSnapshotFile>[3] = {}) => {
+      const store = openStoreForWrite(root);
+      try {
+        return await refreshSnapshotFile(path, store, async () => model.id, options);
+      } finally {
+        store.close();
+      }
+    };
+    // The base as the first run left it, the rest of the store kept beside it.
+    writeFileSync(path, base);
+    expect(await refresh({ additionsFrom: 0, additionsShare: 1 })).toBe("added");
+    expect(readFileSync(path).equals(base)).toBe(true);
+    expect(existsSync(snapshotAdditionsPath(path))).toBe(true);
+    expect(await refresh({ additionsFrom: 0, additionsShare: 1 })).toBe("current");
+    const reader = openStoreForRead(root)!;
+    try {
+      const layered = persistedIndex(path, reader, model.id, false, root)!;
+      expect(layered.additions).toBeDefined();
+      const rebuiltPath = join(dirname(path), "rebuilt.bin");
+      const writer = openStoreForWrite(root);
+      try {
+        expect(await refreshSnapshotFile(rebuiltPath, writer, async () => model.id)).toBe("rebuilt");
+      } finally {
+        writer.close();
+      }
+      const whole = persistedIndex(rebuiltPath, reader, model.id, false, root)!;
+      for (const key of ["chunkCount", "entityCount", "factCount", "edgeCount", "llmGraphShare"] as const)
+        expect(layered[key]).toBe(whole[key]);
+      // The graph, node by node: each pair's summed weight and each node's strength, phrases named by
+      // position (the two files leave different room for passages before them).
+      const pairs = (index: MemoryIndex) => {
+        const name = (node: number) =>
+          node < index.chunkCount ? `p${node}` : `e${node - index.passageCapacity}`;
+        const sums = new Map<string, number>();
+        const strengths = new Map<string, number>();
+        const { graph } = index;
+        for (let u = 0; u < graph.nodes; u++) {
+          if (graph.strength[u] !== 0) strengths.set(name(u), graph.strength[u]);
+          for (const rows of [graph, ...(graph.added ? [graph.added] : [])]) {
+            if (u + 1 >= rows.offsets.length) continue;
+            for (let k = rows.offsets[u]; k < rows.offsets[u + 1]; k++) {
+              const key = `${name(u)}-${name(rows.column[k])}`;
+              sums.set(key, (sums.get(key) ?? 0) + rows.weight[k]);
+            }
+          }
+        }
+        for (const [key, sum] of sums) if (Math.abs(sum) < 1e-12) sums.delete(key);
+        return { sums, strengths };
+      };
+      const fromLayers = pairs(layered);
+      const fromWhole = pairs(whole);
+      expect(fromLayers.sums.size).toBe(fromWhole.sums.size);
+      for (const [key, sum] of fromWhole.sums) expect(fromLayers.sums.get(key)).toBeCloseTo(sum, 9);
+      expect(fromLayers.strengths.size).toBe(fromWhole.strengths.size);
+      for (const [key, sum] of fromWhole.strengths) expect(fromLayers.strengths.get(key)).toBeCloseTo(sum, 9);
+      for (const query of [
+        "parseUser",
+        "where is the config loaded",
+        "renderChart legend",
+        "session 3 decision",
+      ])
+        for (const mode of MODES) {
+          const [a, b] = [
+            await rankChunks(layered, query, mode, 10),
+            await rankChunks(whole, query, mode, 10),
+          ];
+          // BM25 and dense read the same numbers in the same order. The graph's push meets a node's
+          // edges in another order (its base row, then its added row): scores agree within its tolerance.
+          if (mode === "bm25" || mode === "dense") expect(a).toEqual(b);
+          expect(a.map((r) => r.chunk)).toEqual(b.map((r) => r.chunk));
+          a.forEach((r, n) => expect(r.score).toBeCloseTo(b[n].score, 4));
+        }
+      // Additions that do not check out are not used: recall reads the store.
+      writeFileSync(snapshotAdditionsPath(path), readFileSync(snapshotAdditionsPath(path)).subarray(0, 100));
+      expect(persistedIndex(path, reader, model.id, false, root)).toBeUndefined();
+      expect(readFileSync(join(projectDataDir(root), "errors.log"), "utf8")).toContain(
+        "snapshot file unusable",
+      );
+    } finally {
+      reader.close();
+    }
+    // Past its share the rows are folded into the base: the file a rebuild writes, nothing beside it.
+    expect(await refresh({ additionsFrom: 0 })).toBe("extended");
+    expect(existsSync(snapshotAdditionsPath(path))).toBe(false);
+    expect(readFileSync(path).equals(readFileSync(join(dirname(path), "rebuilt.bin")))).toBe(true);
   });
 
   test("a damaged recall.bin is not used: recall answers from the store and logs it, the next run rebuilds it", async () => {

@@ -8,7 +8,7 @@ import { indexProject } from "../src/memory/indexer.ts";
 import { appendDocuments, NO_POSTINGS, type Postings } from "../src/memory/recall/bm25.ts";
 import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
 import { extendArrays, PostingsBuilder, type SnapshotArrays } from "../src/memory/recall/snapshot-build.ts";
-import { arraysOfStore, writeSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
+import { arraysOfStore, passageCapacityFor, writeSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
 import { openStoreForWrite } from "../src/store/open.ts";
 import { NO_MARKS } from "../src/store/types.ts";
 import { appendRecords, exchange, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
@@ -53,7 +53,7 @@ describe("the recall snapshot built from the whole store", () => {
     const store = openStoreForWrite(root);
     try {
       const delta = store.snapshotDelta({ ...NO_MARKS, deletions: store.deletions() }, model.id)!;
-      const whole: SnapshotArrays = extendArrays(undefined, delta);
+      const whole: SnapshotArrays = extendArrays(undefined, delta, passageCapacityFor(delta.chunks.length));
       expect(whole.chunkIds.length).toBeGreaterThan(20);
       const files: Buffer[] = [];
       // Slices of 3 rows: chunks, facts and the sessions running across slices. One row a slice: more

@@ -70,6 +70,11 @@ export function recallSnapshotPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "recall.bin");
 }
 
+/** The rows added since a recall snapshot was written, kept beside it: recall.bin → recall.add.bin. */
+export function snapshotAdditionsPath(snapshotPath: string): string {
+  return `${snapshotPath.replace(/\.bin$/, "")}.add.bin`;
+}
+
 /**
  * With a shared store (`storage: postgres`): the local mirror of it that recall reads (a SQLite store
  * holding the shared store's rows and row ids), its recall arrays, and what this machine pushed.

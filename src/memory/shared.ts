@@ -16,6 +16,7 @@ import {
   mirrorSnapshotPath,
   mirrorStorePath,
   pushStatePath,
+  snapshotAdditionsPath,
   storePath,
   summaryPath,
 } from "../home/paths.ts";
@@ -40,6 +41,11 @@ import type {
 } from "../store/types.ts";
 import { tryLock, waitForLock } from "./lock.ts";
 import { writeSummaryFile } from "./summary.ts";
+
+/** The mirror's recall snapshot and its additions, removed: the next refresh builds them anew. */
+function removeSnapshotFiles(snapshot: string): void {
+  for (const file of [snapshot, snapshotAdditionsPath(snapshot)]) rmSync(file, { force: true });
+}
 
 /** Chunks per pushed batch (one transaction in the shared store), as the indexer's batches. */
 const PUSH_BATCH_CHUNKS = 256;
@@ -530,13 +536,13 @@ export async function pullMirror(
     }
     // Changes noted at a chunk mark the recall arrays already cover (no new chunk came): rebuilt instead.
     if (changes.whole || (synonymsChanged && !changes.rows.chunks.length))
-      rmSync(mirrorSnapshotPath(projectRoot), { force: true });
+      removeSnapshotFiles(mirrorSnapshotPath(projectRoot));
     const mirror = new SqliteMemoryStore(path);
     try {
       for (const id of forgottenHere) if (await mirror.hasSession(id)) await mirror.forgetSession(id);
       const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
       await refreshSnapshotFile(mirrorSnapshotPath(projectRoot), mirror, currentModel).catch((error) => {
-        rmSync(mirrorSnapshotPath(projectRoot), { force: true });
+        removeSnapshotFiles(mirrorSnapshotPath(projectRoot));
         logError("shared store: recall snapshot of the mirror not refreshed", error, projectRoot);
       });
       writeSummaryFile(summaryPath(projectRoot), await mirror.summaries());
@@ -740,7 +746,7 @@ async function inMirror(
     await change(mirror);
     const { refreshSnapshotFile } = await import("./recall/snapshot-file.ts");
     await refreshSnapshotFile(mirrorSnapshotPath(projectRoot), mirror, modelId).catch(() =>
-      rmSync(mirrorSnapshotPath(projectRoot), { force: true }),
+      removeSnapshotFiles(mirrorSnapshotPath(projectRoot)),
     );
     writeSummaryFile(summaryPath(projectRoot), await mirror.summaries());
   } finally {

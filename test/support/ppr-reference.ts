@@ -68,7 +68,7 @@ export function gaussSeidelPageRank(
     maxIterations?: number;
   },
 ): { scores: Float64Array; iterations: number } {
-  const { nodes: n, offsets, column, weight, strength } = graph;
+  const { nodes: n, offsets, column, weight, strength, added } = graph;
   let total = 0;
   for (let i = 0; i < n; i++) total += reset[i];
   const x = new Float64Array(n);
@@ -87,7 +87,12 @@ export function gaussSeidelPageRank(
     let top = 0;
     for (let i = 0; i < n; i++) {
       let incoming = 0;
-      for (let k = offsets[i], end = offsets[i + 1]; k < end; k++) incoming += weight[k] * share[column[k]];
+      if (i + 1 < offsets.length)
+        for (let k = offsets[i], end = offsets[i + 1]; k < end; k++) incoming += weight[k] * share[column[k]];
+      // A persisted base's added rows (recall.add.bin) are part of the graph too.
+      if (added)
+        for (let k = added.offsets[i], end = added.offsets[i + 1]; k < end; k++)
+          incoming += added.weight[k] * share[added.column[k]];
       const value = s[i] + damping * incoming;
       if (i < scored) {
         change = Math.max(change, Math.abs(value - x[i]));

@@ -1,5 +1,5 @@
 import { lexicalTokens } from "../tokens.ts";
-import { guardOf } from "./snapshot-pages.ts";
+import { guardOf, type PageGuard } from "./snapshot-pages.ts";
 
 /** Okapi BM25 defaults (Robertson; Lucene and rank_bm25 use the same). */
 export const BM25_K1 = 1.2;
@@ -155,34 +155,47 @@ export function appendDocuments(previous: Postings, documents: string[][]): Post
 
 /**
  * BM25 over identifier-aware tokens (see tokens.ts), on postings held in memory or mapped from a
- * file; a query touches only the postings of its own terms.
+ * file; a query touches only the postings of its own terms. The postings may come in parts, each of
+ * the documents after the last part's (a persisted snapshot's base and what was added since): a term's
+ * statistics are summed over them and its documents read part by part, which is the order of one
+ * part holding them all, so the scores are those of the postings built whole.
  */
 export class Bm25Index {
   readonly size: number;
   private readonly averageLength: number;
-  /** Page checks of postings mapped from recall.bin (see snapshot-pages.ts). */
-  private readonly pages;
-
-  constructor(readonly postings: Postings) {
-    this.size = postings.docLength.length;
-    this.averageLength = this.size ? postings.totalLength / this.size || 1 : 1;
-    this.pages = {
-      start: guardOf(postings.start),
-      docs: guardOf(postings.docs),
-      tfs: guardOf(postings.tfs),
-      docLength: guardOf(postings.docLength),
+  private readonly parts: {
+    postings: Postings;
+    /** Its first document's number. */
+    first: number;
+    /** Page checks of postings mapped from recall.bin (see snapshot-pages.ts). */
+    pages: {
+      start?: PageGuard;
+      docs?: PageGuard;
+      tfs?: PageGuard;
+      docLength?: PageGuard;
     };
-  }
+  }[];
 
-  /** Term t's postings are `[start[t], start[t+1])`, their pages checked. */
-  private span(t: number): [from: number, to: number] {
-    const { start, docs, tfs } = this.pages;
-    start?.range(t, t + 2);
-    const from = this.postings.start[t];
-    const to = this.postings.start[t + 1];
-    docs?.range(from, to);
-    tfs?.range(from, to);
-    return [from, to];
+  constructor(postings: Postings | Postings[]) {
+    let first = 0;
+    let totalLength = 0;
+    this.parts = (Array.isArray(postings) ? postings : [postings]).map((p) => {
+      const part = {
+        postings: p,
+        first,
+        pages: {
+          start: guardOf(p.start),
+          docs: guardOf(p.docs),
+          tfs: guardOf(p.tfs),
+          docLength: guardOf(p.docLength),
+        },
+      };
+      first += p.docLength.length;
+      totalLength += p.totalLength;
+      return part;
+    });
+    this.size = first;
+    this.averageLength = this.size ? totalLength / this.size || 1 : 1;
   }
 
   static fromTexts(texts: string[]): Bm25Index {
@@ -194,6 +207,53 @@ export class Bm25Index {
     );
   }
 
+  /** The term's number in each part (-1: not there) and its document frequency over all of them. */
+  private lookup(term: string): { at: number[]; df: number } {
+    let df = 0;
+    const at = this.parts.map(({ postings, pages }) => {
+      const t = postings.terms.indexOf(term);
+      if (t >= 0) {
+        pages.start?.range(t, t + 2);
+        df += postings.start[t + 1] - postings.start[t];
+      }
+      return t;
+    });
+    return { at, df };
+  }
+
+  private idfOf(df: number): number {
+    return Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
+  }
+
+  /**
+   * Adds weight × idf × the term's BM25 contribution of each of its documents through `score(doc,
+   * value)`, part by part (each document in ascending order), its pages checked.
+   */
+  private each(
+    found: { at: number[] },
+    idf: number,
+    score: (doc: number, value: number) => void,
+    checkLengths: boolean,
+  ): void {
+    for (let p = 0; p < this.parts.length; p++) {
+      const t = found.at[p];
+      if (t < 0) continue;
+      const { postings, pages, first } = this.parts[p];
+      const { start, docs, tfs, docLength } = postings;
+      const from = start[t];
+      const to = start[t + 1];
+      pages.docs?.range(from, to);
+      pages.tfs?.range(from, to);
+      for (let i = from; i < to; i++) {
+        const doc = docs[i];
+        const tf = tfs[i];
+        if (checkLengths) pages.docLength?.at(doc);
+        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
+        score(first + doc, (idf * tf * (BM25_K1 + 1)) / (tf + norm));
+      }
+    }
+  }
+
   /** BM25 of every document for the query (0 where no term matches). */
   scores(query: string): Float64Array {
     const terms = new Map<string, number>();
@@ -201,47 +261,30 @@ export class Bm25Index {
     return this.weightedScores(terms);
   }
 
-  /**
-   * Robertson–Spärck Jones IDF floored at ~0 as SQLite FTS5 does (its bm25() ranks exactly like this;
-   * Lucene's 1+ variant lets common words count and lost 0.8 recall@10 on LoCoMo). 0 for an unknown term.
-   */
+  /** The term's inverse document frequency (0 for a term no document holds). */
   idf(term: string): number {
-    const t = this.postings.terms.indexOf(term);
-    return t < 0 ? 0 : this.idfAt(t);
-  }
-
-  private idfAt(t: number): number {
-    this.pages.start?.range(t, t + 2);
-    const df = this.postings.start[t + 1] - this.postings.start[t];
-    return Math.max(IDF_FLOOR, Math.log((this.size - df + 0.5) / (df + 0.5)));
+    const found = this.lookup(term);
+    return found.at.every((t) => t < 0) ? 0 : this.idfOf(found.df);
   }
 
   /**
-   * BM25 of only the documents holding a query term: their indices (in the order first met, term by
-   * term) and scores. PERF: the work and the memory follow the query's postings, not the number of
-   * documents (recall links a query to the facts of a store of millions this way): the documents met
-   * are kept in a hash table of the postings' size, since a scratch array of every document costs a
-   * fresh process a page fault for each page of it a posting touches. With `maxPostings` it is bounded.
+   * The documents holding a query term and their BM25, without an array of every document: what a
+   * store of millions of facts needs when only the matching ones are scored further. Terms held by more
+   * than `maxPostings` documents are left out (see the body).
    */
   matches(query: string, maxPostings = Number.POSITIVE_INFINITY): { docs: Int32Array; scores: Float64Array } {
-    const { start, docs, tfs, docLength } = this.postings;
-    const lengthPages = this.pages.docLength;
-    const known: number[] = [];
+    const known: { at: number[]; df: number }[] = [];
     for (const term of new Set(lexicalTokens(query))) {
-      const t = this.postings.terms.indexOf(term);
-      if (t >= 0) known.push(t);
+      // Only the start pages: a term left out for its length has its postings' pages left unread.
+      const found = this.lookup(term);
+      if (found.at.some((t) => t >= 0)) known.push(found);
     }
-    // Only the start pages: a term left out for its length has its postings' pages left unread.
-    const length = (t: number) => {
-      this.pages.start?.range(t, t + 2);
-      return start[t + 1] - start[t];
-    };
     // Terms held by more than maxPostings documents are left out (their IDF is low and their postings
     // are what grows with the store); when every term is, the rarest one alone.
-    let terms = known.filter((t) => length(t) <= maxPostings);
-    if (!terms.length && known.length) terms = [known.reduce((a, b) => (length(b) < length(a) ? b : a))];
+    let terms = known.filter((t) => t.df <= maxPostings);
+    if (!terms.length && known.length) terms = [known.reduce((a, b) => (b.df < a.df ? b : a))];
     let postings = 0;
-    for (const t of terms) postings += length(t);
+    for (const t of terms) postings += t.df;
     const found = new Int32Array(Math.min(postings, this.size));
     const scores = new Float64Array(found.length);
     // Open addressing, at most half full: slot → document + 1 (0: empty) and its place in `found`.
@@ -250,44 +293,32 @@ export class Bm25Index {
     const keys = new Int32Array(mask + 1);
     const place = new Int32Array(mask + 1);
     let count = 0;
-    for (const t of terms) {
-      const idf = this.idfAt(t);
-      const [from, to] = this.span(t);
-      for (let i = from; i < to; i++) {
-        const doc = docs[i];
-        const tf = tfs[i];
-        lengthPages?.at(doc);
-        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
-        let slot = Math.imul(doc, 0x9e3779b1) >>> (32 - bits);
-        while (keys[slot] !== 0 && keys[slot] !== doc + 1) slot = (slot + 1) & mask;
-        if (keys[slot] === 0) {
-          keys[slot] = doc + 1;
-          place[slot] = count;
-          found[count++] = doc;
-        }
-        scores[place[slot]] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
+    const add = (doc: number, value: number) => {
+      let slot = Math.imul(doc, 0x9e3779b1) >>> (32 - bits);
+      while (keys[slot] !== 0 && keys[slot] !== doc + 1) slot = (slot + 1) & mask;
+      if (keys[slot] === 0) {
+        keys[slot] = doc + 1;
+        place[slot] = count;
+        found[count++] = doc;
       }
-    }
+      scores[place[slot]] += value;
+    };
+    for (const t of terms) this.each(t, this.idfOf(t.df), add, true);
     return { docs: found.subarray(0, count), scores: scores.subarray(0, count) };
   }
 
   /** Σ over terms of weight × the term's BM25 contribution, for every document. */
   weightedScores(terms: Map<string, number>): Float64Array {
     const out = new Float64Array(this.size);
-    const { docs, tfs, docLength } = this.postings;
     // Every document's score is written: the lengths (4 bytes a document) are checked whole.
-    this.pages.docLength?.all();
+    for (const part of this.parts) part.pages.docLength?.all();
+    const add = (doc: number, value: number) => {
+      out[doc] += value;
+    };
     for (const [term, weight] of terms) {
-      const t = this.postings.terms.indexOf(term);
-      if (t < 0) continue;
-      const idf = this.idfAt(t) * weight;
-      const [from, to] = this.span(t);
-      for (let i = from; i < to; i++) {
-        const doc = docs[i];
-        const tf = tfs[i];
-        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLength[doc]) / this.averageLength);
-        out[doc] += (idf * tf * (BM25_K1 + 1)) / (tf + norm);
-      }
+      const found = this.lookup(term);
+      if (found.at.every((t) => t < 0)) continue;
+      this.each(found, this.idfOf(found.df) * weight, add, false);
     }
     return out;
   }

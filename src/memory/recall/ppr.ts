@@ -5,15 +5,23 @@
  */
 import { guardOf, type PageGuard } from "./snapshot-pages.ts";
 
-/** An undirected weighted graph: each edge is stored in both directions. */
-export interface CsrGraph {
-  nodes: number;
-  /** Neighbours of node i are `column[offsets[i] .. offsets[i+1])`. */
+/** Rows of neighbours: node i's are `column[offsets[i] .. offsets[i+1])` (nodes past `offsets` have none). */
+export interface CsrRows {
   offsets: Int32Array;
   column: Int32Array;
   weight: Float64Array;
-  /** Sum of node i's edge weights (its out-weight). */
+}
+
+/**
+ * An undirected weighted graph: each edge is stored in both directions. `added` holds further rows over
+ * every node (a persisted snapshot's edges since its base was written, and weight changes of the base's
+ * edges as entries of the difference), read after each node's own: the graph is the sum of the two.
+ */
+export interface CsrGraph extends CsrRows {
+  nodes: number;
+  /** Sum of node i's edge weights over both row sets (its out-weight). */
   strength: Float64Array;
+  added?: CsrRows;
 }
 
 export function buildCsr(nodes: number, a: Int32Array, b: Int32Array, w: Float64Array): CsrGraph {
@@ -90,27 +98,30 @@ const ROW_BLOCK_BITS = 6;
 
 /**
  * Page checks of a graph mapped from recall.bin, by blocks of rows: a block's rows (their offsets,
- * neighbours and weights) are checked the first time the push reads one of them. PERF: one byte per
- * block tested inline per push.
+ * neighbours and weights, in each row set) are checked the first time the push reads one of them.
+ * PERF: one byte per block tested inline per push.
  */
 class RowChecks {
   readonly checked: Uint8Array;
   constructor(
     private readonly graph: CsrGraph,
-    private readonly pages: (PageGuard | undefined)[],
+    private readonly layers: { rows: CsrRows; pages: (PageGuard | undefined)[] }[],
   ) {
     this.checked = new Uint8Array((graph.nodes >> ROW_BLOCK_BITS) + 1);
   }
 
   check(block: number): void {
-    const [offsets, column, weight] = this.pages;
-    const first = block << ROW_BLOCK_BITS;
-    const end = Math.min(this.graph.nodes, first + (1 << ROW_BLOCK_BITS));
-    offsets?.range(first, end + 1);
-    const from = this.graph.offsets[first];
-    const to = this.graph.offsets[end];
-    column?.range(from, to);
-    weight?.range(from, to);
+    for (const { rows, pages } of this.layers) {
+      const [offsets, column, weight] = pages;
+      const first = block << ROW_BLOCK_BITS;
+      const end = Math.min(rows.offsets.length - 1, first + (1 << ROW_BLOCK_BITS));
+      if (first >= end) continue;
+      offsets?.range(first, end + 1);
+      const from = rows.offsets[first];
+      const to = rows.offsets[end];
+      column?.range(from, to);
+      weight?.range(from, to);
+    }
     this.checked[block] = 1;
   }
 }
@@ -121,8 +132,11 @@ const rowChecks = new WeakMap<CsrGraph, RowChecks | null>();
 function rowChecksOf(graph: CsrGraph): RowChecks | null {
   let found = rowChecks.get(graph);
   if (found === undefined) {
-    const pages = [graph.offsets, graph.column, graph.weight].map(guardOf);
-    found = pages.some(Boolean) ? new RowChecks(graph, pages) : null;
+    const layers = [graph, ...(graph.added ? [graph.added] : [])].map((rows) => ({
+      rows,
+      pages: [rows.offsets, rows.column, rows.weight].map(guardOf),
+    }));
+    found = layers.some((l) => l.pages.some(Boolean)) ? new RowChecks(graph, layers) : null;
     rowChecks.set(graph, found);
   }
   return found;
@@ -218,7 +232,8 @@ function drain(
   epsilon: number,
   rows: RowChecks | null,
 ): void {
-  const { offsets, column, weight, strength } = graph;
+  const { offsets, column, weight, strength, added } = graph;
+  const layers = added ? 2 : 1;
   const { estimate, residual, queue, queued, touched, seen } = scratch;
   const capacity = queue.length;
   let { head, tail, size, touched: touchedCount, entries } = run;
@@ -235,21 +250,28 @@ function drain(
     if (!(strength[u] > 0)) continue;
     const share = (damping * r) / strength[u];
     if (rows !== null && rows.checked[u >> ROW_BLOCK_BITS] === 0) rows.check(u >> ROW_BLOCK_BITS);
-    const end = offsets[u + 1];
-    entries += end - offsets[u];
-    for (let k = offsets[u]; k < end; k++) {
-      const v = column[k];
-      if (!seen[v]) {
-        seen[v] = 1;
-        touched[touchedCount++] = v;
-      }
-      const value = residual[v] + share * weight[k];
-      residual[v] = value;
-      if (!queued[v] && value > epsilon * strength[v]) {
-        queued[v] = 1;
-        queue[tail] = v;
-        if (++tail === capacity) tail = 0;
-        size++;
+    // The node's own row, then its row of `added` (the same loop over each set of rows).
+    for (let layer = 0; layer < layers; layer++) {
+      const o = layer === 0 ? offsets : (added as CsrRows).offsets;
+      if (u + 1 >= o.length) continue;
+      const c = layer === 0 ? column : (added as CsrRows).column;
+      const w = layer === 0 ? weight : (added as CsrRows).weight;
+      const end = o[u + 1];
+      entries += end - o[u];
+      for (let k = o[u]; k < end; k++) {
+        const v = c[k];
+        if (!seen[v]) {
+          seen[v] = 1;
+          touched[touchedCount++] = v;
+        }
+        const value = residual[v] + share * w[k];
+        residual[v] = value;
+        if (!queued[v] && value > epsilon * strength[v]) {
+          queued[v] = 1;
+          queue[tail] = v;
+          if (++tail === capacity) tail = 0;
+          size++;
+        }
       }
     }
   }

@@ -9,6 +9,7 @@ import {
   mirrorSnapshotPath,
   mirrorStorePath,
   recallSnapshotPath,
+  snapshotAdditionsPath,
   storePath,
 } from "../../home/paths.ts";
 import { isCompiled } from "../../home/runtime.ts";
@@ -123,7 +124,8 @@ export async function loadMemoryIndex(
   }
   const current = entry;
   const file = files.snapshot;
-  const stamp = fileStamp(file);
+  // The base and its additions: either replaced makes another index.
+  const stamp = `${fileStamp(file)}+${fileStamp(snapshotAdditionsPath(file))}`;
   const usable = !damagedSnapshots.has(stamp);
   const key = `${current.store.generation()}:${stamp}:${usable}`;
   if (current.index && current.key === key) return current.index;
@@ -169,7 +171,8 @@ async function damagedStoreReason(root: string, damage: unknown): Promise<string
     // The mirror of a shared store is a copy: removed, and pulled whole at the next question.
     warm.get(mirror)?.store.close();
     warm.delete(mirror);
-    for (const file of [mirror, `${mirror}-wal`, `${mirror}-shm`, mirrorSnapshotPath(root)])
+    const snapshot = mirrorSnapshotPath(root);
+    for (const file of [mirror, `${mirror}-wal`, `${mirror}-shm`, snapshot, snapshotAdditionsPath(snapshot)])
       rmSync(file, { force: true, recursive: true });
     logError("recall", `local mirror of the shared store damaged, removed: ${cause}`, root);
     return rebuildingReason(cause, "it is pulled again from the shared store at the next question");
@@ -368,7 +371,7 @@ async function answer(
     if (!(error instanceof SnapshotFileError)) throw error;
     logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
     const { snapshot } = await recallFiles(projectRoot, options.shared);
-    damagedSnapshots.add(fileStamp(snapshot));
+    damagedSnapshots.add(`${fileStamp(snapshot)}+${fileStamp(snapshotAdditionsPath(snapshot))}`);
     const index = await loadMemoryIndex(projectRoot, options.shared);
     return answerFrom(projectRoot, index, query, mode, topK, options);
   }

@@ -45,7 +45,12 @@ export interface SnapshotArrays {
    */
   edges: { ids: Int32Array; kind: Uint8Array; a: Int32Array; b: Int32Array; weight: Float64Array };
   vocatives: VocativeCounts;
-  /** Derived: passages are nodes 0..P-1, phrases follow; stored edges with weight > 0 plus sequence edges. */
+  /**
+   * Graph node of the first phrase: passages are nodes 0..P-1, phrase position j is node passageCapacity + j.
+   * P itself, or more for a persisted base, so that passages added after it keep every node number.
+   */
+  passageCapacity: number;
+  /** Derived: stored edges with weight > 0 plus sequence edges, over passages and phrases. */
   graph: CsrGraph;
   edgeCount: number;
   /** Derived: passages holding each phrase (its context-edge degree). */
@@ -53,6 +58,32 @@ export interface SnapshotArrays {
   /** Derived: graph node of each fact's subject and object (-1 when the phrase is gone). */
   factSubject: Int32Array;
   factObject: Int32Array;
+}
+
+/**
+ * Links `delta`'s chunks (passages `first`… in order) to the chunk before them in their session: the
+ * session's tail before the delta (`passageOf` its row id) or the delta's previous chunk of it.
+ */
+export function linkSessions(
+  previous: Int32Array,
+  next: Int32Array,
+  delta: Pick<SnapshotDelta, "chunks" | "sessionTails">,
+  first: number,
+  passageOf: (id: number) => number,
+): void {
+  const lastOfSession = new Map<string, number>();
+  for (const [session, id] of delta.sessionTails) {
+    const at = passageOf(id);
+    if (at >= 0) lastOfSession.set(session, at);
+  }
+  delta.chunks.forEach((c, i) => {
+    const at = first + i;
+    const before = lastOfSession.get(c.sessionId);
+    lastOfSession.set(c.sessionId, at);
+    if (before === undefined) return;
+    previous[at] = before;
+    next[before] = at;
+  });
 }
 
 /** The position of `id` in an ascending array, or -1. */
@@ -79,8 +110,15 @@ function concat<T extends Int32Array | Float32Array | Float64Array | Uint8Array>
   return out;
 }
 
-/** `previous` (undefined: nothing) extended by `delta`'s rows. */
-export function extendArrays(previous: SnapshotArrays | undefined, delta: SnapshotDelta): SnapshotArrays {
+/**
+ * `previous` (undefined: nothing) extended by `delta`'s rows; phrase nodes from `passageCapacity`
+ * passages on (the passages themselves when not given).
+ */
+export function extendArrays(
+  previous: SnapshotArrays | undefined,
+  delta: SnapshotDelta,
+  passageCapacity?: number,
+): SnapshotArrays {
   const old = previous;
   const dim = old?.dim || delta.dim;
   const first = old?.chunkIds.length ?? 0;
@@ -96,19 +134,7 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
     previousOf.set(old.previous);
     nextOf.set(old.next);
   }
-  const lastOfSession = new Map<string, number>();
-  for (const [session, id] of delta.sessionTails) {
-    const at = positionOf(chunkIds, id);
-    if (at >= 0) lastOfSession.set(session, at);
-  }
-  delta.chunks.forEach((c, i) => {
-    const at = first + i;
-    const before = lastOfSession.get(c.sessionId);
-    lastOfSession.set(c.sessionId, at);
-    if (before === undefined) return;
-    previousOf[at] = before;
-    nextOf[before] = at;
-  });
+  linkSessions(previousOf, nextOf, delta, first, (id) => positionOf(chunkIds, id));
   const vocatives = structuredClone(old?.vocatives ?? emptyVocativeCounts());
   countVocatives(
     vocatives,
@@ -165,14 +191,22 @@ export function extendArrays(previous: SnapshotArrays | undefined, delta: Snapsh
     },
     vocatives,
   };
-  return { ...stored, ...derive(stored) };
+  return { ...stored, ...derive(stored, passageCapacity) };
 }
 
-/** The graph in node space (CSR), phrase degrees and fact nodes, from the stored parts. */
+/**
+ * The graph in node space (CSR), phrase degrees and fact nodes, from the stored parts; phrase nodes
+ * from `passageCapacity` on.
+ */
 export function derive(
   s: Pick<SnapshotArrays, "chunkIds" | "entityIds" | "edges" | "previous" | "factSubjects" | "factObjects">,
-): Pick<SnapshotArrays, "graph" | "edgeCount" | "phraseChunks" | "factSubject" | "factObject"> {
+  passageCapacity = s.chunkIds.length,
+): Pick<
+  SnapshotArrays,
+  "graph" | "edgeCount" | "phraseChunks" | "factSubject" | "factObject" | "passageCapacity"
+> {
   const P = s.chunkIds.length;
+  const C = Math.max(P, passageCapacity);
   const { kind, a, b, weight } = s.edges;
   const context = EDGE_KIND.context;
   // Room for the stored edges and one sequence edge per passage.
@@ -183,8 +217,8 @@ export function derive(
   let m = 0;
   for (let e = 0; e < kind.length; e++) {
     const fromPassage = kind[e] === context;
-    const x = fromPassage ? a[e] : a[e] < 0 ? -1 : P + a[e];
-    const y = b[e] < 0 ? -1 : P + b[e];
+    const x = fromPassage ? a[e] : a[e] < 0 ? -1 : C + a[e];
+    const y = b[e] < 0 ? -1 : C + b[e];
     if (x < 0 || y < 0 || weight[e] <= 0) continue;
     if (fromPassage) phraseChunks[b[e]]++;
     ea[m] = x;
@@ -202,11 +236,12 @@ export function derive(
     }
   }
   return {
-    graph: buildCsr(P + s.entityIds.length, ea.subarray(0, m), eb.subarray(0, m), ew.subarray(0, m)),
+    passageCapacity: C,
+    graph: buildCsr(C + s.entityIds.length, ea.subarray(0, m), eb.subarray(0, m), ew.subarray(0, m)),
     edgeCount: m,
     phraseChunks,
-    factSubject: entityNodes(s.factSubjects, P),
-    factObject: entityNodes(s.factObjects, P),
+    factSubject: entityNodes(s.factSubjects, C),
+    factObject: entityNodes(s.factObjects, C),
   };
 }
 
@@ -309,10 +344,10 @@ function ordinals(n: number): Int32Array {
   return out;
 }
 
-/** Graph nodes of entity positions (phrases follow the P passages; -1 stays -1). */
-function entityNodes(positions: Int32Array, P: number): Int32Array {
+/** Graph nodes of entity positions (phrases follow the passage capacity C; -1 stays -1). */
+function entityNodes(positions: ArrayLike<number>, C: number): Int32Array {
   const out = new Int32Array(positions.length);
-  for (let i = 0; i < positions.length; i++) out[i] = positions[i] < 0 ? -1 : P + positions[i];
+  for (let i = 0; i < positions.length; i++) out[i] = positions[i] < 0 ? -1 : C + positions[i];
   return out;
 }
 

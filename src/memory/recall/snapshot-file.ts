@@ -12,11 +12,13 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { GarbageBound } from "../../home/garbage.ts";
 import { logError } from "../../home/log.ts";
+import { snapshotAdditionsPath } from "../../home/paths.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { EDGE_KIND, type SnapshotDelta } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
-import { arrayTerms, encodedTerms, type Postings, type TermList } from "./bm25.ts";
+import { encodedTerms, type Postings, type TermList } from "./bm25.ts";
 import { type ChunkSource, MemoryIndex, type RecallChunk } from "./snapshot.ts";
+import { additionsOf, fitsBase, type SnapshotAdditions } from "./snapshot-additions.ts";
 import { derive, extendArrays, PostingsBuilder, positionOf, type SnapshotArrays } from "./snapshot-build.ts";
 import {
   guardOf,
@@ -30,8 +32,13 @@ import {
 import { countVocatives, emptyVocativeCounts, type VocativeCounts } from "./speakers.ts";
 
 const MAGIC = "TFRECALL";
-/** Bumped when the layout or what the arrays mean changes: an older file is rebuilt. */
-export const SNAPSHOT_FILE_VERSION = 3;
+/** The additions file's: the same layout, other sections. */
+const ADDITIONS_MAGIC = "TFRECADD";
+/**
+ * Bumped when the layout or what the arrays mean changes: an older file is rebuilt. 4: phrase nodes
+ * from the passage capacity on, and the additions file beside the base.
+ */
+export const SNAPSHOT_FILE_VERSION = 4;
 const HEAD_BYTES = 24;
 
 type Typed = Int32Array | Uint32Array | Float32Array | Float64Array | Uint8Array;
@@ -48,20 +55,38 @@ interface SectionEntry {
   firstPage: number;
 }
 
-interface Header {
+/** A container's header: its own fields, the section table and the page CRC table's place. */
+interface ContainerHeader {
+  sections: SectionEntry[];
+  /** The page CRC table: its offset from the data start, its entries and its own CRC (checked at open). */
+  pageTable: { offset: number; length: number; crc: number };
+}
+
+interface Header extends ContainerHeader {
   generation: number;
   marks: SnapshotArrays["marks"];
   dim: number;
   model: string;
   llmChunks: number;
   edgeCount: number;
+  passageCapacity: number;
   chunkTotalLength: number;
   factTotalLength: number;
   vocatives: VocativeCounts;
-  sections: SectionEntry[];
-  /** The page CRC table: its offset from the data start, its entries and its own CRC (checked at open). */
-  pageTable: { offset: number; length: number; crc: number };
 }
+
+interface AdditionsHeader extends ContainerHeader {
+  base: number;
+  generation: number;
+  marks: SnapshotArrays["marks"];
+  llmChunks: number;
+  edgeCount: number;
+  chunkTotalLength: number;
+  factTotalLength: number;
+  vocatives: VocativeCounts;
+}
+
+type Section = [name: string, kind: Kind, data: Typed];
 
 function encodeTerms(terms: TermList): { bytes: Uint8Array; offsets: Uint32Array } {
   const encoder = new TextEncoder();
@@ -83,30 +108,31 @@ function encodeTerms(terms: TermList): { bytes: Uint8Array; offsets: Uint32Array
   return { bytes, offsets };
 }
 
-function sectionsOf(a: SnapshotArrays): [name: string, kind: Kind, data: Typed][] {
-  const postings = (prefix: string, p: Postings): [string, Kind, Typed][] => {
-    const { bytes, offsets } = encodeTerms(p.terms);
-    return [
-      [`${prefix}TermBytes`, "u8", bytes],
-      [`${prefix}TermOffsets`, "u32", offsets],
-      [`${prefix}Start`, "u32", p.start],
-      [`${prefix}Docs`, "i32", p.docs],
-      [`${prefix}Tfs`, "f32", p.tfs],
-      [`${prefix}DocLength`, "f32", p.docLength],
-    ];
-  };
+function postingSections(prefix: string, p: Postings): Section[] {
+  const { bytes, offsets } = encodeTerms(p.terms);
+  return [
+    [`${prefix}TermBytes`, "u8", bytes],
+    [`${prefix}TermOffsets`, "u32", offsets],
+    [`${prefix}Start`, "u32", p.start],
+    [`${prefix}Docs`, "i32", p.docs],
+    [`${prefix}Tfs`, "f32", p.tfs],
+    [`${prefix}DocLength`, "f32", p.docLength],
+  ];
+}
+
+function sectionsOf(a: SnapshotArrays): Section[] {
   return [
     ["chunkIds", "i32", a.chunkIds],
     ["previous", "i32", a.previous],
     ["next", "i32", a.next],
     ["vectors", "f32", a.vectors],
-    ...postings("chunk", a.chunkPostings),
+    ...postingSections("chunk", a.chunkPostings),
     ["entityIds", "i32", a.entityIds],
     ["factIds", "i32", a.factIds],
     ["factSubjects", "i32", a.factSubjects],
     ["factObjects", "i32", a.factObjects],
     ["factVectors", "f32", a.factVectors],
-    ...postings("fact", a.factPostings),
+    ...postingSections("fact", a.factPostings),
     ["edgeIds", "i32", a.edges.ids],
     ["edgeKind", "u8", a.edges.kind],
     ["edgeA", "i32", a.edges.a],
@@ -122,6 +148,27 @@ function sectionsOf(a: SnapshotArrays): [name: string, kind: Kind, data: Typed][
   ];
 }
 
+function additionSectionsOf(a: SnapshotAdditions): Section[] {
+  return [
+    ["chunkIds", "i32", a.chunkIds],
+    ["vectors", "f32", a.vectors],
+    ...postingSections("chunk", a.chunkPostings),
+    ["previous", "i32", a.previous],
+    ["next", "i32", a.next],
+    ["entityIds", "i32", a.entityIds],
+    ["factIds", "i32", a.factIds],
+    ["factSubject", "i32", a.factSubject],
+    ["factObject", "i32", a.factObject],
+    ["factVectors", "f32", a.factVectors],
+    ...postingSections("fact", a.factPostings),
+    ["phraseChunks", "i32", a.phraseChunks],
+    ["strength", "f64", a.strength],
+    ["rowOffsets", "i32", a.rows.offsets],
+    ["rowColumn", "i32", a.rows.column],
+    ["rowWeight", "f64", a.rows.weight],
+  ];
+}
+
 const alignPage = (n: number) => Math.ceil(n / PAGE_BYTES) * PAGE_BYTES;
 
 function bytesOf(data: Typed): Uint8Array {
@@ -130,7 +177,45 @@ function bytesOf(data: Typed): Uint8Array {
 
 /** Writes the arrays to `path` atomically (a temporary file renamed over it). */
 export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: string): void {
-  const sections = sectionsOf(arrays);
+  writeContainer(path, MAGIC, sectionsOf(arrays), {
+    generation: arrays.generation,
+    marks: arrays.marks,
+    dim: arrays.dim,
+    model,
+    llmChunks: arrays.llmChunks,
+    edgeCount: arrays.edgeCount,
+    passageCapacity: arrays.passageCapacity,
+    chunkTotalLength: arrays.chunkPostings.totalLength,
+    factTotalLength: arrays.factPostings.totalLength,
+    vocatives: arrays.vocatives,
+  });
+}
+
+/** Writes a base's additions to `path` atomically. */
+export function writeAdditionsFile(path: string, additions: SnapshotAdditions): void {
+  writeContainer(path, ADDITIONS_MAGIC, additionSectionsOf(additions), {
+    base: additions.base,
+    generation: additions.generation,
+    marks: additions.marks,
+    llmChunks: additions.llmChunks,
+    edgeCount: additions.edgeCount,
+    chunkTotalLength: additions.chunkPostings.totalLength,
+    factTotalLength: additions.factPostings.totalLength,
+    vocatives: additions.vocatives,
+  });
+}
+
+/**
+ * The layout both files share: a fixed head (magic, version, header length and CRC), a JSON header (its
+ * fields, the section table), page-aligned sections, then the CRC-32 of every page of every section;
+ * written to a temporary file renamed over `path`.
+ */
+function writeContainer(
+  path: string,
+  magic: string,
+  sections: Section[],
+  fields: Record<string, unknown>,
+): void {
   const entries: SectionEntry[] = [];
   const crcs: Uint32Array[] = [];
   let offset = 0;
@@ -143,23 +228,15 @@ export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: s
   }
   const table = new Uint32Array(firstPage);
   for (let i = 0, at = 0; i < crcs.length; at += crcs[i++].length) table.set(crcs[i], at);
-  const header: Header = {
-    generation: arrays.generation,
-    marks: arrays.marks,
-    dim: arrays.dim,
-    model,
-    llmChunks: arrays.llmChunks,
-    edgeCount: arrays.edgeCount,
-    chunkTotalLength: arrays.chunkPostings.totalLength,
-    factTotalLength: arrays.factPostings.totalLength,
-    vocatives: arrays.vocatives,
+  const header: ContainerHeader = {
+    ...fields,
     sections: entries,
     pageTable: { offset, length: table.length, crc: Bun.hash.crc32(bytesOf(table)) },
   };
   const json = new TextEncoder().encode(JSON.stringify(header));
   const dataStart = alignPage(HEAD_BYTES + json.length);
   const head = new Uint8Array(dataStart);
-  head.set(new TextEncoder().encode(MAGIC));
+  head.set(new TextEncoder().encode(magic));
   const view = new DataView(head.buffer);
   view.setUint32(8, SNAPSHOT_FILE_VERSION, true);
   view.setUint32(12, json.length, true);
@@ -206,9 +283,16 @@ function mapFile(path: string): Uint8Array {
   }
 }
 
-/** The head and header of a snapshot file, checked (magic, version, the header's CRC), and where its data starts. */
-function readHead(path: string, file: Uint8Array): { header: Header; dataStart: number } {
-  if (file.length < HEAD_BYTES || new TextDecoder().decode(file.subarray(0, 8)) !== MAGIC)
+/**
+ * The head and header of a container, checked (magic, version, the header's CRC), where its data
+ * starts, and the header's CRC (what names this version of the file).
+ */
+function readHead<H extends ContainerHeader>(
+  path: string,
+  file: Uint8Array,
+  magic = MAGIC,
+): { header: H; dataStart: number; crc: number } {
+  if (file.length < HEAD_BYTES || new TextDecoder().decode(file.subarray(0, 8)) !== magic)
     throw new SnapshotFileError(`${path}: not a recall snapshot`);
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   const version = view.getUint32(8, true);
@@ -216,30 +300,30 @@ function readHead(path: string, file: Uint8Array): { header: Header; dataStart: 
   const jsonLength = view.getUint32(12, true);
   if (HEAD_BYTES + jsonLength > file.length) throw new SnapshotFileError(`${path}: truncated header`);
   const json = file.subarray(HEAD_BYTES, HEAD_BYTES + jsonLength);
-  if (Bun.hash.crc32(json) !== view.getUint32(16, true))
-    throw new SnapshotFileError(`${path}: header damaged`);
-  let header: Header;
+  const crc = view.getUint32(16, true);
+  if (Bun.hash.crc32(json) !== crc) throw new SnapshotFileError(`${path}: header damaged`);
+  let header: H;
   try {
-    header = JSON.parse(new TextDecoder().decode(json)) as Header;
+    header = JSON.parse(new TextDecoder().decode(json)) as H;
     if (!Array.isArray(header.sections) || !header.pageTable) throw new Error("no section table");
   } catch (error) {
     throw new SnapshotFileError(`${path}: header unreadable (${(error as Error).message})`);
   }
-  return { header, dataStart: alignPage(HEAD_BYTES + jsonLength) };
+  return { header, dataStart: alignPage(HEAD_BYTES + jsonLength), crc };
 }
 
 /**
- * The arrays of a snapshot file and its model id. Opening checks the head, the header and the page CRC
- * table; each array's pages are checked when first read (its PageGuard), or all of them now with `all`
- * (the indexer, which extends every array). Throws SnapshotFileError for anything that does not check
- * out, now or when a damaged page is read.
+ * A container's header and sections: opening checks the head, the header and the page CRC table; each
+ * section's pages are checked when first read (its PageGuard), or all of them now with `all`. Throws
+ * SnapshotFileError for anything that does not check out, now or when a damaged page is read.
  */
-export function readSnapshotFile(
+function openContainer<H extends ContainerHeader>(
   path: string,
-  options: { all?: boolean } = {},
-): { arrays: SnapshotArrays; model: string } {
+  magic: string,
+  all: boolean,
+): { header: H; crc: number; get: <T extends Typed>(name: string) => T } {
   const file = mapFile(path);
-  const { header, dataStart } = readHead(path, file);
+  const { header, dataStart, crc } = readHead<H>(path, file, magic);
   const tableStart = dataStart + header.pageTable.offset;
   if (tableStart % PAGE_BYTES !== 0 || tableStart + header.pageTable.length * 4 > file.length)
     throw new SnapshotFileError(`${path}: page table out of bounds`);
@@ -270,7 +354,7 @@ export function readSnapshotFile(
       make.BYTES_PER_ELEMENT,
       (page) => `${path}: page ${page} of section ${s.name} damaged`,
     );
-    if (options.all) guard.all();
+    if (all) guard.all();
     else setGuard(data, guard);
     sections.set(s.name, data);
   }
@@ -279,16 +363,35 @@ export function readSnapshotFile(
     if (!found) throw new SnapshotFileError(`${path}: section ${name} missing`);
     return found as T;
   };
-  const postings = (prefix: string, totalLength: number): Postings => ({
-    terms: options.all
-      ? decodeAll(get(`${prefix}TermBytes`), get(`${prefix}TermOffsets`))
-      : encodedTerms(get(`${prefix}TermBytes`), get(`${prefix}TermOffsets`)),
+  return { header, crc, get };
+}
+
+function postingsOf(
+  get: <T extends Typed>(name: string) => T,
+  prefix: string,
+  totalLength: number,
+): Postings {
+  return {
+    terms: encodedTerms(get(`${prefix}TermBytes`), get(`${prefix}TermOffsets`)),
     start: get(`${prefix}Start`),
     docs: get(`${prefix}Docs`),
     tfs: get(`${prefix}Tfs`),
     docLength: get(`${prefix}DocLength`),
     totalLength,
-  });
+  };
+}
+
+/**
+ * The arrays of a snapshot file, its model id and its header's CRC. Opening checks the head, the header
+ * and the page CRC table; each array's pages are checked when first read (its PageGuard), or all of
+ * them now with `all` (the indexer, which builds on them). Throws SnapshotFileError for anything that
+ * does not check out, now or when a damaged page is read.
+ */
+export function readSnapshotFile(
+  path: string,
+  options: { all?: boolean } = {},
+): { arrays: SnapshotArrays; model: string; crc: number } {
+  const { header, crc, get } = openContainer<Header>(path, MAGIC, options.all ?? false);
   const arrays: SnapshotArrays = {
     generation: header.generation,
     marks: header.marks,
@@ -298,13 +401,13 @@ export function readSnapshotFile(
     previous: get("previous"),
     next: get("next"),
     vectors: get("vectors"),
-    chunkPostings: postings("chunk", header.chunkTotalLength),
+    chunkPostings: postingsOf(get, "chunk", header.chunkTotalLength),
     entityIds: get("entityIds"),
     factIds: get("factIds"),
     factSubjects: get("factSubjects"),
     factObjects: get("factObjects"),
     factVectors: get("factVectors"),
-    factPostings: postings("fact", header.factTotalLength),
+    factPostings: postingsOf(get, "fact", header.factTotalLength),
     edges: {
       ids: get("edgeIds"),
       kind: get("edgeKind"),
@@ -313,6 +416,7 @@ export function readSnapshotFile(
       weight: get("edgeWeight"),
     },
     vocatives: header.vocatives,
+    passageCapacity: header.passageCapacity,
     graph: {
       nodes: get<Int32Array>("graphOffsets").length - 1,
       offsets: get("graphOffsets"),
@@ -325,12 +429,56 @@ export function readSnapshotFile(
     factSubject: get("factSubject"),
     factObject: get("factObject"),
   };
-  return { arrays, model: header.model };
+  return { arrays, model: header.model, crc };
+}
+
+/**
+ * The additions file of the base whose header CRC is `base`, or undefined when there is none or it
+ * extends another base. Throws SnapshotFileError as readSnapshotFile does.
+ */
+export function readAdditionsFile(
+  path: string,
+  base: number,
+  options: { all?: boolean } = {},
+): SnapshotAdditions | undefined {
+  if (!existsSync(path)) return undefined;
+  const { header, get } = openContainer<AdditionsHeader>(path, ADDITIONS_MAGIC, options.all ?? false);
+  if (header.base !== base) return undefined;
+  return {
+    base: header.base,
+    generation: header.generation,
+    marks: header.marks,
+    llmChunks: header.llmChunks,
+    vocatives: header.vocatives,
+    edgeCount: header.edgeCount,
+    chunkIds: get("chunkIds"),
+    vectors: get("vectors"),
+    chunkPostings: postingsOf(get, "chunk", header.chunkTotalLength),
+    previous: get("previous"),
+    next: get("next"),
+    entityIds: get("entityIds"),
+    factIds: get("factIds"),
+    factSubject: get("factSubject"),
+    factObject: get("factObject"),
+    factVectors: get("factVectors"),
+    factPostings: postingsOf(get, "fact", header.factTotalLength),
+    phraseChunks: get("phraseChunks"),
+    strength: get("strength"),
+    rows: { offsets: get("rowOffsets"), column: get("rowColumn"), weight: get("rowWeight") },
+  };
+}
+
+/** Removes a snapshot file and its additions (the store's recall arrays are rebuilt from it). */
+export function removeSnapshotFiles(path: string): void {
+  rmSync(path, { force: true, recursive: true });
+  rmSync(snapshotAdditionsPath(path), { force: true, recursive: true });
 }
 
 /** Where each section of a snapshot file lies (byte offset and length in the file): tests damage one. */
 export function snapshotSections(path: string): Map<string, { start: number; bytes: number }> {
-  const { header, dataStart } = readHead(path, mapFile(path));
+  const file = mapFile(path);
+  const magic = new TextDecoder().decode(file.subarray(0, 8)) === ADDITIONS_MAGIC ? ADDITIONS_MAGIC : MAGIC;
+  const { header, dataStart } = readHead(path, file, magic);
   return new Map(
     header.sections.map((s) => [
       s.name,
@@ -339,54 +487,111 @@ export function snapshotSections(path: string): Map<string, { start: number; byt
   );
 }
 
-/** Terms decoded once into strings: extending the arrays walks them all. */
-function decodeAll(bytes: Uint8Array, offsets: Uint32Array): TermList {
-  const encoded = encodedTerms(bytes, offsets);
-  return arrayTerms(Array.from({ length: encoded.count }, (_, i) => encoded.at(i)));
+/**
+ * Additions are kept beside a base of at least this many facts; a smaller one is extended whole each
+ * run, as a rebuild would write it: at 16× LoCoMo (33,767 facts) a whole run with that costs 0.5 s.
+ * Above it, rewriting the base is what a run costs: 1.17 GB at 100,000 synthetic records, 3–4 s of
+ * writing alone on the dev box (docs/memory.md, "One new session").
+ */
+export const ADDITIONS_FROM_FACTS = 50_000;
+
+/**
+ * Additions are folded into a new base once they hold more than this share of its facts or passages:
+ * a run then writes the additions (up to this share of the base, recomputed from the base and the
+ * store each time) instead of the base, and one run in many rewrites the base.
+ */
+export const ADDITIONS_SHARE = 1 / 16;
+
+/** Passages a base leaves room for (graph nodes before its phrases): the additions' share and more. */
+export function passageCapacityFor(passages: number): number {
+  return passages + Math.ceil(passages * ADDITIONS_SHARE) + 1024;
+}
+
+/** Whether `delta` is kept as additions beside `base` rather than folded into a new base. */
+function keptAsAdditions(
+  base: SnapshotArrays,
+  delta: SnapshotDelta,
+  { additionsFrom = ADDITIONS_FROM_FACTS, additionsShare = ADDITIONS_SHARE }: AdditionsOptions,
+): boolean {
+  const facts = base.factIds.length;
+  const chunks = base.chunkIds.length;
+  return (
+    facts >= additionsFrom &&
+    fitsBase(base, delta) &&
+    delta.facts.length <= facts * additionsShare &&
+    delta.chunks.length <= chunks * additionsShare
+  );
+}
+
+/** When additions are kept (tests lower both to reach them on a small store). */
+export interface AdditionsOptions {
+  /** The base's facts from which additions are kept (ADDITIONS_FROM_FACTS). */
+  additionsFrom?: number;
+  /** The share of the base's facts and passages past which they are folded in (ADDITIONS_SHARE). */
+  additionsShare?: number;
 }
 
 /**
- * Brings the store's snapshot file up to date after a write: extends the arrays it holds by the rows
- * added since (cost: the new rows), or rebuilds them from nothing when rows were deleted since, the
- * file is missing or damaged, or it was built for another model. Removes the file when the store holds
- * vectors of another model than `model` (recall then re-embeds from the store, as for any backend).
+ * Brings the store's snapshot file up to date after a write. When rows were only added since the base
+ * (recall.bin) was written: writes them as its additions (recall.add.bin, cost: the rows added since
+ * the base) while they stay a small share of a large base, else extends the base by them (cost: the
+ * base). Rebuilds the base from nothing when rows were deleted since, the file is missing or damaged,
+ * or it was built for another model. Removes the files when the store holds vectors of another model
+ * than `model` (recall then re-embeds from the store, as for any backend).
  */
 export async function refreshSnapshotFile(
   path: string,
   store: SqliteMemoryStore,
   currentModel: () => Promise<string>,
-): Promise<"current" | "extended" | "rebuilt" | "removed"> {
+  options: AdditionsOptions = {},
+): Promise<"current" | "added" | "extended" | "rebuilt" | "removed"> {
+  const addPath = snapshotAdditionsPath(path);
   let file: ReturnType<typeof readSnapshotFile> | undefined;
+  let additions: SnapshotAdditions | undefined;
   try {
     file = readSnapshotFile(path, { all: true });
   } catch (error) {
     if (!(error instanceof SnapshotFileError)) throw error;
     // Missing or unusable: rebuilt below. Something else in its place (a directory) is ours to clear.
-    rmSync(path, { force: true, recursive: true });
+    removeSnapshotFiles(path);
   }
+  if (file)
+    try {
+      additions = readAdditionsFile(addPath, file.crc);
+    } catch (error) {
+      if (!(error instanceof SnapshotFileError)) throw error;
+      rmSync(addPath, { force: true, recursive: true });
+    }
   const marks = file?.arrays.marks;
   if (
     file &&
     marks?.store === store.storeId() &&
     marks.deletions === store.deletions() &&
-    file.arrays.generation === store.generation()
+    (additions?.generation ?? file.arrays.generation) === store.generation()
   )
     return "current";
   // Only now the model: a run with nothing new must stay cheap.
   const model = await currentModel();
   const previous = file?.model === model ? file.arrays : undefined;
   const delta = previous ? store.snapshotDelta(previous.marks, model) : undefined;
-  if (previous && delta) {
-    writeSnapshotFile(path, extendArrays(previous, delta), model);
+  if (file && previous && delta) {
+    if (keptAsAdditions(previous, delta, options)) {
+      writeAdditionsFile(addPath, additionsOf(previous, file.crc, delta));
+      return "added";
+    }
+    const passages = previous.chunkIds.length + delta.chunks.length;
+    writeSnapshotFile(path, extendArrays(previous, delta, passageCapacityFor(passages)), model);
+    rmSync(addPath, { force: true });
     return "extended";
   }
   if (file) file = undefined; // its mapping is not needed while the store is read whole
   const whole = arraysOfStore(store, model);
   if (!whole) {
-    rmSync(path, { force: true });
+    removeSnapshotFiles(path);
     return "removed";
   }
   writeSnapshotFile(path, whole, model);
+  rmSync(addPath, { force: true });
   return "rebuilt";
 }
 
@@ -506,7 +711,7 @@ export function arraysOfStore(
     edges,
     vocatives,
   };
-  return { ...stored, ...derive(stored) };
+  return { ...stored, ...derive(stored, passageCapacityFor(chunksRead)) };
 }
 
 /** Chunks read from the store by row id when a query needs them, kept for later queries (bounded). */
@@ -528,11 +733,14 @@ export function persistedIndex(
 ): MemoryIndex | undefined {
   if (!existsSync(path)) return undefined;
   let file: ReturnType<typeof readSnapshotFile>;
+  let additions: SnapshotAdditions | undefined;
   try {
     file = readSnapshotFile(path);
+    additions = readAdditionsFile(snapshotAdditionsPath(path), file.crc);
     // The row ids, 4 bytes a passage, checked now: browsing reads them all (index.chunks) outside
     // any query, so a damaged page of them is found here, where recall can still read the store.
     guardOf(file.arrays.chunkIds)?.all();
+    if (additions) guardOf(additions.chunkIds)?.all();
   } catch (error) {
     if (!(error instanceof SnapshotFileError)) throw error;
     logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
@@ -542,19 +750,24 @@ export function persistedIndex(
   const { marks } = arrays;
   if (file.model !== model || marks.store !== store.storeId() || marks.deletions !== store.deletions())
     return undefined;
-  if (arrays.generation !== store.generation() && !indexing) return undefined;
+  if ((additions?.generation ?? arrays.generation) !== store.generation() && !indexing) return undefined;
+  const baseChunks = arrays.chunkIds.length;
+  const idOf = (index: number) =>
+    index < baseChunks
+      ? arrays.chunkIds[index]
+      : (additions as SnapshotAdditions).chunkIds[index - baseChunks];
   const cache = new Map<number, RecallChunk>();
   const source: ChunkSource = {
     chunk(index) {
       let found = cache.get(index);
       if (!found) {
         if (cache.size >= CACHED_CHUNKS) cache.clear();
-        [found] = store.chunksById([arrays.chunkIds[index]]);
+        [found] = store.chunksById([idOf(index)]);
         cache.set(index, found);
       }
       return found;
     },
-    all: () => store.chunksById(Array.from(arrays.chunkIds)),
+    all: () => store.chunksById([...arrays.chunkIds, ...(additions?.chunkIds ?? [])]),
   };
-  return new MemoryIndex(arrays, source);
+  return new MemoryIndex(arrays, source, additions);
 }

@@ -4,11 +4,12 @@
  * and kept warm in a long-lived process (the MCP server).
  */
 import type { StaticModel } from "../../embed/model.ts";
-import type { StoreSnapshot } from "../../store/types.ts";
 import { type FloatRows, floatRows } from "../../simd/float-dots.ts";
+import type { StoreSnapshot } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
 import { Bm25Index } from "./bm25.ts";
 import { type CsrGraph, localPageRank, PushScratch, type PushWork, type SparseReset } from "./ppr.ts";
+import type { SnapshotAdditions } from "./snapshot-additions.ts";
 import { deltaOfSnapshot, extendArrays, type SnapshotArrays } from "./snapshot-build.ts";
 import { guardOf } from "./snapshot-pages.ts";
 import { type Role, speakerNames } from "./speakers.ts";
@@ -106,15 +107,19 @@ export interface ChunkSource {
 export class MemoryIndex {
   readonly generation: number;
   readonly dim: number;
-  /** Passages are graph nodes 0..chunkCount-1 (in chunk order); phrases follow. */
+  /** Passages are graph nodes 0..chunkCount-1 (in chunk order); phrases from passageCapacity on. */
   readonly chunkCount: number;
-  private readonly vectors: Float32Array;
+  readonly passageCapacity: number;
+  /** Passages and facts of the base arrays; those of the additions follow them. */
+  private readonly baseChunks: number;
+  private readonly baseFacts: number;
+  private readonly vectors: Float32Array[];
   private readonly bm25: Bm25Index;
   private readonly factBm25: Bm25Index;
-  private readonly factVectors: Float32Array;
-  /** Graph node of each fact's subject and object. */
-  private readonly factSubject: Int32Array;
-  private readonly factObject: Int32Array;
+  private readonly factVectors: Float32Array[];
+  /** Graph node of each fact's subject and object (the base's facts, then the additions'). */
+  private readonly factSubject: Int32Array[];
+  private readonly factObject: Int32Array[];
   readonly graph: CsrGraph;
   /** Number of passages holding each phrase node (its context-edge degree). */
   private readonly phraseChunks: Int32Array;
@@ -129,28 +134,43 @@ export class MemoryIndex {
   /** Lower-cased person name → the role it names, learned from how the turns address each other. */
   readonly speakerNames: Map<string, Role>;
 
+  /** `additions`: rows added since `arrays` were written (a persisted snapshot's recall.add.bin). */
   constructor(
     readonly arrays: SnapshotArrays,
     private readonly source: ChunkSource,
+    readonly additions?: SnapshotAdditions,
   ) {
-    this.generation = arrays.generation;
+    const add = additions;
+    this.generation = add?.generation ?? arrays.generation;
     this.dim = arrays.dim;
-    this.chunkCount = arrays.chunkIds.length;
-    this.vectors = arrays.vectors;
-    this.factVectors = arrays.factVectors;
-    this.bm25 = new Bm25Index(arrays.chunkPostings);
-    this.factBm25 = new Bm25Index(arrays.factPostings);
-    this.llmGraphShare = this.chunkCount ? arrays.llmChunks / this.chunkCount : 0;
-    this.speakerNames = speakerNames(arrays.vocatives);
-    this.entityCount = arrays.entityIds.length;
-    this.factCount = arrays.factIds.length;
-    this.edgeCount = arrays.edgeCount;
-    this.graph = arrays.graph;
-    this.phraseChunks = arrays.phraseChunks;
-    this.factSubject = arrays.factSubject;
-    this.factObject = arrays.factObject;
-    this.previous = arrays.previous;
-    this.next = arrays.next;
+    this.baseChunks = arrays.chunkIds.length;
+    this.baseFacts = arrays.factIds.length;
+    this.chunkCount = this.baseChunks + (add?.chunkIds.length ?? 0);
+    this.passageCapacity = arrays.passageCapacity;
+    this.vectors = add ? [arrays.vectors, add.vectors] : [arrays.vectors];
+    this.factVectors = add ? [arrays.factVectors, add.factVectors] : [arrays.factVectors];
+    this.bm25 = new Bm25Index(add ? [arrays.chunkPostings, add.chunkPostings] : arrays.chunkPostings);
+    this.factBm25 = new Bm25Index(add ? [arrays.factPostings, add.factPostings] : arrays.factPostings);
+    this.llmGraphShare = this.chunkCount ? (add?.llmChunks ?? arrays.llmChunks) / this.chunkCount : 0;
+    this.speakerNames = speakerNames(add?.vocatives ?? arrays.vocatives);
+    this.entityCount = arrays.entityIds.length + (add?.entityIds.length ?? 0);
+    this.factCount = this.baseFacts + (add?.factIds.length ?? 0);
+    this.edgeCount = add?.edgeCount ?? arrays.edgeCount;
+    this.graph = add
+      ? { ...arrays.graph, nodes: add.strength.length, strength: add.strength, added: add.rows }
+      : arrays.graph;
+    this.phraseChunks = add?.phraseChunks ?? arrays.phraseChunks;
+    this.factSubject = add ? [arrays.factSubject, add.factSubject] : [arrays.factSubject];
+    this.factObject = add ? [arrays.factObject, add.factObject] : [arrays.factObject];
+    this.previous = add?.previous ?? arrays.previous;
+    this.next = add?.next ?? arrays.next;
+  }
+
+  /** Passage `index`'s chunk row id. */
+  chunkId(index: number): number {
+    return index < this.baseChunks
+      ? this.arrays.chunkIds[index]
+      : (this.additions as SnapshotAdditions).chunkIds[index - this.baseChunks];
   }
 
   /** Chunk `index` (a passage index, as rankings name chunks). */
@@ -194,13 +214,12 @@ export class MemoryIndex {
 
   /** Cosine of the query with every chunk (rows are L2-normalised, so a dot product). */
   denseScores(query: Float32Array): Float64Array {
-    guardOf(this.vectors)?.all();
-    this.chunkDense ??= new DenseRows(this.vectors, this.chunkCount, this.dim);
+    this.chunkDense ??= new PartedRows(this.vectors, this.dim);
     return this.chunkDense.dots(query);
   }
 
-  private chunkDense?: DenseRows;
-  private factDense?: DenseRows;
+  private chunkDense?: PartedRows;
+  private factDense?: PartedRows;
 
   bm25Scores(query: string): Float64Array {
     return this.bm25.scores(query);
@@ -320,21 +339,18 @@ export class MemoryIndex {
    */
   private linkedPhrases(query: string, vector: Float32Array): Map<number, { sum: number; count: number }> {
     const settings = GRAPH_SETTINGS;
-    const P = this.chunkCount;
+    const C = this.passageCapacity;
     let factScores: Float64Array;
     let candidates: Int32Array | undefined;
-    const factRows = guardOf(this.factVectors);
     if (this.factCount <= settings.denseFactScanLimit) {
-      factRows?.all();
-      this.factDense ??= new DenseRows(this.factVectors, this.factCount, this.dim);
+      this.factDense ??= new PartedRows(this.factVectors, this.dim);
       const dense = this.factDense.dots(vector);
       factScores = mix(dense, this.factBm25.scores(query), settings.factDenseMix);
     } else {
       const matched = this.factBm25.matches(query, FACT_TERM_POSTINGS);
       const kept = Int32Array.from(largestSet(matched.scores, FACT_CANDIDATES));
       candidates = kept.map((i) => matched.docs[i]);
-      if (factRows) for (const f of candidates) factRows.range(f * this.dim, (f + 1) * this.dim);
-      const dense = dotRows(this.factVectors, vector, candidates, this.dim);
+      const dense = this.factDots(vector, candidates);
       factScores = mix(
         dense,
         kept.length === matched.docs.length
@@ -344,20 +360,19 @@ export class MemoryIndex {
       );
     }
     const phrases = new Map<number, { sum: number; count: number }>();
-    const [subjectPages, objectPages, holderPages] = [
-      this.factSubject,
-      this.factObject,
-      this.phraseChunks,
-    ].map(guardOf);
+    const holderPages = guardOf(this.phraseChunks);
     for (const c of topIndices(factScores, settings.linkTopFacts)) {
       if (!(factScores[c] > 0)) continue;
       const f = candidates ? candidates[c] : c;
-      subjectPages?.at(f);
-      objectPages?.at(f);
-      for (const node of [this.factSubject[f], this.factObject[f]]) {
+      const part = f < this.baseFacts ? 0 : 1;
+      const at = part ? f - this.baseFacts : f;
+      const [subjects, objects] = [this.factSubject[part], this.factObject[part]];
+      guardOf(subjects)?.at(at);
+      guardOf(objects)?.at(at);
+      for (const node of [subjects[at], objects[at]]) {
         if (node < 0) continue;
-        holderPages?.at(node - P);
-        const holders = this.phraseChunks[node - P];
+        holderPages?.at(node - C);
+        const holders = this.phraseChunks[node - C];
         const seed = phrases.get(node) ?? { sum: 0, count: 0 };
         seed.sum += holders > 0 ? factScores[c] / holders : factScores[c];
         seed.count++;
@@ -365,6 +380,26 @@ export class MemoryIndex {
       }
     }
     return phrases;
+  }
+
+  /** The query's dot product with the vectors of these facts (each in its part: base or additions). */
+  private factDots(vector: Float32Array, facts: Int32Array): Float64Array {
+    const out = new Float64Array(facts.length);
+    this.factVectors.forEach((rows, part) => {
+      const first = part ? this.baseFacts : 0;
+      const end = part ? this.factCount : this.baseFacts;
+      const places: number[] = [];
+      for (let i = 0; i < facts.length; i++) if (facts[i] >= first && facts[i] < end) places.push(i);
+      if (!places.length) return;
+      const local = Int32Array.from(places, (i) => facts[i] - first);
+      const pages = guardOf(rows);
+      if (pages) for (const f of local) pages.range(f * this.dim, (f + 1) * this.dim);
+      const dots = dotRows(rows, vector, local, this.dim);
+      places.forEach((i, k) => {
+        out[i] = dots[k];
+      });
+    });
+    return out;
   }
 
   /**
@@ -466,6 +501,35 @@ class DenseRows {
     if (++this.scans === 2 && this.count >= KERNEL_FROM_ROWS)
       this.kernel = floatRows(this.rows, this.count, this.dim);
     return this.kernel ? this.kernel.dots(query) : dotAll(this.rows, query, this.count, this.dim);
+  }
+}
+
+/** DenseRows over rows in parts (a base and its additions): each part's dots, one after the other. */
+class PartedRows {
+  private readonly parts: { rows: Float32Array; dense: DenseRows; count: number }[];
+  private readonly count: number;
+
+  constructor(parts: Float32Array[], dim: number) {
+    this.parts = parts.map((rows) => {
+      const count = dim ? rows.length / dim : 0;
+      return { rows, dense: new DenseRows(rows, count, dim), count };
+    });
+    this.count = this.parts.reduce((sum, p) => sum + p.count, 0);
+  }
+
+  dots(query: Float32Array): Float64Array {
+    if (this.parts.length === 1) {
+      guardOf(this.parts[0].rows)?.all();
+      return this.parts[0].dense.dots(query);
+    }
+    const out = new Float64Array(this.count);
+    let at = 0;
+    for (const part of this.parts) {
+      guardOf(part.rows)?.all();
+      out.set(part.dense.dots(query), at);
+      at += part.count;
+    }
+    return out;
   }
 }
 
