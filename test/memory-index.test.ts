@@ -875,7 +875,7 @@ describe("the recall snapshot (recall.bin)", () => {
           // edges in another order (its base row, then its added row): scores agree within its tolerance.
           if (mode === "bm25" || mode === "dense") expect(a).toEqual(b);
           expect(a.map((r) => r.chunk)).toEqual(b.map((r) => r.chunk));
-          a.forEach((r, n) => expect(r.score).toBeCloseTo(b[n].score, 4));
+          for (let n = 0; n < a.length; n++) expect(a[n].score).toBeCloseTo(b[n].score, 4);
         }
       // Additions that do not check out are not used: recall reads the store.
       writeFileSync(snapshotAdditionsPath(path), readFileSync(snapshotAdditionsPath(path)).subarray(0, 100));

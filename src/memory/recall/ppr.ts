@@ -104,10 +104,10 @@ const ROW_BLOCK_BITS = 6;
 class RowChecks {
   readonly checked: Uint8Array;
   constructor(
-    private readonly graph: CsrGraph,
+    nodes: number,
     private readonly layers: { rows: CsrRows; pages: (PageGuard | undefined)[] }[],
   ) {
-    this.checked = new Uint8Array((graph.nodes >> ROW_BLOCK_BITS) + 1);
+    this.checked = new Uint8Array((nodes >> ROW_BLOCK_BITS) + 1);
   }
 
   check(block: number): void {
@@ -136,7 +136,7 @@ function rowChecksOf(graph: CsrGraph): RowChecks | null {
       rows,
       pages: [rows.offsets, rows.column, rows.weight].map(guardOf),
     }));
-    found = layers.some((l) => l.pages.some(Boolean)) ? new RowChecks(graph, layers) : null;
+    found = layers.some((l) => l.pages.some(Boolean)) ? new RowChecks(graph.nodes, layers) : null;
     rowChecks.set(graph, found);
   }
   return found;

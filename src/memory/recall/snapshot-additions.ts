@@ -89,7 +89,7 @@ export function additionsOf(base: SnapshotArrays, baseCrc: number, delta: Snapsh
   const eb: number[] = [];
   const ew: number[] = [];
   let edgeCount = base.edgeCount;
-  const effective = (w: number) => (w > 0 ? w : 0);
+  const effective = (w: number) => Math.max(w, 0);
   const { edges } = delta;
   for (let e = 0; e < edges.ids.length; e++) {
     const context = edges.kind[e] === EDGE_KIND.context;
