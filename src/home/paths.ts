@@ -75,6 +75,11 @@ export function snapshotAdditionsPath(snapshotPath: string): string {
   return `${snapshotPath.replace(/\.bin$/, "")}.add.bin`;
 }
 
+/** A recall snapshot's files: the base and its additions (removed, replaced and stamped together). */
+export function snapshotFiles(snapshotPath: string): string[] {
+  return [snapshotPath, snapshotAdditionsPath(snapshotPath)];
+}
+
 /**
  * With a shared store (`storage: postgres`): the local mirror of it that recall reads (a SQLite store
  * holding the shared store's rows and row ids), its recall arrays, and what this machine pushed.

@@ -16,7 +16,7 @@ import {
   mirrorSnapshotPath,
   mirrorStorePath,
   pushStatePath,
-  snapshotAdditionsPath,
+  snapshotFiles,
   storePath,
   summaryPath,
 } from "../home/paths.ts";
@@ -44,7 +44,7 @@ import { writeSummaryFile } from "./summary.ts";
 
 /** The mirror's recall snapshot and its additions, removed: the next refresh builds them anew. */
 function removeSnapshotFiles(snapshot: string): void {
-  for (const file of [snapshot, snapshotAdditionsPath(snapshot)]) rmSync(file, { force: true });
+  for (const file of snapshotFiles(snapshot)) rmSync(file, { force: true });
 }
 
 /** Chunks per pushed batch (one transaction in the shared store), as the indexer's batches. */

@@ -3,7 +3,7 @@
  * `storage` in `.triforge/config.json` names; the Postgres one implements the same MemoryStore.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { projectDataDir, recallSnapshotPath, snapshotAdditionsPath, storePath } from "../home/paths.ts";
+import { projectDataDir, recallSnapshotPath, snapshotFiles, storePath } from "../home/paths.ts";
 import type { SqlClient } from "./pg-client.ts";
 import type { StorageTarget } from "./settings.ts";
 import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
@@ -41,10 +41,7 @@ export function openStoreFileForRead(path: string): SqliteMemoryStore | undefine
 export function discardStore(projectRoot: string): void {
   const path = storePath(projectRoot);
   // The recall snapshot names this store's rows; the rebuilt store numbers them anew.
-  for (const file of [
-    recallSnapshotPath(projectRoot),
-    snapshotAdditionsPath(recallSnapshotPath(projectRoot)),
-  ])
+  for (const file of snapshotFiles(recallSnapshotPath(projectRoot)))
     rmSync(file, { force: true, recursive: true });
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
   if (existsSync(path)) {

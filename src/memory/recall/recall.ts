@@ -9,7 +9,7 @@ import {
   mirrorSnapshotPath,
   mirrorStorePath,
   recallSnapshotPath,
-  snapshotAdditionsPath,
+  snapshotFiles,
   storePath,
 } from "../../home/paths.ts";
 import { isCompiled } from "../../home/runtime.ts";
@@ -124,8 +124,7 @@ export async function loadMemoryIndex(
   }
   const current = entry;
   const file = files.snapshot;
-  // The base and its additions: either replaced makes another index.
-  const stamp = `${fileStamp(file)}+${fileStamp(snapshotAdditionsPath(file))}`;
+  const stamp = snapshotStamp(file);
   const usable = !damagedSnapshots.has(stamp);
   const key = `${current.store.generation()}:${stamp}:${usable}`;
   if (current.index && current.key === key) return current.index;
@@ -144,6 +143,11 @@ export async function loadMemoryIndex(
   current.index = await current.loading;
   current.key = key;
   return current.index;
+}
+
+/** The version of a snapshot and its additions: either replaced makes another index. */
+function snapshotStamp(snapshot: string): string {
+  return snapshotFiles(snapshot).map(fileStamp).join("+");
 }
 
 /** Identifies one version of a file (it is only ever replaced whole, by rename): path, inode, size and time. */
@@ -171,8 +175,7 @@ async function damagedStoreReason(root: string, damage: unknown): Promise<string
     // The mirror of a shared store is a copy: removed, and pulled whole at the next question.
     warm.get(mirror)?.store.close();
     warm.delete(mirror);
-    const snapshot = mirrorSnapshotPath(root);
-    for (const file of [mirror, `${mirror}-wal`, `${mirror}-shm`, snapshot, snapshotAdditionsPath(snapshot)])
+    for (const file of [mirror, `${mirror}-wal`, `${mirror}-shm`, ...snapshotFiles(mirrorSnapshotPath(root))])
       rmSync(file, { force: true, recursive: true });
     logError("recall", `local mirror of the shared store damaged, removed: ${cause}`, root);
     return rebuildingReason(cause, "it is pulled again from the shared store at the next question");
@@ -371,7 +374,7 @@ async function answer(
     if (!(error instanceof SnapshotFileError)) throw error;
     logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
     const { snapshot } = await recallFiles(projectRoot, options.shared);
-    damagedSnapshots.add(`${fileStamp(snapshot)}+${fileStamp(snapshotAdditionsPath(snapshot))}`);
+    damagedSnapshots.add(snapshotStamp(snapshot));
     const index = await loadMemoryIndex(projectRoot, options.shared);
     return answerFrom(projectRoot, index, query, mode, topK, options);
   }

@@ -12,7 +12,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { GarbageBound } from "../../home/garbage.ts";
 import { logError } from "../../home/log.ts";
-import { snapshotAdditionsPath } from "../../home/paths.ts";
+import { snapshotAdditionsPath, snapshotFiles } from "../../home/paths.ts";
 import type { SqliteMemoryStore } from "../../store/sqlite.ts";
 import { EDGE_KIND, type SnapshotDelta } from "../../store/types.ts";
 import { lexicalTokens } from "../tokens.ts";
@@ -62,28 +62,43 @@ interface ContainerHeader {
   pageTable: { offset: number; length: number; crc: number };
 }
 
-interface Header extends ContainerHeader {
+/** What the base's header and the additions' both carry: the store state and counts they stand for. */
+interface RowsHeader extends ContainerHeader {
   generation: number;
   marks: SnapshotArrays["marks"];
-  dim: number;
-  model: string;
   llmChunks: number;
   edgeCount: number;
-  passageCapacity: number;
   chunkTotalLength: number;
   factTotalLength: number;
   vocatives: VocativeCounts;
 }
 
-interface AdditionsHeader extends ContainerHeader {
+interface Header extends RowsHeader {
+  dim: number;
+  model: string;
+  passageCapacity: number;
+}
+
+interface AdditionsHeader extends RowsHeader {
   base: number;
-  generation: number;
-  marks: SnapshotArrays["marks"];
-  llmChunks: number;
-  edgeCount: number;
-  chunkTotalLength: number;
-  factTotalLength: number;
-  vocatives: VocativeCounts;
+}
+
+/** RowsHeader's fields of a base's arrays or of its additions. */
+function rowsFields(
+  a: Pick<
+    SnapshotArrays,
+    "generation" | "marks" | "llmChunks" | "edgeCount" | "chunkPostings" | "factPostings" | "vocatives"
+  >,
+): Omit<RowsHeader, keyof ContainerHeader> {
+  return {
+    generation: a.generation,
+    marks: a.marks,
+    llmChunks: a.llmChunks,
+    edgeCount: a.edgeCount,
+    chunkTotalLength: a.chunkPostings.totalLength,
+    factTotalLength: a.factPostings.totalLength,
+    vocatives: a.vocatives,
+  };
 }
 
 type Section = [name: string, kind: Kind, data: Typed];
@@ -178,30 +193,18 @@ function bytesOf(data: Typed): Uint8Array {
 /** Writes the arrays to `path` atomically (a temporary file renamed over it). */
 export function writeSnapshotFile(path: string, arrays: SnapshotArrays, model: string): void {
   writeContainer(path, MAGIC, sectionsOf(arrays), {
-    generation: arrays.generation,
-    marks: arrays.marks,
+    ...rowsFields(arrays),
     dim: arrays.dim,
     model,
-    llmChunks: arrays.llmChunks,
-    edgeCount: arrays.edgeCount,
     passageCapacity: arrays.passageCapacity,
-    chunkTotalLength: arrays.chunkPostings.totalLength,
-    factTotalLength: arrays.factPostings.totalLength,
-    vocatives: arrays.vocatives,
   });
 }
 
 /** Writes a base's additions to `path` atomically. */
 export function writeAdditionsFile(path: string, additions: SnapshotAdditions): void {
   writeContainer(path, ADDITIONS_MAGIC, additionSectionsOf(additions), {
+    ...rowsFields(additions),
     base: additions.base,
-    generation: additions.generation,
-    marks: additions.marks,
-    llmChunks: additions.llmChunks,
-    edgeCount: additions.edgeCount,
-    chunkTotalLength: additions.chunkPostings.totalLength,
-    factTotalLength: additions.factPostings.totalLength,
-    vocatives: additions.vocatives,
   });
 }
 
@@ -436,13 +439,9 @@ export function readSnapshotFile(
  * The additions file of the base whose header CRC is `base`, or undefined when there is none or it
  * extends another base. Throws SnapshotFileError as readSnapshotFile does.
  */
-export function readAdditionsFile(
-  path: string,
-  base: number,
-  options: { all?: boolean } = {},
-): SnapshotAdditions | undefined {
+export function readAdditionsFile(path: string, base: number): SnapshotAdditions | undefined {
   if (!existsSync(path)) return undefined;
-  const { header, get } = openContainer<AdditionsHeader>(path, ADDITIONS_MAGIC, options.all ?? false);
+  const { header, get } = openContainer<AdditionsHeader>(path, ADDITIONS_MAGIC, false);
   if (header.base !== base) return undefined;
   return {
     base: header.base,
@@ -470,8 +469,7 @@ export function readAdditionsFile(
 
 /** Removes a snapshot file and its additions (the store's recall arrays are rebuilt from it). */
 export function removeSnapshotFiles(path: string): void {
-  rmSync(path, { force: true, recursive: true });
-  rmSync(snapshotAdditionsPath(path), { force: true, recursive: true });
+  for (const file of snapshotFiles(path)) rmSync(file, { force: true, recursive: true });
 }
 
 /** Where each section of a snapshot file lies (byte offset and length in the file): tests damage one. */

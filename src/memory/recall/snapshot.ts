@@ -166,13 +166,6 @@ export class MemoryIndex {
     this.next = add?.next ?? arrays.next;
   }
 
-  /** Passage `index`'s chunk row id. */
-  chunkId(index: number): number {
-    return index < this.baseChunks
-      ? this.arrays.chunkIds[index]
-      : (this.additions as SnapshotAdditions).chunkIds[index - this.baseChunks];
-  }
-
   /** Chunk `index` (a passage index, as rankings name chunks). */
   chunk(index: number): RecallChunk {
     return this.source.chunk(index);
