@@ -450,7 +450,7 @@ class IndexRun {
     this.result.llm = this.llm ? `${this.llm.provider}/${this.llm.model}` : null;
     // Phrases from before this run are read from the store; those it adds are held by the graph itself.
     const stored = this.store.maxEntityId();
-    if (stored > 0) this.synonyms = new SynonymGraph(this.store.synonymSource(stored));
+    if (stored > 0) this.synonyms = new SynonymGraph(this.store.synonymSource(stored, { phraseFile: true }));
     else {
       this.synonymsAtEnd = true;
       this.store.forgetSynonymRule();

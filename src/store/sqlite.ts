@@ -1,6 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { LlmUsage } from "../llm/usage.ts";
+import { PhraseFile, type PhraseRow, phraseFilePath, removePhraseFile } from "./phrase-file.ts";
 import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
@@ -572,8 +573,12 @@ export class SqliteMemoryStore implements MemoryStore {
     return new Set(phrases.filter((p) => this.phraseId(p) !== undefined));
   }
 
-  /** The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of before a run). */
-  synonymSource(upTo = Number.MAX_SAFE_INTEGER): SynonymSource {
+  /**
+   * The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of
+   * before a run). With `phraseFile` (the indexer) the heads' vectors and names come from the phrase
+   * file beside the store, brought up to `upTo` first.
+   */
+  synonymSource(upTo = Number.MAX_SAFE_INTEGER, options: { phraseFile?: boolean } = {}): SynonymSource {
     // Lists of phrases in slices of up to 500 (each one `?`), one query per slice.
     const inSlices = <T>(
       list: (string | number)[],
@@ -591,6 +596,11 @@ export class SqliteMemoryStore implements MemoryStore {
     // a phrase heading buckets of several calls is read once (at 10,000 synthetic records a session's
     // calls read 155k entity rows for 88k phrases without this).
     const named = new Map<number, string>();
+    let file: PhraseFile | undefined | null = options.phraseFile && upTo > 0 ? undefined : null;
+    const phraseFile = () => {
+      if (file === undefined) file = this.currentPhraseFile(upTo) ?? null;
+      return file ?? undefined;
+    };
     return {
       empty: upTo <= 0,
       bucketHeads: (keys, limit) => {
@@ -601,24 +611,39 @@ export class SqliteMemoryStore implements MemoryStore {
         // crowded the bucket. PERF: a window (rank() OVER (PARTITION BY key), then place <= limit) read
         // every row of every bucket first: a new session on the 100,000-record synthetic store probes
         // buckets of up to 30,326 rows; on 20,000 of its 148,660 keys the same rows in 129 ms against 794.
-        const members: { key: number; rank: number; entity: number }[] = [];
+        // Rows as arrays [key, rank, entity]: 1.2 M of them for one session at 100k records.
+        const members: [number, number, number][] = [];
         const heads = this.sql(
           `WITH k(key, last) AS (SELECT value, COALESCE((SELECT rank FROM phrase_buckets WHERE key = value AND entity <= ?1 ORDER BY rank LIMIT 1 OFFSET ?2 - 1), ${Number.MAX_SAFE_INTEGER}) FROM json_each(?3)) SELECT b.key AS key, b.rank AS rank, b.entity AS entity FROM k JOIN phrase_buckets b ON b.key = k.key AND b.rank <= k.last WHERE b.entity <= ?1`,
         );
         for (let at = 0; at < keys.length; at += HEAD_KEYS_A_QUERY)
-          members.push(
-            ...(heads.all(
-              upTo,
-              limit,
-              JSON.stringify(keys.slice(at, at + HEAD_KEYS_A_QUERY)),
-            ) as typeof members),
-          );
+          for (const row of heads.values(
+            upTo,
+            limit,
+            JSON.stringify(keys.slice(at, at + HEAD_KEYS_A_QUERY)),
+          ) as [number, number, number][])
+            members.push(row);
         const phrases = new Map<number, { phrase: string; vector: Float32Array }>();
         const unread = new Set<number>();
-        for (const m of members) if (!named.has(m.entity)) unread.add(m.entity);
+        for (const m of members) if (!named.has(m[2])) unread.add(m[2]);
         // PERF: ids in order, thousands a statement, rows as arrays: 536k phrases of one session at 100k
         // records read in ~0.6 of the time 500 at a time as objects took.
-        const ids = [...unread].sort((x, y) => x - y);
+        let ids = [...unread].sort((x, y) => x - y);
+        const mapped = phraseFile();
+        if (mapped) {
+          const rest: number[] = [];
+          for (const id of ids) {
+            const found = mapped.read(id);
+            if (found?.phrase === undefined) rest.push(id);
+            else {
+              named.set(id, found.phrase);
+              phrases.set(id, { phrase: found.phrase, vector: found.vector });
+            }
+          }
+          // A record that did not check out: its rows come from the store, the next run rewrites the file.
+          if (mapped.damaged) removePhraseFile(mapped.path);
+          ids = rest;
+        }
         const rows = this.sql(
           "SELECT id, phrase, vector FROM entities WHERE id IN (SELECT value FROM json_each(?))",
         );
@@ -631,12 +656,16 @@ export class SqliteMemoryStore implements MemoryStore {
             readVector(blob, vector, 0, vector.length);
             phrases.set(id, { phrase, vector });
           }
-        return members.flatMap((m) => {
-          const found = phrases.get(m.entity);
-          if (found) return [{ key: m.key, rank: m.rank, ...found }];
-          const phrase = named.get(m.entity);
-          return phrase === undefined ? [] : [{ key: m.key, rank: m.rank, phrase }];
-        });
+        const out: { key: number; phrase: string; rank: number; vector?: Float32Array }[] = [];
+        for (const [key, rank, entity] of members) {
+          const found = phrases.get(entity);
+          if (found) out.push({ key, rank, phrase: found.phrase, vector: found.vector });
+          else {
+            const phrase = named.get(entity);
+            if (phrase !== undefined) out.push({ key, rank, phrase });
+          }
+        }
+        return out;
       },
       phraseVectors: (phrases) =>
         new Map(
@@ -691,6 +720,29 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.sql(
       "SELECT rank, entity FROM phrase_buckets WHERE key = ? AND rank <= ? AND entity <= ? ORDER BY rank",
     ).all(key, last, upTo) as { rank: number; entity: number }[];
+  }
+
+  /** Removes the phrase file: phrases leave, and their text with them. */
+  private removePhraseFileFor(): void {
+    const path = phraseFilePath(this.path);
+    if (path) removePhraseFile(path);
+  }
+
+  /** The phrase file holding every phrase up to row `upTo`, or undefined where it cannot be had. */
+  private currentPhraseFile(upTo: number): PhraseFile | undefined {
+    const path = phraseFilePath(this.path);
+    if (!path) return undefined;
+    const to = Math.min(upTo, this.maxEntityId());
+    const last = this.sql("SELECT id, phrase, vector FROM entities WHERE id = ?").get(to) as PhraseRow | null;
+    if (!last) return undefined;
+    const after = this.sql("SELECT id, phrase, vector FROM entities WHERE id > ? AND id <= ? ORDER BY id");
+    return PhraseFile.current(
+      path,
+      last.vector.byteLength >> 2,
+      `${this.storeId()}/${this.deletions()}`,
+      to,
+      (id, upTo) => after.iterate(id, upTo) as Iterable<PhraseRow>,
+    );
   }
 
   /** The row ids of a bucket's heads: its BUCKET_LIMIT phrases of lowest (rank, text). */
@@ -874,6 +926,8 @@ export class SqliteMemoryStore implements MemoryStore {
         if (!left.has(key)) left.set(key, this.bucketHeadIds(key));
         band.run(key, entityId);
       }
+      // The phrase file holds the phrase's text: it goes first (the next run rewrites it).
+      if (!entities) this.removePhraseFileFor();
       this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
       removed.add(entityId);
       const gone = this.sql(

@@ -1,0 +1,232 @@
+/**
+ * The stored phrases' vectors and names by row id, as fixed-width records in one file beside memory.db
+ * (`phrases.bin`), read and written by the indexer alone. The synonym upkeep of one new session reads
+ * the vector of every head of every bucket its new phrases probe (580k phrases for ~600 new ones at
+ * 100,000 synthetic records): as SQLite rows at random that is 6.7 µs a phrase; a record of a mapped
+ * file is a CRC and a copy.
+ *
+ * A cache of the entities table, never the truth: each record carries a CRC-32 seeded with its row id,
+ * so a torn append, a hole or a damaged page reads as absent (the caller reads that row from the store
+ * and has the file rebuilt); any deletion of phrases removes the file, since a forgotten phrase's text
+ * must not outlive forget; and its head names the store it caches (meta `store_id` and `deletions`, as
+ * recall.bin's header does), so a store rebuilt, replaced or deleted from beneath it is never read
+ * through it.
+ *
+ * Layout: a 32-byte head (magic, version, vector width, name bytes a record holds, the CRC-32 of the
+ * store's identity), then record `id`
+ * at HEAD_BYTES + (id − 1) · recordBytes: CRC-32 (u32), name length (u16; LONG_NAME: too long, read
+ * from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes.
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+const MAGIC = "TFPHRASE";
+const VERSION = 1;
+const HEAD_BYTES = 32;
+/** A name longer than this is read from the store (phrases are short: capitalised words, identifiers). */
+const NAME_BYTES = 56;
+/** The name-length mark of a record whose name did not fit. */
+const LONG_NAME = 0xffff;
+/** Records written a call: one buffer, one write. */
+const WRITE_BATCH = 4096;
+
+export interface PhraseRow {
+  id: number;
+  phrase: string;
+  /** The entities table's BLOB: f32 × dim. */
+  vector: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class PhraseFile {
+  private readonly recordBytes: number;
+  private bytes: Uint8Array = new Uint8Array(0);
+  /** Whether a record that did not check out was met: the caller removes the file. */
+  damaged = false;
+
+  private constructor(
+    readonly path: string,
+    readonly dim: number,
+    /** The CRC-32 of the store's identity. */
+    private readonly store: number,
+  ) {
+    this.recordBytes = 8 + dim * 4 + NAME_BYTES;
+  }
+
+  /**
+   * The file for vectors `dim` wide of the store named `identity`, made current: rows past its last
+   * record (`rowsAfter(id, upTo)`, in id order) appended, and the whole file rewritten from
+   * `rowsAfter(0, upTo)` when it is absent or of another layout or store. Undefined where it cannot be
+   * written (a read-only or full disk): the caller reads the store.
+   */
+  static current(
+    path: string,
+    dim: number,
+    identity: string,
+    upTo: number,
+    rowsAfter: (id: number, upTo: number) => Iterable<PhraseRow>,
+  ): PhraseFile | undefined {
+    const file = new PhraseFile(path, dim, Bun.hash.crc32(identity));
+    try {
+      let last = file.open();
+      if (last < 0) {
+        rmSync(path, { force: true });
+        last = 0;
+      }
+      if (last < upTo) file.write(rowsAfter(last, upTo), last === 0);
+      file.map();
+      return file;
+    } catch {
+      rmSync(path, { force: true });
+      return undefined;
+    }
+  }
+
+  /** The id of the file's last whole record (0: none), -1 when it is absent or of another layout or store. */
+  private open(): number {
+    let fd: number;
+    try {
+      fd = openSync(this.path, constants.O_RDONLY);
+    } catch {
+      return -1;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const head = Buffer.alloc(HEAD_BYTES);
+      if (size < HEAD_BYTES || readAll(fd, head, 0) < HEAD_BYTES) return -1;
+      const fields = this.head();
+      return head.equals(fields) ? Math.floor((size - HEAD_BYTES) / this.recordBytes) : -1;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The head this file has: magic, version, layout and store. */
+  private head(): Buffer {
+    const head = Buffer.alloc(HEAD_BYTES);
+    head.write(MAGIC, 0, "latin1");
+    head.writeUInt32LE(VERSION, 8);
+    head.writeUInt32LE(this.dim, 12);
+    head.writeUInt32LE(NAME_BYTES, 16);
+    head.writeUInt32LE(this.store, 20);
+    return head;
+  }
+
+  private offsetOf(id: number): number {
+    return HEAD_BYTES + (id - 1) * this.recordBytes;
+  }
+
+  /** Writes the rows' records at their places (a fresh file: its head first). */
+  private write(rows: Iterable<PhraseRow>, fresh: boolean): void {
+    const fd = openSync(
+      this.path,
+      constants.O_RDWR | constants.O_CREAT | (fresh ? constants.O_TRUNC : 0),
+      0o600,
+    );
+    try {
+      if (fresh) writeAll(fd, this.head(), 0);
+      // Consecutive ids go out in one write; a gap (a row id no phrase holds) starts another.
+      const buffer = Buffer.alloc(WRITE_BATCH * this.recordBytes);
+      let first = 0;
+      let count = 0;
+      const flush = () => {
+        if (count) writeAll(fd, buffer.subarray(0, count * this.recordBytes), this.offsetOf(first));
+        count = 0;
+      };
+      for (const row of rows) {
+        if (count && (row.id !== first + count || count === WRITE_BATCH)) flush();
+        if (!count) first = row.id;
+        this.encode(row, buffer, count * this.recordBytes);
+        count++;
+      }
+      flush();
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private encode(row: PhraseRow, into: Buffer, at: number): void {
+    const record = into.subarray(at, at + this.recordBytes);
+    record.fill(0);
+    const name = encoder.encode(row.phrase);
+    const fits = name.length <= NAME_BYTES;
+    record.writeUInt16LE(fits ? name.length : LONG_NAME, 4);
+    record.set(row.vector.subarray(0, this.dim * 4), 8);
+    if (fits) record.set(name, 8 + this.dim * 4);
+    record.writeUInt32LE(Bun.hash.crc32(record.subarray(4), row.id), 0);
+  }
+
+  /**
+   * A record's vector (a view of the file: records are 4-byte aligned) and name (undefined: too long
+   * for the record), or undefined when it does not check out.
+   */
+  private decode(at: number, id: number): { phrase: string | undefined; vector: Float32Array } | undefined {
+    const { bytes, recordBytes, dim } = this;
+    if (at + recordBytes > bytes.length) return undefined;
+    const crc = (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
+    if (Bun.hash.crc32(bytes.subarray(at + 4, at + recordBytes), id) !== crc) return undefined;
+    const length = bytes[at + 4] | (bytes[at + 5] << 8);
+    const start = at + 8 + dim * 4;
+    return {
+      phrase: length === LONG_NAME ? undefined : decoder.decode(bytes.subarray(start, start + length)),
+      vector: new Float32Array(bytes.buffer, bytes.byteOffset + at + 8, dim),
+    };
+  }
+
+  private map(): void {
+    try {
+      this.bytes = Bun.mmap(this.path, { shared: false });
+    } catch {
+      // Where mapping is unavailable, a plain read gives the same bytes.
+      this.bytes = new Uint8Array(readFileSync(this.path));
+    }
+  }
+
+  /**
+   * Row `id`'s name and vector; undefined when the file has no good record of it (it then counts as
+   * damaged). A name too long for its record comes back undefined with the vector.
+   */
+  read(id: number): { phrase: string | undefined; vector: Float32Array } | undefined {
+    const found = id > 0 ? this.decode(this.offsetOf(id), id) : undefined;
+    if (!found) this.damaged = true;
+    return found;
+  }
+}
+
+/** The phrase file of the store at `storePath` (memory.db → memory.phrases.bin); none for a store in memory. */
+export function phraseFilePath(storePath: string): string | undefined {
+  return storePath === ":memory:" || storePath === ""
+    ? undefined
+    : join(dirname(storePath), `${basename(storePath, ".db")}.phrases.bin`);
+}
+
+/** Removes a phrase file (its phrases changed in a way appending cannot follow). */
+export function removePhraseFile(path: string): void {
+  rmSync(path, { force: true });
+}
+
+function readAll(fd: number, into: Buffer, position: number): number {
+  let done = 0;
+  while (done < into.length) {
+    const n = readSync(fd, into, done, into.length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+function writeAll(fd: number, data: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position + done);
+}

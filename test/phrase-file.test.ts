@@ -1,0 +1,212 @@
+/**
+ * The phrase file (memory.phrases.bin): the indexer's synonym upkeep reads the bucket heads' vectors and
+ * names from it instead of the entities table. It must give exactly what the store gives, follow the
+ * store as it grows, and never outlive what it caches: a damaged record, a forgotten phrase, a store
+ * swapped beneath it.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { storePath } from "../src/home/paths.ts";
+import type { ChatRecord } from "../src/memory/chatlog.ts";
+import { forgetSession } from "../src/memory/forget.ts";
+import { indexProject } from "../src/memory/indexer.ts";
+import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
+import { openStoreForWrite } from "../src/store/open.ts";
+import { phraseFilePath } from "../src/store/phrase-file.ts";
+import type { SqliteMemoryStore } from "../src/store/sqlite.ts";
+import { BUCKET_LIMIT, bandKeys } from "../src/store/synonyms.ts";
+import {
+  appendRecords,
+  dumpGraph,
+  exchange,
+  memoryHome,
+  syntheticConversation,
+} from "./support/memory-helpers.ts";
+
+const { project } = memoryHome();
+afterAll(closeWarmIndexes);
+
+/** Sessions whose phrases are look-alike identifiers, so buckets fill and synonym edges form. */
+function lookAlikes(prefix: string, sessions: number, first: number): ChatRecord[] {
+  const records: ChatRecord[] = [];
+  for (let s = 0; s < sessions; s++)
+    for (let e = 0; e < 4; e++) {
+      const n = first + s * 8 + e * 2;
+      records.push(
+        ...exchange(
+          `${prefix}${s}`,
+          `Why does RetryHandler${n} call ParseConfig${n + 1} before QueueWorker${n % 7}?`,
+          `Because RetryHandler${n + 1} wraps ParseConfig${n} and ${prefix}Store${n + 3}.`,
+          1 + s,
+        ),
+      );
+    }
+  return records;
+}
+
+async function indexed(name: string, ...runs: ChatRecord[][]): Promise<string> {
+  const root = project(name);
+  for (const records of runs) {
+    appendRecords(root, records);
+    await indexProject(root, { llm: null });
+  }
+  return root;
+}
+
+/** Every bucket key of the store's phrases. */
+async function allKeys(store: SqliteMemoryStore): Promise<number[]> {
+  const { phrases, vectors } = await store.entityVectors();
+  const dim = vectors.length / phrases.length;
+  return [...new Set(phrases.flatMap((_, i) => bandKeys(vectors.subarray(i * dim, (i + 1) * dim))))];
+}
+
+/** The heads of every bucket as `key|rank|phrase|vector`, read through the phrase file or the table. */
+function heads(store: SqliteMemoryStore, keys: number[], phraseFile: boolean, upTo?: number): string[] {
+  return store
+    .synonymSource(upTo, { phraseFile })
+    .bucketHeads(keys, BUCKET_LIMIT)
+    .map((r) => `${r.key}|${r.rank}|${r.phrase}|${[...(r.vector ?? [])].join(",")}`)
+    .sort();
+}
+
+const maxId = (store: SqliteMemoryStore) => store.maxEntityId();
+
+describe("the phrase file", () => {
+  test("gives the heads and vectors the store gives; it is written on the first read and appended to after", async () => {
+    const long = "ConfigurationLoaderForTheDistributedSchedulerOfNightlyBuildsV2";
+    const root = await indexed(
+      "pf-same",
+      lookAlikes("a", 2, 0),
+      exchange("long", `Why does ${long} retry?`, `${long} waits for RetryHandler3.`),
+      syntheticConversation(1, 2, "b"),
+    );
+    const file = phraseFilePath(storePath(root))!;
+    const store = openStoreForWrite(root) as SqliteMemoryStore;
+    try {
+      const keys = await allKeys(store);
+      const last = maxId(store);
+      expect(last).toBeGreaterThan(20);
+      rmSync(file, { force: true });
+      // Up to an earlier row first: only those rows are in the file, and what it gives is the store's.
+      const early = Math.floor(last / 2);
+      expect(heads(store, keys, true, early)).toEqual(heads(store, keys, false, early));
+      const { ino, size } = statSync(file);
+      expect(heads(store, keys, true, last)).toEqual(heads(store, keys, false, last));
+      // The rows since were appended to the same file: it grew by their records, nothing rewritten.
+      const after = statSync(file);
+      expect(after.ino).toBe(ino);
+      expect(after.size - 32).toBe(((size - 32) / early) * last);
+      const all = heads(store, keys, true);
+      expect(all).toEqual(heads(store, keys, false));
+      // A name too long for its record: the vector from the file, the name from the store.
+      expect(Buffer.byteLength(long)).toBeGreaterThan(56);
+      expect(all.some((r) => r.split("|")[2].includes(long))).toBe(true);
+    } finally {
+      store.close();
+    }
+  });
+
+  test("the indexer keeps it as runs add phrases, and its edges are those of a store indexed in one run", async () => {
+    const runs = [lookAlikes("a", 2, 0), lookAlikes("b", 2, 20), lookAlikes("c", 1, 40)];
+    const several = await indexed("pf-runs", ...runs);
+    const once = await indexed("pf-once", runs.flat());
+    const file = phraseFilePath(storePath(several))!;
+    expect(existsSync(file)).toBe(true);
+    const synonyms = (root: string) => dumpGraph(root).edges.filter((e) => e.startsWith("2|"));
+    expect(synonyms(several).length).toBeGreaterThan(10);
+    expect(synonyms(several)).toEqual(synonyms(once));
+    const store = openStoreForWrite(several) as SqliteMemoryStore;
+    try {
+      // It holds every phrase of before the last run (the last run's come in at the next).
+      expect(statSync(file).size).toBeGreaterThan(32);
+      const keys = await allKeys(store);
+      expect(heads(store, keys, true)).toEqual(heads(store, keys, false));
+    } finally {
+      store.close();
+    }
+  });
+
+  test("a damaged record: that row comes from the store, and the file is rewritten on the next read", async () => {
+    const root = await indexed("pf-damage", lookAlikes("a", 2, 0), lookAlikes("b", 1, 30));
+    const file = phraseFilePath(storePath(root))!;
+    const store = openStoreForWrite(root) as SqliteMemoryStore;
+    try {
+      const keys = await allKeys(store);
+      const expected = heads(store, keys, false);
+      expect(heads(store, keys, true)).toEqual(expected);
+      // Every record but the first, middle and last (those opening checks) gets one byte flipped.
+      const bytes = readFileSync(file);
+      const last = maxId(store);
+      const record = (bytes.length - 32) / last;
+      const fd = openSync(file, "r+");
+      for (let id = 2; id < last; id++)
+        if (id !== Math.ceil(last / 2)) {
+          const at = 32 + (id - 1) * record + 12;
+          writeSync(fd, Buffer.from([bytes[at] ^ 0x40]), 0, 1, at);
+        }
+      closeSync(fd);
+      expect(heads(store, keys, true)).toEqual(expected);
+      expect(existsSync(file)).toBe(false);
+      expect(heads(store, keys, true)).toEqual(expected);
+      expect(readFileSync(file).subarray(32).equals(bytes.subarray(32))).toBe(true);
+    } finally {
+      store.close();
+    }
+  });
+
+  test("forget removes it with the phrases it held; the next run writes it without them", async () => {
+    const root = await indexed(
+      "pf-forget",
+      exchange("keep", "Where does ParseConfig live?", "In src/config.ts beside RetryHandler."),
+      exchange("gone", "Is ZanzibarSecretProject late?", "ZanzibarSecretProject ships after QuokkaLedger."),
+      syntheticConversation(1, 1, "later"),
+    );
+    const file = phraseFilePath(storePath(root))!;
+    expect(readFileSync(file).includes("ZanzibarSecretProject")).toBe(true);
+    await forgetSession(root, "gone");
+    expect(existsSync(file)).toBe(false);
+    // Runs that bring new phrases (the upkeep reads the file for those).
+    appendRecords(
+      root,
+      exchange("after", "Does KestrelQueue drain?", "KestrelQueue drains into OspreyCache."),
+    );
+    await indexProject(root, { llm: null });
+    appendRecords(root, exchange("again", "Who owns HeronPool?", "HeronPool belongs to PelicanTeam."));
+    await indexProject(root, { llm: null });
+    expect(existsSync(file)).toBe(true);
+    const text = readFileSync(file);
+    expect(text.includes("ParseConfig")).toBe(true);
+    expect(text.includes("ZanzibarSecretProject")).toBe(false);
+    expect(text.includes("QuokkaLedger")).toBe(false);
+  });
+
+  test("a store swapped beneath it: the file is rewritten from the store in its place", async () => {
+    const first = await indexed("pf-swap-a", lookAlikes("a", 2, 0), syntheticConversation(1, 1, "x"));
+    const second = await indexed("pf-swap-b", lookAlikes("q", 2, 60), syntheticConversation(1, 2, "y"));
+    const file = phraseFilePath(storePath(second))!;
+    // The second project's file, then the first project's store copied over the second's.
+    expect(existsSync(file)).toBe(true);
+    for (const suffix of ["", "-wal", "-shm"]) {
+      rmSync(storePath(second) + suffix, { force: true });
+      if (existsSync(storePath(first) + suffix))
+        copyFileSync(storePath(first) + suffix, storePath(second) + suffix);
+    }
+    const store = openStoreForWrite(second) as SqliteMemoryStore;
+    try {
+      const keys = await allKeys(store);
+      expect(heads(store, keys, true)).toEqual(heads(store, keys, false));
+      expect(readFileSync(file).includes("qStore")).toBe(false);
+    } finally {
+      store.close();
+    }
+  });
+});
