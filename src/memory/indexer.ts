@@ -382,6 +382,9 @@ class IndexRun {
     this.synonyms = undefined;
     if (this.synonymsAtEnd)
       await timer.time("synonyms", () => this.store.rebuildSynonyms({ buckets: false }));
+    // This run's phrases go into the phrase file now, so the next run's upkeep finds it current (and a
+    // first run's full index, not the next session, writes it whole).
+    if (chunks.length) await timer.time("phrase-file", () => this.store.refreshPhraseFile());
     await timer.time("save", async () => {
       await this.store.setState({
         offset: read.consumedTo,

@@ -728,6 +728,11 @@ export class SqliteMemoryStore implements MemoryStore {
     if (path) removePhraseFile(path);
   }
 
+  /** Brings the phrase file up to every stored phrase (the indexer, at the end of a run). */
+  refreshPhraseFile(): void {
+    this.currentPhraseFile(Number.MAX_SAFE_INTEGER);
+  }
+
   /** The phrase file holding every phrase up to row `upTo`, or undefined where it cannot be had. */
   private currentPhraseFile(upTo: number): PhraseFile | undefined {
     const path = phraseFilePath(this.path);
