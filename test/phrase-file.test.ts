@@ -9,6 +9,7 @@ import {
   closeSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   openSync,
   readFileSync,
   rmSync,
@@ -190,6 +191,21 @@ describe("the phrase file", () => {
     expect(text.includes("ParseConfig")).toBe(true);
     expect(text.includes("ZanzibarSecretProject")).toBe(false);
     expect(text.includes("QuokkaLedger")).toBe(false);
+  });
+
+  test("where it cannot be written (a directory in its place) the upkeep reads the store, and the edges are the same", async () => {
+    const runs = [lookAlikes("a", 2, 0), lookAlikes("b", 2, 20)];
+    const root = project("pf-blocked");
+    mkdirSync(phraseFilePath(storePath(root))!, { recursive: true });
+    for (const records of runs) {
+      appendRecords(root, records);
+      await indexProject(root, { llm: null });
+    }
+    const once = await indexed("pf-blocked-once", runs.flat());
+    const synonyms = (r: string) => dumpGraph(r).edges.filter((e) => e.startsWith("2|"));
+    expect(synonyms(root).length).toBeGreaterThan(10);
+    expect(synonyms(root)).toEqual(synonyms(once));
+    expect(statSync(phraseFilePath(storePath(root))!).isDirectory()).toBe(true);
   });
 
   test("a store swapped beneath it: the file is rewritten from the store in its place", async () => {

@@ -17,16 +17,7 @@
  * at HEAD_BYTES + (id − 1) · recordBytes: CRC-32 (u32), name length (u16; LONG_NAME: too long, read
  * from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 const MAGIC = "TFPHRASE";
@@ -68,7 +59,7 @@ export class PhraseFile {
    * The file for vectors `dim` wide of the store named `identity`, made current: rows past its last
    * record (`rowsAfter(id, upTo)`, in id order) appended, and the whole file rewritten from
    * `rowsAfter(0, upTo)` when it is absent or of another layout or store. Undefined where it cannot be
-   * written (a read-only or full disk): the caller reads the store.
+   * written (a read-only or full disk) or mapped: the caller reads the store.
    */
   static current(
     path: string,
@@ -81,14 +72,20 @@ export class PhraseFile {
     try {
       let last = file.open();
       if (last < 0) {
-        rmSync(path, { force: true });
+        removePhraseFile(path);
         last = 0;
       }
       if (last < upTo) file.write(rowsAfter(last, upTo), last === 0);
-      file.map();
+    } catch {
+      removePhraseFile(path);
+      return undefined;
+    }
+    try {
+      file.bytes = Bun.mmap(path, { shared: false });
       return file;
     } catch {
-      rmSync(path, { force: true });
+      // Where files cannot be mapped the store is read: reading the file whole (281 MB at 100,000
+      // records) would cost more than the rows a session needs.
       return undefined;
     }
   }
@@ -184,15 +181,6 @@ export class PhraseFile {
     };
   }
 
-  private map(): void {
-    try {
-      this.bytes = Bun.mmap(this.path, { shared: false });
-    } catch {
-      // Where mapping is unavailable, a plain read gives the same bytes.
-      this.bytes = new Uint8Array(readFileSync(this.path));
-    }
-  }
-
   /**
    * Row `id`'s name and vector; undefined when the file has no good record of it (it then counts as
    * damaged). A name too long for its record comes back undefined with the vector.
@@ -211,9 +199,14 @@ export function phraseFilePath(storePath: string): string | undefined {
     : join(dirname(storePath), `${basename(storePath, ".db")}.phrases.bin`);
 }
 
-/** Removes a phrase file (its phrases changed in a way appending cannot follow). */
+/**
+ * Removes a phrase file (its phrases changed in a way appending cannot follow). Something else in its
+ * place (a directory) is left: writing there fails, and the store is read instead.
+ */
 export function removePhraseFile(path: string): void {
-  rmSync(path, { force: true });
+  try {
+    rmSync(path, { force: true });
+  } catch {}
 }
 
 function readAll(fd: number, into: Buffer, position: number): number {
