@@ -48,6 +48,8 @@ import {
   chatLog,
   dumpGraph,
   exchange,
+  indexRuns,
+  lookAlikes,
   memoryHome,
   syntheticConversation,
 } from "./support/memory-helpers.ts";
@@ -210,39 +212,11 @@ describe("graph vectors", () => {
 });
 
 describe("capped synonym edges", () => {
-  /**
-   * Sessions naming look-alike identifiers (`retry_handler_7`, `retry_handler_23`: cosine 0.95–0.99 to
-   * each other), so every phrase has far more neighbours above the threshold than it keeps, numbered
-   * from `first` so two conversations share some.
-   */
-  function lookAlikes(prefix: string, sessions: number, first: number): ChatRecord[] {
-    const records: ChatRecord[] = [];
-    for (let s = 0; s < sessions; s++)
-      for (let e = 0; e < 4; e++) {
-        const n = first + s * 8 + e * 2;
-        records.push(
-          ...exchange(
-            `${prefix}${s}`,
-            `Why does retry_handler_${n} call parse_config_${n + 1} before queue_worker_${n % 7}?`,
-            `Because retry_handler_${n + 1} wraps parse_config_${n} and retry_handler_${n + 3}.`,
-            1 + s,
-          ),
-        );
-      }
-    return records;
-  }
   const a = [...syntheticConversation(2, 3, "alpha"), ...lookAlikes("alpha-ids", 3, 0)];
   const b = [...syntheticConversation(2, 3, "beta"), ...lookAlikes("beta", 3, 12)];
   const synonyms = (root: string) => dumpGraph(root).edges.filter((e) => e.startsWith("2|"));
   /** Indexes `runs` in order, one index run each, into a new project. */
-  async function indexed(name: string, ...runs: ChatRecord[][]): Promise<string> {
-    const root = project(name);
-    for (const records of runs) {
-      appendRecords(root, records);
-      await indexProject(root, { llm: null });
-    }
-    return root;
-  }
+  const indexed = (name: string, ...runs: ChatRecord[][]) => indexRuns(project(name), ...runs);
   /**
    * Whether phrases i and j are candidates: in some band, keys at most one bit apart, and each among
    * its bucket's BUCKET_LIMIT phrases of lowest (rank, text) (`heads`: those of each key).

@@ -29,6 +29,8 @@ import {
   appendRecords,
   dumpGraph,
   exchange,
+  indexRuns,
+  lookAlikes,
   memoryHome,
   syntheticConversation,
 } from "./support/memory-helpers.ts";
@@ -36,32 +38,7 @@ import {
 const { project } = memoryHome();
 afterAll(closeWarmIndexes);
 
-/** Sessions whose phrases are look-alike identifiers, so buckets fill and synonym edges form. */
-function lookAlikes(prefix: string, sessions: number, first: number): ChatRecord[] {
-  const records: ChatRecord[] = [];
-  for (let s = 0; s < sessions; s++)
-    for (let e = 0; e < 4; e++) {
-      const n = first + s * 8 + e * 2;
-      records.push(
-        ...exchange(
-          `${prefix}${s}`,
-          `Why does RetryHandler${n} call ParseConfig${n + 1} before QueueWorker${n % 7}?`,
-          `Because RetryHandler${n + 1} wraps ParseConfig${n} and ${prefix}Store${n + 3}.`,
-          1 + s,
-        ),
-      );
-    }
-  return records;
-}
-
-async function indexed(name: string, ...runs: ChatRecord[][]): Promise<string> {
-  const root = project(name);
-  for (const records of runs) {
-    appendRecords(root, records);
-    await indexProject(root, { llm: null });
-  }
-  return root;
-}
+const indexed = (name: string, ...runs: ChatRecord[][]) => indexRuns(project(name), ...runs);
 
 /** Every bucket key of the store's phrases. */
 async function allKeys(store: SqliteMemoryStore): Promise<number[]> {
@@ -210,7 +187,12 @@ describe("the phrase file", () => {
 
   test("a store swapped beneath it: the file is rewritten from the store in its place", async () => {
     const first = await indexed("pf-swap-a", lookAlikes("a", 2, 0), syntheticConversation(1, 1, "x"));
-    const second = await indexed("pf-swap-b", lookAlikes("q", 2, 60), syntheticConversation(1, 2, "y"));
+    const second = await indexed(
+      "pf-swap-b",
+      lookAlikes("q", 2, 60),
+      exchange("q-own", "Where is QuillStore?", "QuillStore sits beside RetryHandler."),
+      syntheticConversation(1, 2, "y"),
+    );
     const file = phraseFilePath(storePath(second))!;
     // The second project's file, then the first project's store copied over the second's.
     expect(existsSync(file)).toBe(true);
@@ -223,7 +205,7 @@ describe("the phrase file", () => {
     try {
       const keys = await allKeys(store);
       expect(heads(store, keys, true)).toEqual(heads(store, keys, false));
-      expect(readFileSync(file).includes("qStore")).toBe(false);
+      expect(readFileSync(file).includes("QuillStore")).toBe(false);
     } finally {
       store.close();
     }

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectDataDir } from "../../src/home/paths.ts";
 import type { ChatRecord } from "../../src/memory/chatlog.ts";
+import { indexProject } from "../../src/memory/indexer.ts";
 import { openStoreForWrite } from "../../src/store/open.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -23,6 +24,15 @@ export function memoryHome(): { home: string; project: (name: string, config?: o
 
 export function chatLog(root: string): string {
   return join(projectDataDir(root), "chats.jsonl");
+}
+
+/** Each run's records appended to the project's chats.jsonl, then indexed (no LLM); returns the project. */
+export async function indexRuns(root: string, ...runs: ChatRecord[][]): Promise<string> {
+  for (const records of runs) {
+    appendRecords(root, records);
+    await indexProject(root, { llm: null });
+  }
+  return root;
 }
 
 /** Appends records to the project's chats.jsonl as capture would. */
@@ -52,6 +62,28 @@ const TOPICS = [
 ];
 
 /** A deterministic coding conversation of `sessions` × `exchanges` exchanges, varied enough for a graph. */
+/**
+ * Sessions naming look-alike identifiers (`retry_handler_7`, `retry_handler_23`: cosine 0.95–0.99 to
+ * each other), so every phrase has far more synonym neighbours above the threshold than it keeps,
+ * numbered from `first` so two conversations share some.
+ */
+export function lookAlikes(prefix: string, sessions: number, first: number): ChatRecord[] {
+  const records: ChatRecord[] = [];
+  for (let s = 0; s < sessions; s++)
+    for (let e = 0; e < 4; e++) {
+      const n = first + s * 8 + e * 2;
+      records.push(
+        ...exchange(
+          `${prefix}${s}`,
+          `Why does retry_handler_${n} call parse_config_${n + 1} before queue_worker_${n % 7}?`,
+          `Because retry_handler_${n + 1} wraps parse_config_${n} and retry_handler_${n + 3}.`,
+          1 + s,
+        ),
+      );
+    }
+  return records;
+}
+
 export function syntheticConversation(sessions: number, exchanges: number, prefix = "s"): ChatRecord[] {
   const records: ChatRecord[] = [];
   for (let s = 0; s < sessions; s++) {
