@@ -52,6 +52,8 @@ const WRITER_CACHE_KIB = 256 * 1024;
 const HEAD_KEYS_A_QUERY = 2048;
 /** Phrase rows (with their vectors) a synonym heads query reads at once, by id. */
 const PHRASE_ROWS_A_QUERY = 4096;
+/** A synonym source's mark of a phrase listed to be read in this call (its vector not there yet). */
+const NO_VECTOR = new Float32Array(0);
 
 /** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
 export const SCHEMA_VERSION = 1;
@@ -595,7 +597,9 @@ export class SqliteMemoryStore implements MemoryStore {
     // The phrases bucketHeads returned with their vectors, by row id: the graph keeps what it met, so
     // a phrase heading buckets of several calls is read once (at 10,000 synthetic records a session's
     // calls read 155k entity rows for 88k phrases without this).
-    const named = new Map<number, string>();
+    // By row id in plain arrays, not Maps: a session's calls look 1.2 M head rows up in them.
+    const named: (string | undefined)[] = new Array(Math.min(upTo, this.maxEntityId()) + 1).fill(undefined);
+    const given: (Float32Array | undefined)[] = new Array(named.length).fill(undefined);
     let file: PhraseFile | undefined | null = options.phraseFile && upTo > 0 ? undefined : null;
     const phraseFile = () => {
       if (file === undefined) file = this.currentPhraseFile(upTo) ?? null;
@@ -608,7 +612,7 @@ export class SqliteMemoryStore implements MemoryStore {
       const rest: number[] = [];
       const mapped = phraseFile();
       for (const id of new Set(ids)) {
-        const name = named.get(id) ?? endNames.get(id) ?? (id <= upTo ? mapped?.read(id)?.phrase : undefined);
+        const name = named[id] ?? endNames.get(id) ?? (id <= upTo ? mapped?.read(id)?.phrase : undefined);
         if (name === undefined) rest.push(id);
         else out.set(id, name);
       }
@@ -645,12 +649,16 @@ export class SqliteMemoryStore implements MemoryStore {
             JSON.stringify(keys.slice(at, at + HEAD_KEYS_A_QUERY)),
           ) as [number, number, number][])
             members.push(row);
-        const phrases = new Map<number, { phrase: string; vector: Float32Array }>();
-        const unread = new Set<number>();
-        for (const m of members) if (!named.has(m[2])) unread.add(m[2]);
         // PERF: ids in order, thousands a statement, rows as arrays: 536k phrases of one session at 100k
         // records read in ~0.6 of the time 500 at a time as objects took.
-        let ids = [...unread].sort((x, y) => x - y);
+        let ids: number[] = [];
+        for (const m of members)
+          if (named[m[2]] === undefined && given[m[2]] === undefined) {
+            // Marked while unread, so each id is listed once.
+            given[m[2]] = NO_VECTOR;
+            ids.push(m[2]);
+          }
+        ids.sort((x, y) => x - y);
         const mapped = phraseFile();
         if (mapped) {
           const rest: number[] = [];
@@ -658,8 +666,8 @@ export class SqliteMemoryStore implements MemoryStore {
             const found = mapped.read(id);
             if (found?.phrase === undefined) rest.push(id);
             else {
-              named.set(id, found.phrase);
-              phrases.set(id, { phrase: found.phrase, vector: found.vector });
+              named[id] = found.phrase;
+              given[id] = found.vector;
             }
           }
           // A record that did not check out: its rows come from the store, the next run rewrites the file.
@@ -673,20 +681,21 @@ export class SqliteMemoryStore implements MemoryStore {
           for (const [id, phrase, blob] of rows.values(
             JSON.stringify(ids.slice(at, at + PHRASE_ROWS_A_QUERY)),
           ) as [number, string, Uint8Array][]) {
-            named.set(id, phrase);
+            named[id] = phrase;
             const vector = new Float32Array(blob.byteLength >> 2);
             readVector(blob, vector, 0, vector.length);
-            phrases.set(id, { phrase, vector });
+            given[id] = vector;
           }
         const out: { key: number; phrase: string; rank: number; vector?: Float32Array }[] = [];
         for (const [key, rank, entity] of members) {
-          const found = phrases.get(entity);
-          if (found) out.push({ key, rank, phrase: found.phrase, vector: found.vector });
-          else {
-            const phrase = named.get(entity);
-            if (phrase !== undefined) out.push({ key, rank, phrase });
-          }
+          const phrase = named[entity];
+          if (phrase === undefined) continue;
+          const vector = given[entity];
+          if (vector !== undefined && vector !== NO_VECTOR) out.push({ key, rank, phrase, vector });
+          else out.push({ key, rank, phrase });
         }
+        // A phrase's vector goes out with its rows of the call that read it, never again.
+        for (const [, , entity] of members) given[entity] = undefined;
         return out;
       },
       phraseVectors: (phrases) =>
