@@ -21,7 +21,7 @@ import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
-import { openStoreForWrite } from "../src/store/open.ts";
+import { discardStore, openStoreForWrite } from "../src/store/open.ts";
 import { phraseFilePath } from "../src/store/phrase-file.ts";
 import type { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { BUCKET_LIMIT, bandKeys } from "../src/store/synonyms.ts";
@@ -183,6 +183,23 @@ describe("the phrase file", () => {
     expect(synonyms(root).length).toBeGreaterThan(10);
     expect(synonyms(root)).toEqual(synonyms(once));
     expect(statSync(phraseFilePath(storePath(root))!).isDirectory()).toBe(true);
+  });
+
+  test("a damaged store moved aside takes it along; the rebuilt store's next run writes its own", async () => {
+    const root = await indexed("pf-discard", lookAlikes("a", 2, 0), syntheticConversation(1, 1, "x"));
+    const file = phraseFilePath(storePath(root))!;
+    expect(existsSync(file)).toBe(true);
+    discardStore(root);
+    expect(existsSync(file)).toBe(false);
+    await indexProject(root, { llm: null });
+    const store = openStoreForWrite(root) as SqliteMemoryStore;
+    try {
+      const keys = await allKeys(store);
+      expect(heads(store, keys, true)).toEqual(heads(store, keys, false));
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      store.close();
+    }
   });
 
   test("a store swapped beneath it: the file is rewritten from the store in its place", async () => {

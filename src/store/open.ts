@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { projectDataDir, recallSnapshotPath, snapshotFiles, storePath } from "../home/paths.ts";
 import type { SqlClient } from "./pg-client.ts";
+import { phraseFilePath, removePhraseFile } from "./phrase-file.ts";
 import type { StorageTarget } from "./settings.ts";
 import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
 import type { MemoryStore } from "./types.ts";
@@ -40,9 +41,10 @@ export function openStoreFileForRead(path: string): SqliteMemoryStore | undefine
  */
 export function discardStore(projectRoot: string): void {
   const path = storePath(projectRoot);
-  // The recall snapshot names this store's rows; the rebuilt store numbers them anew.
+  // The recall snapshot and the phrase file name this store's rows; the rebuilt store numbers them anew.
   for (const file of snapshotFiles(recallSnapshotPath(projectRoot)))
     rmSync(file, { force: true, recursive: true });
+  removePhraseFile(phraseFilePath(path)!);
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
   if (existsSync(path)) {
     rmSync(`${path}.corrupt`, { force: true, recursive: true });
