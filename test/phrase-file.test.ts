@@ -16,13 +16,12 @@ import {
   statSync,
   writeSync,
 } from "node:fs";
-import { storePath } from "../src/home/paths.ts";
+import { phraseFilePath, storePath } from "../src/home/paths.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
 import { discardStore, openStoreForWrite } from "../src/store/open.ts";
-import { phraseFilePath } from "../src/store/phrase-file.ts";
 import type { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import { BUCKET_LIMIT, bandKeys } from "../src/store/synonyms.ts";
 import {

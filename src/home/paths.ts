@@ -1,4 +1,4 @@
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 
 /**
  * The home folder as `os.homedir()` finds it (USERPROFILE on Windows, HOME elsewhere), from the
@@ -63,6 +63,16 @@ export const STORE_FILE = "memory.db";
 
 export function storePath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), STORE_FILE);
+}
+
+/**
+ * The indexer's cache of a SQLite store's phrase vectors and names, beside it: memory.db →
+ * memory.phrases.bin; none for a store in memory.
+ */
+export function phraseFilePath(storeFile: string): string | undefined {
+  return storeFile === ":memory:" || storeFile === ""
+    ? undefined
+    : join(dirname(storeFile), `${basename(storeFile, ".db")}.phrases.bin`);
 }
 
 /** The local store's recall arrays, persisted: written by the indexer, memory-mapped by recall. */

@@ -3,9 +3,15 @@
  * `storage` in `.triforge/config.json` names; the Postgres one implements the same MemoryStore.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { projectDataDir, recallSnapshotPath, snapshotFiles, storePath } from "../home/paths.ts";
+import {
+  phraseFilePath,
+  projectDataDir,
+  recallSnapshotPath,
+  snapshotFiles,
+  storePath,
+} from "../home/paths.ts";
 import type { SqlClient } from "./pg-client.ts";
-import { phraseFilePath, removePhraseFile } from "./phrase-file.ts";
+import { removePhraseFile } from "./phrase-file.ts";
 import type { StorageTarget } from "./settings.ts";
 import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
 import type { MemoryStore } from "./types.ts";

@@ -18,7 +18,6 @@
  * from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
 
 const MAGIC = "TFPHRASE";
 const VERSION = 1;
@@ -190,13 +189,6 @@ export class PhraseFile {
     if (!found) this.damaged = true;
     return found;
   }
-}
-
-/** The phrase file of the store at `storePath` (memory.db → memory.phrases.bin); none for a store in memory. */
-export function phraseFilePath(storePath: string): string | undefined {
-  return storePath === ":memory:" || storePath === ""
-    ? undefined
-    : join(dirname(storePath), `${basename(storePath, ".db")}.phrases.bin`);
 }
 
 /**

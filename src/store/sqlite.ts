@@ -1,7 +1,8 @@
 import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
+import { phraseFilePath } from "../home/paths.ts";
 import type { LlmUsage } from "../llm/usage.ts";
-import { PhraseFile, type PhraseRow, phraseFilePath, removePhraseFile } from "./phrase-file.ts";
+import { PhraseFile, type PhraseRow, removePhraseFile } from "./phrase-file.ts";
 import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
