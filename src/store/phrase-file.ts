@@ -1,6 +1,6 @@
 /**
  * The stored phrases' vectors and names by row id, as fixed-width records in one file beside memory.db
- * (`phrases.bin`), read and written by the indexer alone. The synonym upkeep of one new session reads
+ * (`memory.phrases.bin`, home/paths.ts phraseFilePath), read and written by the indexer alone. The synonym upkeep of one new session reads
  * the vector of every head of every bucket its new phrases probe (580k phrases for ~600 new ones at
  * 100,000 synthetic records): as SQLite rows at random that is 6.7 µs a phrase; a record of a mapped
  * file is a CRC and a copy.
@@ -13,9 +13,9 @@
  * through it.
  *
  * Layout: a 32-byte head (magic, version, vector width, name bytes a record holds, the CRC-32 of the
- * store's identity), then record `id`
- * at HEAD_BYTES + (id − 1) · recordBytes: CRC-32 (u32), name length (u16; LONG_NAME: too long, read
- * from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes.
+ * store's identity), then record `id` at HEAD_BYTES + (id − 1) · recordBytes: CRC-32 (u32), name length
+ * (u16; LONG_NAME: too long, read from the store), two spare bytes, the vector (f32 × dim), the name's
+ * UTF-8 bytes.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 
