@@ -734,10 +734,13 @@ export class SqliteMemoryStore implements MemoryStore {
               edges.push(row);
         const ends = namesOf(edges.map((e) => e[1]));
         for (const [self, other, weight] of edges) {
+          // An edge to a row no phrase holds is skipped, as the join with entities did.
+          const end = ends.get(other);
+          if (end === undefined) continue;
           const phrase = names.get(self)!;
           let list = out.get(phrase);
           if (!list) out.set(phrase, (list = []));
-          list.push([ends.get(other)!, weight]);
+          list.push([end, weight]);
         }
         return out;
       },
