@@ -100,7 +100,11 @@ export function tryLock(path: string, purpose: string): ProjectLock | undefined 
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     const current = readLock(path);
-    if (current && !isStale(current)) return undefined;
+    // Gone since our create failed (its holder released it): try to create ours again. Renaming it away
+    // here would move a lock a third process has just created, and giving that back could replace a
+    // fourth's: two holders at once (a capture stress test saw one line twice in ~1,600).
+    if (!current) continue;
+    if (!isStale(current)) return undefined;
     // Take a stale lock over by renaming it away: of two processes racing here only one rename succeeds
     // for a given file, and the loser then finds the winner's fresh lock.
     const aside = `${path}.stale-${nonce}`;
