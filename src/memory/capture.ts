@@ -39,12 +39,12 @@ import {
   rmSync,
   statSync,
   writeFileSync,
-  writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { readAt, writeAt } from "../home/file-io.ts";
 import { captureStateDir, chatLogPath, openSessionsDir } from "../home/paths.ts";
 import { redact } from "../privacy/index.ts";
-import { appendChatRecords, type ChatRecord, openRegularFile, readAt, withChatLogLock } from "./chatlog.ts";
+import { appendChatRecords, type ChatRecord, openRegularFile, withChatLogLock } from "./chatlog.ts";
 import { TranscriptParser } from "./transcript.ts";
 
 /** What a hook passes on stdin (Claude Code's common hook input, the fields capture uses). */
@@ -320,8 +320,7 @@ function allLogKeys(stateDir: string, logFd: number | undefined): { keys: Set<st
       const fd = openRegularFile(keysFile, constants.O_WRONLY);
       try {
         ftruncateSync(fd, keysBytes);
-        for (let done = 0; done < text.length; )
-          done += writeSync(fd, text, done, text.length - done, keysBytes + done);
+        writeAt(fd, text, keysBytes);
       } finally {
         closeSync(fd);
       }

@@ -5,7 +5,8 @@
  * whatever rewrites the file (`forget`, and the indexer replacing review-flagged lines with their cleaned
  * text) must hold it too, or a capture could append to the old copy.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, writeSync } from "node:fs";
+import { readAt } from "../home/file-io.ts";
 import { chatLogLockPath, chatLogPath } from "../home/paths.ts";
 import { tryLock } from "./lock.ts";
 
@@ -41,18 +42,6 @@ export function openRegularFile(path: string, flags: number): number {
     closeSync(fd);
     throw error;
   }
-}
-
-/** Reads `length` bytes at `position` (fewer at the end of the file). */
-export function readAt(fd: number, position: number, length: number, into?: Buffer): Buffer {
-  const buffer = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
-  let done = 0;
-  while (done < length) {
-    const n = readSync(fd, buffer, done, length - done, position + done);
-    if (n === 0) break;
-    done += n;
-  }
-  return done === length ? buffer : buffer.subarray(0, done);
 }
 
 /**

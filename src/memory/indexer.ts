@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_TOKENS, type StaticModel } from "../embed/model.ts";
+import { readAt } from "../home/file-io.ts";
 import { logError } from "../home/log.ts";
 import { chatLogPath, indexLockPath, recallSnapshotPath, summaryPath } from "../home/paths.ts";
 import type { Llm } from "../llm/client.ts";
@@ -25,7 +26,7 @@ import type {
   NewChunk,
   SummaryEntry,
 } from "../store/types.ts";
-import { type ChatRecord, readAt } from "./chatlog.ts";
+import type { ChatRecord } from "./chatlog.ts";
 import { chunkRecords, parseRecord } from "./chunking.ts";
 import { extractGraph } from "./extract.ts";
 import { graphFromOpenIE } from "./graph.ts";

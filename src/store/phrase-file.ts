@@ -17,7 +17,8 @@
  * (u16; LONG_NAME: too long, read from the store), two spare bytes, the vector (f32 × dim), the name's
  * UTF-8 bytes.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
+import { readAt, writeAt } from "../home/file-io.ts";
 
 const MAGIC = "TFPHRASE";
 const VERSION = 1;
@@ -99,10 +100,8 @@ export class PhraseFile {
     }
     try {
       const size = fstatSync(fd).size;
-      const head = Buffer.alloc(HEAD_BYTES);
-      if (size < HEAD_BYTES || readAll(fd, head, 0) < HEAD_BYTES) return -1;
-      const fields = this.head();
-      return head.equals(fields) ? Math.floor((size - HEAD_BYTES) / this.recordBytes) : -1;
+      if (size < HEAD_BYTES || !readAt(fd, 0, HEAD_BYTES).equals(this.head())) return -1;
+      return Math.floor((size - HEAD_BYTES) / this.recordBytes);
     } finally {
       closeSync(fd);
     }
@@ -131,13 +130,13 @@ export class PhraseFile {
       0o600,
     );
     try {
-      if (fresh) writeAll(fd, this.head(), 0);
+      if (fresh) writeAt(fd, this.head(), 0);
       // Consecutive ids go out in one write; a gap (a row id no phrase holds) starts another.
       const buffer = Buffer.alloc(WRITE_BATCH * this.recordBytes);
       let first = 0;
       let count = 0;
       const flush = () => {
-        if (count) writeAll(fd, buffer.subarray(0, count * this.recordBytes), this.offsetOf(first));
+        if (count) writeAt(fd, buffer.subarray(0, count * this.recordBytes), this.offsetOf(first));
         count = 0;
       };
       for (const row of rows) {
@@ -199,19 +198,4 @@ export function removePhraseFile(path: string): void {
   try {
     rmSync(path, { force: true });
   } catch {}
-}
-
-function readAll(fd: number, into: Buffer, position: number): number {
-  let done = 0;
-  while (done < into.length) {
-    const n = readSync(fd, into, done, into.length - done, position + done);
-    if (n === 0) break;
-    done += n;
-  }
-  return done;
-}
-
-function writeAll(fd: number, data: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position + done);
 }

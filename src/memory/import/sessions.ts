@@ -4,9 +4,9 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { homedir } from "node:os";
+import { readAt } from "../../home/file-io.ts";
 import { normalizeProjectPath } from "../../home/paths.ts";
 import { findProjectRoot } from "../../project/config.ts";
-import { readAt } from "../chatlog.ts";
 
 export const SOURCE_AGENTS = ["claude", "codex", "cursor", "opencode"] as const;
 export type SourceAgent = (typeof SOURCE_AGENTS)[number];

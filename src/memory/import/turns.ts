@@ -7,19 +7,12 @@
  * already holds is never written again, so importing twice, importing while a hook captures, or a hook
  * that re-reads a whole session after every turn, never duplicates a record.
  */
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readAt } from "../../home/file-io.ts";
 import { agentCaptureStateDir, chatLogPath } from "../../home/paths.ts";
 import { redact } from "../../privacy/index.ts";
-import { appendChatRecords, type ChatRecord, readAt, withChatLogLock } from "../chatlog.ts";
+import { appendChatRecords, type ChatRecord, withChatLogLock } from "../chatlog.ts";
 import type { Role } from "../transcript.ts";
 
 /** One turn of a session in another agent's format, already reduced to prose. */
