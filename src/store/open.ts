@@ -3,15 +3,9 @@
  * `storage` in `.triforge/config.json` names; the Postgres one implements the same MemoryStore.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import {
-  phraseFilePath,
-  projectDataDir,
-  recallSnapshotPath,
-  snapshotFiles,
-  storePath,
-} from "../home/paths.ts";
+import { projectDataDir, recallSnapshotPath, snapshotFiles, storePath } from "../home/paths.ts";
 import type { SqlClient } from "./pg-client.ts";
-import { removePhraseFile } from "./phrase-file.ts";
+import { removePhraseFileOf } from "./phrase-file.ts";
 import type { StorageTarget } from "./settings.ts";
 import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
 import type { MemoryStore } from "./types.ts";
@@ -50,7 +44,7 @@ export function discardStore(projectRoot: string): void {
   // The recall snapshot and the phrase file name this store's rows; the rebuilt store numbers them anew.
   for (const file of snapshotFiles(recallSnapshotPath(projectRoot)))
     rmSync(file, { force: true, recursive: true });
-  removePhraseFile(phraseFilePath(path)!);
+  removePhraseFileOf(path);
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
   if (existsSync(path)) {
     rmSync(`${path}.corrupt`, { force: true, recursive: true });

@@ -1,9 +1,9 @@
 /**
  * The stored phrases' vectors and names by row id, as fixed-width records in one file beside memory.db
- * (`memory.phrases.bin`, home/paths.ts phraseFilePath), read and written by the indexer alone. The synonym upkeep of one new session reads
- * the vector of every head of every bucket its new phrases probe (580k phrases for ~600 new ones at
- * 100,000 synthetic records): as SQLite rows at random that is 6.7 µs a phrase; a record of a mapped
- * file is a CRC and a copy.
+ * (`memory.phrases.bin`, home/paths.ts phraseFilePath), read and written by the indexer alone. The
+ * synonym upkeep of one new session reads the vector of every head of every bucket its new phrases
+ * probe (580k phrases for ~600 new ones at 100,000 synthetic records): as SQLite rows at random that
+ * is 6.7 µs a phrase; a record of a mapped file is a CRC and a copy.
  *
  * A cache of the entities table, never the truth: each record carries a CRC-32 seeded with its row id,
  * so a torn append, a hole or a damaged page reads as absent (the caller reads that row from the store
@@ -19,6 +19,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
 import { readAt, writeAt } from "../home/file-io.ts";
+import { phraseFilePath } from "../home/paths.ts";
 
 const MAGIC = "TFPHRASE";
 const VERSION = 1;
@@ -43,8 +44,8 @@ const decoder = new TextDecoder();
 export class PhraseFile {
   private readonly recordBytes: number;
   private bytes: Uint8Array = new Uint8Array(0);
-  /** Whether a record that did not check out was met: the caller removes the file. */
-  damaged = false;
+  /** Whether a record that did not check out was met (the file is then removed). */
+  private damaged = false;
 
   private constructor(
     readonly path: string,
@@ -180,12 +181,16 @@ export class PhraseFile {
   }
 
   /**
-   * Row `id`'s name and vector; undefined when the file has no good record of it (it then counts as
-   * damaged). A name too long for its record comes back undefined with the vector.
+   * Row `id`'s name and vector; undefined when the file has no good record of it, and then the file is
+   * removed (this mapping still reads its good records; the next run rewrites it). A name too long for
+   * its record comes back undefined with the vector.
    */
   read(id: number): { phrase: string | undefined; vector: Float32Array } | undefined {
     const found = id > 0 ? this.decode(this.offsetOf(id), id) : undefined;
-    if (!found) this.damaged = true;
+    if (!found && !this.damaged) {
+      this.damaged = true;
+      removePhraseFile(this.path);
+    }
     return found;
   }
 }
@@ -194,8 +199,14 @@ export class PhraseFile {
  * Removes a phrase file (its phrases changed in a way appending cannot follow). Something else in its
  * place (a directory) is left: writing there fails, and the store is read instead.
  */
-export function removePhraseFile(path: string): void {
+function removePhraseFile(path: string): void {
   try {
     rmSync(path, { force: true });
   } catch {}
+}
+
+/** Removes the phrase file of the store at `storeFile` (none for a store in memory). */
+export function removePhraseFileOf(storeFile: string): void {
+  const path = phraseFilePath(storeFile);
+  if (path) removePhraseFile(path);
 }

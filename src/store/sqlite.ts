@@ -2,7 +2,7 @@ import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { phraseFilePath } from "../home/paths.ts";
 import type { LlmUsage } from "../llm/usage.ts";
-import { PhraseFile, type PhraseRow, removePhraseFile } from "./phrase-file.ts";
+import { PhraseFile, type PhraseRow, removePhraseFileOf } from "./phrase-file.ts";
 import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
@@ -617,7 +617,6 @@ export class SqliteMemoryStore implements MemoryStore {
         if (name === undefined) rest.push(id);
         else out.set(id, name);
       }
-      if (mapped?.damaged) removePhraseFile(mapped.path);
       const row = this.sql("SELECT id, phrase FROM entities WHERE id IN (SELECT value FROM json_each(?))");
       for (let at = 0; at < rest.length; at += PHRASE_ROWS_A_QUERY)
         for (const [id, phrase] of row.values(JSON.stringify(rest.slice(at, at + PHRASE_ROWS_A_QUERY))) as [
@@ -671,8 +670,7 @@ export class SqliteMemoryStore implements MemoryStore {
               given[id] = found.vector;
             }
           }
-          // A record that did not check out: its rows come from the store, the next run rewrites the file.
-          if (mapped.damaged) removePhraseFile(mapped.path);
+          // A record that did not check out (the file is then removed): its row comes from the store.
           ids = rest;
         }
         const rows = this.sql(
@@ -761,12 +759,6 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.sql(
       "SELECT rank, entity FROM phrase_buckets WHERE key = ? AND rank <= ? AND entity <= ? ORDER BY rank",
     ).all(key, last, upTo) as { rank: number; entity: number }[];
-  }
-
-  /** Removes the phrase file: phrases leave, and their text with them. */
-  private removePhraseFileFor(): void {
-    const path = phraseFilePath(this.path);
-    if (path) removePhraseFile(path);
   }
 
   /** Brings the phrase file up to every stored phrase (the indexer, at the end of a run). */
@@ -973,7 +965,7 @@ export class SqliteMemoryStore implements MemoryStore {
         band.run(key, entityId);
       }
       // The phrase file holds the phrase's text: it goes first (the next run rewrites it).
-      if (!entities) this.removePhraseFileFor();
+      if (!entities) removePhraseFileOf(this.path);
       this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
       removed.add(entityId);
       const gone = this.sql(
