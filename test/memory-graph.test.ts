@@ -7,13 +7,12 @@ import { lexicalTokens } from "../src/memory/tokens.ts";
 import {
   bandKeys,
   nearest,
-  phraseRank,
   SYNONYM_NEIGHBOURS,
   SynonymGraph,
   type SynonymSource,
 } from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
-import { type StoredEdge, type StoredPhrase, storedPhraseReads } from "./support/synonym-store.ts";
+import { headRows, type StoredEdge, type StoredPhrase, storedPhraseReads } from "./support/synonym-store.ts";
 
 describe("phrase normalisation", () => {
   test("keeps identifiers, C++ and Cyrillic intact", () => {
@@ -100,7 +99,7 @@ describe("synonym edges", () => {
     return v.map((x) => x / n);
   };
   const nothingStored = {
-    bucketHeads: () => [],
+    bucketHeads: () => headRows([]),
     phraseVectors: () => new Map(),
     synonymNeighbours: () => new Map(),
   };
@@ -193,10 +192,12 @@ describe("synonym edges", () => {
     const store: SynonymSource = {
       // Every stored phrase of the bucket (more than its heads: the graph keeps the lowest itself).
       bucketHeads: (keys) =>
-        keys.flatMap((key) =>
-          stored
-            .filter((p) => p.keys.includes(key))
-            .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector })),
+        headRows(
+          keys.flatMap((key) =>
+            stored
+              .filter((p) => p.keys.includes(key))
+              .map((p) => ({ key, phrase: p.name, vector: p.vector })),
+          ),
         ),
       ...storedPhraseReads(stored, edges),
     };

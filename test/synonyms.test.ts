@@ -12,7 +12,7 @@ import {
   synonymEdgesOf,
 } from "../src/store/synonyms.ts";
 import { seededRandom } from "./support/random.ts";
-import { type StoredEdge, type StoredPhrase, storedPhraseReads } from "./support/synonym-store.ts";
+import { headRows, type StoredEdge, type StoredPhrase, storedPhraseReads } from "./support/synonym-store.ts";
 
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);
@@ -66,16 +66,18 @@ function fakeStore() {
   const served = { buckets: 0, rows: 0 };
   const source: SynonymSource = {
     bucketHeads: (keys, limit) =>
-      keys.flatMap((key) => {
-        served.buckets++;
-        const rows = stored
-          .filter((p) => p.keys.includes(key))
-          .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector }))
-          .sort((x, y) => x.rank - y.rank)
-          .slice(0, limit);
-        served.rows += rows.length;
-        return rows;
-      }),
+      headRows(
+        keys.flatMap((key) => {
+          served.buckets++;
+          const rows = stored
+            .filter((p) => p.keys.includes(key))
+            .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector }))
+            .sort((x, y) => x.rank - y.rank)
+            .slice(0, limit);
+          served.rows += rows.length;
+          return rows;
+        }),
+      ),
     ...storedPhraseReads(stored, edges),
   };
   /** One run: a new graph over what is stored, the batches added, then written. */

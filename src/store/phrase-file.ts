@@ -44,6 +44,8 @@ const decoder = new TextDecoder();
 export class PhraseFile {
   private readonly recordBytes: number;
   private bytes: Uint8Array = new Uint8Array(0);
+  /** The mapped file as floats: row id's vector is `dim` of them from `vectorAt(id)`. */
+  floats: Float32Array = new Float32Array(0);
   /** Whether a record that did not check out was met (the file is then removed). */
   private damaged = false;
 
@@ -83,6 +85,7 @@ export class PhraseFile {
     }
     try {
       file.bytes = Bun.mmap(path, { shared: false });
+      file.floats = new Float32Array(file.bytes.buffer, file.bytes.byteOffset, file.bytes.length >> 2);
       return file;
     } catch {
       // Where files cannot be mapped the store is read: reading the file whole (281 MB at 100,000
@@ -164,34 +167,32 @@ export class PhraseFile {
   }
 
   /**
-   * A record's vector (a view of the file: records are 4-byte aligned) and name (undefined: too long
-   * for the record), or undefined when it does not check out.
+   * Where row `id`'s vector starts in `floats` (records are 4-byte aligned), or -1 when the file has no
+   * good record of it, and then the file is removed (this mapping still reads its good records; the
+   * next run rewrites it).
    */
-  private decode(at: number, id: number): { phrase: string | undefined; vector: Float32Array } | undefined {
-    const { bytes, recordBytes, dim } = this;
-    if (at + recordBytes > bytes.length) return undefined;
-    const crc = (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
-    if (Bun.hash.crc32(bytes.subarray(at + 4, at + recordBytes), id) !== crc) return undefined;
-    const length = bytes[at + 4] | (bytes[at + 5] << 8);
-    const start = at + 8 + dim * 4;
-    return {
-      phrase: length === LONG_NAME ? undefined : decoder.decode(bytes.subarray(start, start + length)),
-      vector: new Float32Array(bytes.buffer, bytes.byteOffset + at + 8, dim),
-    };
-  }
-
-  /**
-   * Row `id`'s name and vector; undefined when the file has no good record of it, and then the file is
-   * removed (this mapping still reads its good records; the next run rewrites it). A name too long for
-   * its record comes back undefined with the vector.
-   */
-  read(id: number): { phrase: string | undefined; vector: Float32Array } | undefined {
-    const found = id > 0 ? this.decode(this.offsetOf(id), id) : undefined;
-    if (!found && !this.damaged) {
+  vectorAt(id: number): number {
+    const { bytes, recordBytes } = this;
+    const at = this.offsetOf(id);
+    if (id > 0 && at + recordBytes <= bytes.length) {
+      const crc = (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
+      if (Bun.hash.crc32(bytes.subarray(at + 4, at + recordBytes), id) === crc) return (at + 8) >> 2;
+    }
+    if (!this.damaged) {
       this.damaged = true;
       removePhraseFile(this.path);
     }
-    return found;
+    return -1;
+  }
+
+  /** The name of row `id`, whose record checked out (`vectorAt`); undefined: too long for its record. */
+  nameOf(id: number): string | undefined {
+    const { bytes } = this;
+    const at = this.offsetOf(id);
+    const length = bytes[at + 4] | (bytes[at + 5] << 8);
+    if (length === LONG_NAME) return undefined;
+    const start = at + 8 + this.dim * 4;
+    return decoder.decode(bytes.subarray(start, start + length));
   }
 }
 

@@ -7,6 +7,7 @@ import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
   bandKeys,
+  type HeadRows,
   phraseRank,
   probeKeys,
   SYNONYM_NEIGHBOURS,
@@ -53,8 +54,6 @@ const WRITER_CACHE_KIB = 256 * 1024;
 const HEAD_KEYS_A_QUERY = 2048;
 /** Phrase rows (with their vectors) a synonym heads query reads at once, by id. */
 const PHRASE_ROWS_A_QUERY = 4096;
-/** A synonym source's mark of a phrase listed to be read in this call (its vector not there yet). */
-const NO_VECTOR = new Float32Array(0);
 
 /** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
 export const SCHEMA_VERSION = 1;
@@ -595,12 +594,13 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       return out;
     };
-    // The phrases bucketHeads returned with their vectors, by row id: the graph keeps what it met, so
-    // a phrase heading buckets of several calls is read once (at 10,000 synthetic records a session's
-    // calls read 155k entity rows for 88k phrases without this).
-    // By row id in plain arrays, not Maps: a session's calls look 1.2 M head rows up in them.
+    // The phrases bucketHeads returned, by row id: the graph keeps what it met, so a phrase heading
+    // buckets of several calls is read once (at 10,000 synthetic records a session's calls read 155k
+    // entity rows for 88k phrases without this). In plain arrays, not Maps: a session's calls look
+    // 1.2 M head rows up in them.
     const named: (string | undefined)[] = new Array(Math.min(upTo, this.maxEntityId()) + 1).fill(undefined);
-    const given: (Float32Array | undefined)[] = new Array(named.length).fill(undefined);
+    // A phrase's place among the phrases of the bucketHeads call running (-1: none).
+    const slot = new Int32Array(named.length).fill(-1);
     let file: PhraseFile | undefined | null = options.phraseFile && upTo > 0 ? undefined : null;
     const phraseFile = () => {
       if (file === undefined) file = this.currentPhraseFile(upTo) ?? null;
@@ -613,7 +613,10 @@ export class SqliteMemoryStore implements MemoryStore {
       const rest: number[] = [];
       const mapped = phraseFile();
       for (const id of new Set(ids)) {
-        const name = named[id] ?? endNames.get(id) ?? (id <= upTo ? mapped?.read(id)?.phrase : undefined);
+        const name =
+          named[id] ??
+          endNames.get(id) ??
+          (id <= upTo && mapped && mapped.vectorAt(id) >= 0 ? mapped.nameOf(id) : undefined);
         if (name === undefined) rest.push(id);
         else out.set(id, name);
       }
@@ -630,7 +633,8 @@ export class SqliteMemoryStore implements MemoryStore {
     return {
       empty: upTo <= 0,
       bucketHeads: (keys, limit) => {
-        if (upTo <= 0) return [];
+        const rows: HeadRows = { phrases: [], vectors: [], vectorAt: [], keys: [], heads: [] };
+        if (upTo <= 0) return rows;
         // Each bucket's first rows by rank through phrase_buckets' own key, then each phrase once, however
         // many buckets show it. Per bucket, the limit-th row's rank (its key's first `limit` rows), then
         // the rows up to that rank (so the limit-th's ties all come): two bounded index searches however
@@ -649,53 +653,63 @@ export class SqliteMemoryStore implements MemoryStore {
             JSON.stringify(keys.slice(at, at + HEAD_KEYS_A_QUERY)),
           ) as [number, number, number][])
             members.push(row);
-        // PERF: ids in order, thousands a statement, rows as arrays: 536k phrases of one session at 100k
-        // records read in ~0.6 of the time 500 at a time as objects took.
-        let ids: number[] = [];
+        // Each phrase once, by row id in order, so the phrase file is read front to back (~500k records of
+        // one session at 100k records); ids thousands a statement, rows as arrays, where the table is read.
+        const ids: number[] = [];
         for (const m of members)
-          if (named[m[2]] === undefined && given[m[2]] === undefined) {
-            // Marked while unread, so each id is listed once.
-            given[m[2]] = NO_VECTOR;
+          if (slot[m[2]] === -1) {
+            slot[m[2]] = -2;
             ids.push(m[2]);
           }
         ids.sort((x, y) => x - y);
+        const { phrases, vectors } = rows;
+        const vectorAt: number[] = [];
+        const take = (id: number, phrase: string, from: Float32Array | undefined, at: number) => {
+          slot[id] = phrases.push(phrase) - 1;
+          vectors.push(from);
+          vectorAt.push(at);
+        };
         const mapped = phraseFile();
-        if (mapped) {
-          const rest: number[] = [];
-          for (const id of ids) {
-            const found = mapped.read(id);
-            if (found?.phrase === undefined) rest.push(id);
+        const fromTable: number[] = [];
+        for (const id of ids) {
+          const known = named[id];
+          // Given by an earlier call: the graph has its vector.
+          if (known !== undefined) take(id, known, undefined, 0);
+          else {
+            const at = mapped ? mapped.vectorAt(id) : -1;
+            const name = at >= 0 ? mapped!.nameOf(id) : undefined;
+            // No phrase file, a record that did not check out (the file is then removed) or a name too
+            // long for it: the row comes from the table.
+            if (name === undefined) fromTable.push(id);
             else {
-              named[id] = found.phrase;
-              given[id] = found.vector;
+              named[id] = name;
+              take(id, name, mapped!.floats, at);
             }
           }
-          // A record that did not check out (the file is then removed): its row comes from the store.
-          ids = rest;
         }
-        const rows = this.sql(
+        const table = this.sql(
           "SELECT id, phrase, vector FROM entities WHERE id IN (SELECT value FROM json_each(?))",
         );
-        for (let at = 0; at < ids.length; at += PHRASE_ROWS_A_QUERY)
-          for (const [id, phrase, blob] of rows.values(
-            JSON.stringify(ids.slice(at, at + PHRASE_ROWS_A_QUERY)),
+        for (let at = 0; at < fromTable.length; at += PHRASE_ROWS_A_QUERY)
+          for (const [id, phrase, blob] of table.values(
+            JSON.stringify(fromTable.slice(at, at + PHRASE_ROWS_A_QUERY)),
           ) as [number, string, Uint8Array][]) {
             named[id] = phrase;
             const vector = new Float32Array(blob.byteLength >> 2);
             readVector(blob, vector, 0, vector.length);
-            given[id] = vector;
+            take(id, phrase, vector, 0);
           }
-        const out: { key: number; phrase: string; rank: number; vector?: Float32Array }[] = [];
-        for (const [key, rank, entity] of members) {
-          const phrase = named[entity];
-          if (phrase === undefined) continue;
-          const vector = given[entity];
-          if (vector !== undefined && vector !== NO_VECTOR) out.push({ key, rank, phrase, vector });
-          else out.push({ key, rank, phrase });
+        const rowKeys: number[] = [];
+        const rowHeads: number[] = [];
+        for (const [key, , entity] of members) {
+          const at = slot[entity];
+          // A row whose phrase is gone from the table: skipped, as a join would.
+          if (at < 0) continue;
+          rowKeys.push(key);
+          rowHeads.push(at);
         }
-        // A phrase's vector goes out with its rows of the call that read it, never again.
-        for (const [, , entity] of members) given[entity] = undefined;
-        return out;
+        for (const id of ids) slot[id] = -1;
+        return { phrases, vectors, vectorAt, keys: rowKeys, heads: rowHeads };
       },
       phraseVectors: (phrases) =>
         new Map(

@@ -137,9 +137,9 @@ export function cosine(v: Float32Array, w: Float32Array): number {
 const BOUND_DIMS = 16;
 
 /** The norm of a row past BOUND_DIMS. */
-function tailNorm(v: Float32Array): number {
+function tailNorm(v: Float32Array, at = 0, dim = v.length): number {
   let s = 0;
-  for (let d = BOUND_DIMS; d < v.length; d++) s += v[d] * v[d];
+  for (let d = BOUND_DIMS; d < dim; d++) s += v[at + d] * v[at + d];
   return Math.sqrt(s);
 }
 
@@ -171,14 +171,25 @@ export interface SynonymSource {
    * its rank, the bucket it came from, and its vector the first time this source returns the phrase
    * (the graph keeps every phrase it is given).
    */
-  bucketHeads(
-    keys: number[],
-    limit: number,
-  ): { key: number; phrase: string; rank: number; vector?: Float32Array }[];
+  bucketHeads(keys: number[], limit: number): HeadRows;
   /** Stored phrases' vectors (absent: not stored). */
   phraseVectors(phrases: string[]): Map<string, Float32Array>;
   /** Stored phrases' synonym edges (other phrase, cosine); a phrase with none may be absent. */
   synonymNeighbours(phrases: string[]): Map<string, [string, number][]>;
+}
+
+/**
+ * Bucket heads as columns. The phrases, each once: `phrases[p]`, its vector (where the source gives
+ * it: the first call to return the phrase) the `dim` floats of `vectors[p]` from
+ * `vectorAt[p]`, a view of a whole file's records that the phrases share, so a session's ~500k phrases
+ * at 100,000 records make no object or view each. Row i: phrase `heads[i]` heads bucket `keys[i]`.
+ */
+export interface HeadRows {
+  phrases: string[];
+  vectors: (Float32Array | undefined)[];
+  vectorAt: ArrayLike<number>;
+  keys: ArrayLike<number>;
+  heads: ArrayLike<number>;
 }
 
 /** What a set of new phrases changes: edges to add (or revive) and edges no longer kept. */
@@ -237,14 +248,16 @@ export class SynonymGraph {
     private readonly limit = BUCKET_LIMIT,
   ) {}
 
-  /** The phrase's number, giving it one (and its rank, vector, keys) when first met. */
-  private numberOf(phrase: string, vector: Float32Array | undefined): number {
+  /**
+   * The phrase's number, giving it one (and its rank) when first met with its vector: the `dim` floats
+   * of `vectors` from `at` (`dim` is the newcomers' or, in `repair`, the first stored vector's).
+   */
+  private numberOf(phrase: string, vectors: Float32Array | undefined, at = 0): number {
     const known = this.numbers.get(phrase);
     if (known !== undefined) return known;
-    if (!vector) throw new Error(`synonym graph: ${phrase} came without its vector`);
+    if (!vectors) throw new Error(`synonym graph: ${phrase} came without its vector`);
     const n = this.names.push(phrase) - 1;
     this.numbers.set(phrase, n);
-    this.dim ||= vector.length;
     if (n === this.ranks.length) {
       this.ranks = growFloats(this.ranks);
       this.tails = growFloats(this.tails);
@@ -260,9 +273,11 @@ export class SynonymGraph {
       grown.set(this.flat);
       this.flat = grown;
     }
-    this.flat.set(vector, n * this.dim);
+    // Copied by hand: a view of each of a session's ~500k vectors to copy from costs more than the copy.
+    const { flat, dim } = this;
+    for (let d = 0, to = n * dim; d < dim; d++) flat[to + d] = vectors[at + d];
     this.ranks[n] = phraseRank(phrase);
-    this.tails[n] = tailNorm(vector);
+    this.tails[n] = tailNorm(flat, n * dim, dim);
     return n;
   }
 
@@ -348,8 +363,10 @@ export class SynonymGraph {
         missing.push(key);
       }
     if (!missing.length) return;
-    for (const row of this.source.bucketHeads(missing, this.limit))
-      this.enter(row.key, this.numberOf(row.phrase, row.vector));
+    const { phrases, vectors, vectorAt, keys: rowKeys, heads } = this.source.bucketHeads(missing, this.limit);
+    const numbers = new Int32Array(phrases.length);
+    for (let p = 0; p < phrases.length; p++) numbers[p] = this.numberOf(phrases[p], vectors[p], vectorAt[p]);
+    for (let i = 0; i < rowKeys.length; i++) this.enter(rowKeys[i], numbers[heads[i]]);
   }
 
   /** The buckets of these phrases, read. */
@@ -466,7 +483,10 @@ export class SynonymGraph {
     const missing = new Set<string>();
     for (const phrase of phrases) if (!this.numbers.has(phrase)) missing.add(phrase);
     if (!missing.size) return;
-    for (const [phrase, vector] of this.source.phraseVectors([...missing])) this.numberOf(phrase, vector);
+    for (const [phrase, vector] of this.source.phraseVectors([...missing])) {
+      this.dim ||= vector.length;
+      this.numberOf(phrase, vector);
+    }
   }
 
   /** The phrase's k nearest: by the rule, the k best of its edges (its own k are among them). */
@@ -496,10 +516,10 @@ export class SynonymGraph {
    */
   add(fresh: string[], vectors: Float32Array): SynonymChanges {
     const dim = fresh.length ? vectors.length / fresh.length : 0;
+    this.dim ||= dim;
     const newcomers: number[] = [];
     fresh.forEach((phrase, i) => {
-      if (!this.numbers.has(phrase))
-        newcomers.push(this.numberOf(phrase, vectors.subarray(i * dim, (i + 1) * dim)));
+      if (!this.numbers.has(phrase)) newcomers.push(this.numberOf(phrase, vectors, i * dim));
     });
     const isNew = new Set(newcomers);
     this.loadOwn(newcomers);

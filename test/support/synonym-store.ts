@@ -1,4 +1,4 @@
-import type { SynonymSource } from "../../src/store/synonyms.ts";
+import type { HeadRows, SynonymSource } from "../../src/store/synonyms.ts";
 
 /** A phrase as a fake synonym store holds it: its text, vector and LSH bucket keys. */
 export interface StoredPhrase {
@@ -36,4 +36,45 @@ export function storedPhraseReads(
       return out;
     },
   };
+}
+
+/** A bucket head row as the tests write and read them. */
+export interface HeadRow {
+  key: number;
+  phrase: string;
+  vector?: Float32Array;
+}
+
+/** Rows as a SynonymSource's columns (a phrase's vector from its first row that has one). */
+export function headRows(list: HeadRow[]): HeadRows {
+  const phrases: string[] = [];
+  const vectors: (Float32Array | undefined)[] = [];
+  const keys: number[] = [];
+  const heads: number[] = [];
+  const places = new Map<string, number>();
+  for (const r of list) {
+    let at = places.get(r.phrase);
+    if (at === undefined) {
+      places.set(r.phrase, (at = phrases.push(r.phrase) - 1));
+      vectors.push(undefined);
+    }
+    vectors[at] ??= r.vector;
+    keys.push(r.key);
+    heads.push(at);
+  }
+  return { phrases, vectors, vectorAt: phrases.map(() => 0), keys, heads };
+}
+
+/** A SynonymSource's columns as rows, each with its phrase's vector (copied out, `dim` wide) where given. */
+export function headRowList(rows: HeadRows, dim: number): HeadRow[] {
+  return Array.from(rows.keys, (key, i) => {
+    const p = rows.heads[i];
+    const vectors = rows.vectors[p];
+    const at = rows.vectorAt[p];
+    return {
+      key,
+      phrase: rows.phrases[p],
+      ...(vectors ? { vector: vectors.slice(at, at + dim) } : {}),
+    };
+  });
 }
