@@ -655,13 +655,14 @@ export class SqliteMemoryStore implements MemoryStore {
             members.push(row);
         // Each phrase once, by row id in order, so the phrase file is read front to back (~500k records of
         // one session at 100k records); ids thousands a statement, rows as arrays, where the table is read.
-        const ids: number[] = [];
+        const listed: number[] = [];
         for (const m of members)
           if (slot[m[2]] === -1) {
             slot[m[2]] = -2;
-            ids.push(m[2]);
+            listed.push(m[2]);
           }
-        ids.sort((x, y) => x - y);
+        // A typed array's own numeric sort: a comparator's took 0.27 s for a session's ~500k ids.
+        const ids = Float64Array.from(listed).sort();
         const { phrases, vectors } = rows;
         const vectorAt: number[] = [];
         const take = (id: number, phrase: string, from: Float32Array | undefined, at: number) => {
