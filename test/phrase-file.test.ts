@@ -57,7 +57,10 @@ function heads(
   phraseFile: boolean,
   upTo?: number,
 ): string[] {
-  return headRowList(store.synonymSource(upTo, { phraseFile }).bucketHeads(keys, BUCKET_LIMIT), dim)
+  return headRowList(
+    store.synonymSource(upTo, { cacheFiles: phraseFile }).bucketHeads(keys, BUCKET_LIMIT),
+    dim,
+  )
     .map((r) => `${r.key}|${r.phrase}|${[...(r.vector ?? [])].join(",")}`)
     .sort();
 }

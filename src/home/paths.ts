@@ -75,6 +75,13 @@ export function phraseFilePath(storeFile: string): string | undefined {
     : join(dirname(storeFile), `${basename(storeFile, ".db")}.phrases.bin`);
 }
 
+/** The synonym buckets' heads beside a store file (store/heads-file.ts); none for a store in memory. */
+export function headsFilePath(storeFile: string): string | undefined {
+  return storeFile === ":memory:" || storeFile === ""
+    ? undefined
+    : join(dirname(storeFile), `${basename(storeFile, ".db")}.heads.bin`);
+}
+
 /** The local store's recall arrays, persisted: written by the indexer, memory-mapped by recall. */
 export function recallSnapshotPath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), "recall.bin");

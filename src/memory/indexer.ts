@@ -383,9 +383,12 @@ class IndexRun {
     this.synonyms = undefined;
     if (this.synonymsAtEnd)
       await timer.time("synonyms", () => this.store.rebuildSynonyms({ buckets: false }));
-    // This run's phrases go into the phrase file now, so the next run's upkeep finds it current (and a
-    // first run's full index, not the next session, writes it whole).
-    if (chunks.length) await timer.time("phrase-file", () => this.store.refreshPhraseFile());
+    // This run's phrases go into the phrase file and the heads file's log now, so the next run's upkeep
+    // finds them current (and a first run's full index, not the next session, writes them whole).
+    if (chunks.length) {
+      await timer.time("phrase-file", () => this.store.refreshPhraseFile());
+      await timer.time("heads-file", () => this.store.refreshHeadsFile());
+    }
     await timer.time("save", async () => {
       await this.store.setState({
         offset: read.consumedTo,
@@ -454,7 +457,7 @@ class IndexRun {
     this.result.llm = this.llm ? `${this.llm.provider}/${this.llm.model}` : null;
     // Phrases from before this run are read from the store; those it adds are held by the graph itself.
     const stored = this.store.maxEntityId();
-    if (stored > 0) this.synonyms = new SynonymGraph(this.store.synonymSource(stored, { phraseFile: true }));
+    if (stored > 0) this.synonyms = new SynonymGraph(this.store.synonymSource(stored, { cacheFiles: true }));
     else {
       this.synonymsAtEnd = true;
       this.store.forgetSynonymRule();

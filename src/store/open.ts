@@ -4,6 +4,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { projectDataDir, recallSnapshotPath, snapshotFiles, storePath } from "../home/paths.ts";
+import { removeHeadsFileOf } from "./heads-file.ts";
 import type { SqlClient } from "./pg-client.ts";
 import { removePhraseFileOf } from "./phrase-file.ts";
 import type { StorageTarget } from "./settings.ts";
@@ -41,10 +42,11 @@ export function openStoreFileForRead(path: string): SqliteMemoryStore | undefine
  */
 export function discardStore(projectRoot: string): void {
   const path = storePath(projectRoot);
-  // The recall snapshot and the phrase file name this store's rows; the rebuilt store numbers them anew.
+  // The recall snapshot, the phrase and heads files name this store's rows; the rebuilt store numbers them anew.
   for (const file of snapshotFiles(recallSnapshotPath(projectRoot)))
     rmSync(file, { force: true, recursive: true });
   removePhraseFileOf(path);
+  removeHeadsFileOf(path);
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
   if (existsSync(path)) {
     rmSync(`${path}.corrupt`, { force: true, recursive: true });

@@ -14,16 +14,16 @@
  *
  * Layout: a 32-byte head (magic, version, vector width, name bytes a record holds, the CRC-32 of the
  * store's identity), then record `id` at HEAD_BYTES + (id − 1) · recordBytes: its check (u32,
- * `recordCheck` of the record's other words), name length (u16; LONG_NAME: too long, read from the
+ * home/file-io.ts `wordsCheck` of the record's other words), name length (u16; LONG_NAME: too long, read from the
  * store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes. Words are the machine's
  * (little-endian on every target); the file never leaves it.
  */
 import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
-import { readAt, writeAt } from "../home/file-io.ts";
+import { readAt, wordsCheck, writeAt } from "../home/file-io.ts";
 import { phraseFilePath } from "../home/paths.ts";
 
 const MAGIC = "TFPHRASE";
-/** 2: records checked by recordCheck (1: by CRC-32, whose call and view per record cost ~0.45 s of a session at 100k records). */
+/** 2: records checked by wordsCheck (1: by CRC-32, whose call and view per record cost ~0.45 s of a session at 100k records). */
 const VERSION = 2;
 const HEAD_BYTES = 32;
 /** A name longer than this is read from the store (phrases are short: capitalised words, identifiers). */
@@ -42,26 +42,6 @@ export interface PhraseRow {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/**
- * A record's check: MurmurHash3 (x86, 32-bit) of its `count` words from `from`, seeded with its row id.
- * Any damage to a record (a torn append, a hole, a bad page) passes with odds of 2⁻³²; it runs on the
- * mapped words themselves, so checking a session's ~500k records makes no view or call each.
- */
-function recordCheck(words: Uint32Array, from: number, count: number, id: number): number {
-  let h = id | 0;
-  for (let i = from, end = from + count; i < end; i++) {
-    let k = Math.imul(words[i], 0xcc9e2d51);
-    k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  h ^= count * 4;
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
 
 export class PhraseFile {
   private readonly recordBytes: number;
@@ -189,7 +169,7 @@ export class PhraseFile {
     record.writeUInt16LE(fits ? name.length : LONG_NAME, 4);
     record.set(row.vector.subarray(0, this.dim * 4), 8);
     if (fits) record.set(name, 8 + this.dim * 4);
-    words[at >> 2] = recordCheck(words, (at >> 2) + 1, (this.recordBytes >> 2) - 1, row.id);
+    words[at >> 2] = wordsCheck(words, (at >> 2) + 1, (this.recordBytes >> 2) - 1, row.id);
   }
 
   /**
@@ -201,7 +181,7 @@ export class PhraseFile {
     const { words, recordBytes } = this;
     const at = this.offsetOf(id) >> 2;
     const count = recordBytes >> 2;
-    if (id > 0 && at + count <= words.length && recordCheck(words, at + 1, count - 1, id) === words[at])
+    if (id > 0 && at + count <= words.length && wordsCheck(words, at + 1, count - 1, id) === words[at])
       return at + 2;
     if (!this.damaged) {
       this.damaged = true;

@@ -1,13 +1,16 @@
 import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
-import { phraseFilePath } from "../home/paths.ts";
+import { headsFilePath, phraseFilePath } from "../home/paths.ts";
 import type { LlmUsage } from "../llm/usage.ts";
+import { HeadsFile, type KeyedPhrase, removeHeadsFileOf } from "./heads-file.ts";
 import { PhraseFile, type PhraseRow, removePhraseFileOf } from "./phrase-file.ts";
 import type { ChunkRow } from "./remote.ts";
 import {
   BUCKET_LIMIT,
   bandKeys,
   type HeadRows,
+  LSH_BANDS,
+  LSH_BITS,
   phraseRank,
   probeKeys,
   SYNONYM_NEIGHBOURS,
@@ -54,6 +57,8 @@ const WRITER_CACHE_KIB = 256 * 1024;
 const HEAD_KEYS_A_QUERY = 2048;
 /** Phrase rows (with their vectors) a synonym heads query reads at once, by id. */
 const PHRASE_ROWS_A_QUERY = 4096;
+/** Bucket keys a query when the heads file's base is built: ~220k rows each at 100,000 records, not all 14 M at once. */
+const KEYS_A_RANGE = 2 ** 16;
 
 /** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
 export const SCHEMA_VERSION = 1;
@@ -577,10 +582,11 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of
-   * before a run). With `phraseFile` (the indexer) the heads' vectors and names come from the phrase
-   * file beside the store, brought up to `upTo` first.
+   * before a run). With `cacheFiles` (the indexer) the heads' vectors and names come from the phrase
+   * file beside the store, brought up to `upTo` first, and the heads of buckets no phrase entered since
+   * the heads file's base from that file.
    */
-  synonymSource(upTo = Number.MAX_SAFE_INTEGER, options: { phraseFile?: boolean } = {}): SynonymSource {
+  synonymSource(upTo = Number.MAX_SAFE_INTEGER, options: { cacheFiles?: boolean } = {}): SynonymSource {
     // Lists of phrases in slices of up to 500 (each one `?`), one query per slice.
     const inSlices = <T>(
       list: (string | number)[],
@@ -601,10 +607,19 @@ export class SqliteMemoryStore implements MemoryStore {
     const named: (string | undefined)[] = new Array(Math.min(upTo, this.maxEntityId()) + 1).fill(undefined);
     // A phrase's place among the phrases of the bucketHeads call running (-1: none).
     const slot = new Int32Array(named.length).fill(-1);
-    let file: PhraseFile | undefined | null = options.phraseFile && upTo > 0 ? undefined : null;
+    let file: PhraseFile | undefined | null = options.cacheFiles && upTo > 0 ? undefined : null;
     const phraseFile = () => {
       if (file === undefined) file = this.currentPhraseFile(upTo) ?? null;
       return file ?? undefined;
+    };
+    let bases: HeadsFile | undefined | null = options.cacheFiles && upTo > 0 ? undefined : null;
+    const headsFile = () => {
+      if (bases === undefined) {
+        const path = headsFilePath(this.path);
+        bases = (path && HeadsFile.open(path, this.cacheIdentity(), upTo)) || null;
+        bases?.markUnlogged(upTo, (after, to) => this.keyedPhrases(after, to));
+      }
+      return bases ?? undefined;
     };
     /** Phrases' names by row id: those met, then the phrase file's, then the table's. */
     const endNames = new Map<number, string>();
@@ -642,24 +657,37 @@ export class SqliteMemoryStore implements MemoryStore {
         // every row of every bucket first: a new session on the 100,000-record synthetic store probes
         // buckets of up to 30,326 rows; on 20,000 of its 148,660 keys the same rows in 129 ms against 794.
         // Rows as arrays [key, rank, entity]: 1.2 M of them for one session at 100k records.
-        const members: [number, number, number][] = [];
+        // Buckets no phrase entered since the heads file's base: their heads from it, the rest from the table.
+        const base = limit === BUCKET_LIMIT ? headsFile() : undefined;
+        const tableKeys: number[] = base ? [] : keys;
+        const members: [number, number][] = [];
+        if (base) {
+          const found: number[] = [];
+          for (const key of keys)
+            if (base.changed[key]) tableKeys.push(key);
+            else {
+              base.headsOf(key, found);
+              for (const entity of found) members.push([key, entity]);
+              found.length = 0;
+            }
+        }
         const heads = this.sql(
-          `WITH k(key, last) AS (SELECT value, COALESCE((SELECT rank FROM phrase_buckets WHERE key = value AND entity <= ?1 ORDER BY rank LIMIT 1 OFFSET ?2 - 1), ${Number.MAX_SAFE_INTEGER}) FROM json_each(?3)) SELECT b.key AS key, b.rank AS rank, b.entity AS entity FROM k JOIN phrase_buckets b ON b.key = k.key AND b.rank <= k.last WHERE b.entity <= ?1`,
+          `WITH k(key, last) AS (SELECT value, COALESCE((SELECT rank FROM phrase_buckets WHERE key = value AND entity <= ?1 ORDER BY rank LIMIT 1 OFFSET ?2 - 1), ${Number.MAX_SAFE_INTEGER}) FROM json_each(?3)) SELECT b.key AS key, b.entity AS entity FROM k JOIN phrase_buckets b ON b.key = k.key AND b.rank <= k.last WHERE b.entity <= ?1`,
         );
-        for (let at = 0; at < keys.length; at += HEAD_KEYS_A_QUERY)
+        for (let at = 0; at < tableKeys.length; at += HEAD_KEYS_A_QUERY)
           for (const row of heads.values(
             upTo,
             limit,
-            JSON.stringify(keys.slice(at, at + HEAD_KEYS_A_QUERY)),
-          ) as [number, number, number][])
+            JSON.stringify(tableKeys.slice(at, at + HEAD_KEYS_A_QUERY)),
+          ) as [number, number][])
             members.push(row);
         // Each phrase once, by row id in order, so the phrase file is read front to back (~500k records of
         // one session at 100k records); ids thousands a statement, rows as arrays, where the table is read.
         const listed: number[] = [];
         for (const m of members)
-          if (slot[m[2]] === -1) {
-            slot[m[2]] = -2;
-            listed.push(m[2]);
+          if (slot[m[1]] === -1) {
+            slot[m[1]] = -2;
+            listed.push(m[1]);
           }
         // A typed array's own numeric sort: a comparator's took 0.27 s for a session's ~500k ids.
         const ids = Float64Array.from(listed).sort();
@@ -702,7 +730,7 @@ export class SqliteMemoryStore implements MemoryStore {
           }
         const rowKeys: number[] = [];
         const rowHeads: number[] = [];
-        for (const [key, , entity] of members) {
+        for (const [key, entity] of members) {
           const at = slot[entity];
           // A row whose phrase is gone from the table: skipped, as a join would.
           if (at < 0) continue;
@@ -781,6 +809,51 @@ export class SqliteMemoryStore implements MemoryStore {
     this.currentPhraseFile(Number.MAX_SAFE_INTEGER);
   }
 
+  /**
+   * Brings the heads file up to every stored phrase (the indexer, at the end of a run): this run's
+   * phrases appended to its log, or its base built again from phrase_buckets when there is none usable or
+   * the log has grown past its share. A file that cannot be written is no file (the table is read).
+   * Tests bring it up to an earlier row (`upTo`) or keep the base longer (`rebuildShare`).
+   */
+  refreshHeadsFile(options: { upTo?: number; rebuildShare?: number } = {}): void {
+    const path = headsFilePath(this.path);
+    const upTo = Math.min(options.upTo ?? Number.MAX_SAFE_INTEGER, this.maxEntityId());
+    if (!path || upTo <= 0) return;
+    const identity = this.cacheIdentity();
+    try {
+      const file = HeadsFile.open(path, identity, upTo);
+      if (file && !file.stale(upTo, options.rebuildShare)) file.append(upTo, (after, to) => this.keyedPhrases(after, to));
+      else HeadsFile.write(path, identity, upTo, this.bucketRowsInOrder(upTo));
+    } catch {
+      removeHeadsFileOf(this.path);
+    }
+  }
+
+  /** Every bucket row of phrases up to row `upTo` as [key, rank, entity], in (key, rank) order, a range of keys a query. */
+  private *bucketRowsInOrder(upTo: number): Iterable<[number, number, number]> {
+    const range = this.sql(
+      "SELECT key, rank, entity FROM phrase_buckets WHERE key >= ? AND key < ? AND entity <= ? ORDER BY key, rank",
+    );
+    const keys = LSH_BANDS * 2 ** LSH_BITS;
+    for (let from = 0; from < keys; from += KEYS_A_RANGE)
+      yield* range.values(from, from + KEYS_A_RANGE, upTo) as [number, number, number][];
+  }
+
+  /** What names this store's cache files' rows: a store rebuilt in place, or with deletions, is another. */
+  private cacheIdentity(): string {
+    return `${this.storeId()}/${this.deletions()}`;
+  }
+
+  /** The phrases with row ids in (after, upTo], in order, and their bucket keys (from their vectors). */
+  private *keyedPhrases(after: number, upTo: number): Iterable<KeyedPhrase> {
+    const rows = this.sql("SELECT id, vector FROM entities WHERE id > ? AND id <= ? ORDER BY id");
+    for (const { id, vector } of rows.iterate(after, upTo) as Iterable<{ id: number; vector: Uint8Array }>) {
+      const values = new Float32Array(vector.byteLength >> 2);
+      readVector(vector, values, 0, values.length);
+      yield { id, keys: bandKeys(values) };
+    }
+  }
+
   /** The phrase file holding every phrase up to row `upTo`, or undefined where it cannot be had. */
   private currentPhraseFile(upTo: number): PhraseFile | undefined {
     const path = phraseFilePath(this.path);
@@ -792,7 +865,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return PhraseFile.current(
       path,
       last.vector.byteLength >> 2,
-      `${this.storeId()}/${this.deletions()}`,
+      this.cacheIdentity(),
       to,
       (id, upTo) => after.iterate(id, upTo) as Iterable<PhraseRow>,
     );
@@ -980,7 +1053,10 @@ export class SqliteMemoryStore implements MemoryStore {
         band.run(key, entityId);
       }
       // The phrase file holds the phrase's text: it goes first (the next run rewrites it).
-      if (!entities) removePhraseFileOf(this.path);
+      if (!entities) {
+        removePhraseFileOf(this.path);
+        removeHeadsFileOf(this.path);
+      }
       this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
       removed.add(entityId);
       const gone = this.sql(
