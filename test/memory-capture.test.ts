@@ -229,7 +229,9 @@ describe("triforge capture", () => {
         since: new Date().toISOString(),
       });
 
-    const dead = Bun.spawnSync(["true"]).pid;
+    // Above any pid a process can have (Linux's PID_MAX_LIMIT is 2^22; macOS stops below 100,000): a
+    // pid taken from a process that just exited can be given again on a busy machine.
+    const dead = 2 ** 22 + 1;
     writeFileSync(lock, holder(dead));
     expectClean(await capture(hookInput("s1", transcript, project)));
     expect(chats().map((r) => r.text)).toEqual(["one"]);
@@ -248,7 +250,8 @@ describe("triforge capture", () => {
     expectClean(await capture(hookInput("s1", transcript, project)));
     expect(chats().map((r) => r.text)).toEqual(["one", "two"]);
     expect(existsSync(lock)).toBe(false);
-  });
+    // Three captures, one of them waiting out its 3 s for the lock: past bun's 5 s default on a busy box.
+  }, 30_000);
 
   test("8 processes × 200 captures in parallel: no interleaved, lost or duplicated line", async () => {
     const { project, transcripts, dataDir, chats, errors, capture } = setup();
