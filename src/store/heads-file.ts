@@ -176,7 +176,8 @@ export class HeadsFile {
     const head = new Int32Array(HEAD_WORDS);
     head.set([MAGIC, VERSION, nameOf(identity), upTo, keys.length, entries.length]);
     head[6] = Bun.hash.crc32(new Uint8Array(base.buffer));
-    const temporary = `${path}.${process.pid}.tmp`;
+    // One name (one indexer a project at a time): a build killed half-way leaves a file the next overwrites.
+    const temporary = `${path}.tmp`;
     const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
     try {
       writeAt(fd, new Uint8Array(head.buffer), 0);
@@ -212,11 +213,12 @@ class Growable {
   }
 }
 
-/** Removes the heads file of the store at `storeFile` (none for a store in memory). */
+/** Removes the heads file of the store at `storeFile`, and a build's leftover (none for a store in memory). */
 export function removeHeadsFileOf(storeFile: string): void {
   const path = headsFilePath(storeFile);
   if (path)
-    try {
-      rmSync(path, { force: true });
-    } catch {}
+    for (const file of [path, `${path}.tmp`])
+      try {
+        rmSync(file, { force: true });
+      } catch {}
 }
