@@ -65,21 +65,21 @@ export function storePath(projectRoot: string): string {
   return join(projectDataDir(projectRoot), STORE_FILE);
 }
 
-/**
- * The indexer's cache of a SQLite store's phrase vectors and names, beside it: memory.db →
- * memory.phrases.bin; none for a store in memory.
- */
-export function phraseFilePath(storeFile: string): string | undefined {
+/** A file beside a SQLite store file (memory.db → memory.`suffix`); none for a store in memory. */
+function besideStore(storeFile: string, suffix: string): string | undefined {
   return storeFile === ":memory:" || storeFile === ""
     ? undefined
-    : join(dirname(storeFile), `${basename(storeFile, ".db")}.phrases.bin`);
+    : join(dirname(storeFile), `${basename(storeFile, ".db")}.${suffix}`);
 }
 
-/** The synonym buckets' heads beside a store file (store/heads-file.ts); none for a store in memory. */
+/** The indexer's cache of a SQLite store's phrase vectors and names (store/phrase-file.ts). */
+export function phraseFilePath(storeFile: string): string | undefined {
+  return besideStore(storeFile, "phrases.bin");
+}
+
+/** The indexer's cache of the synonym buckets' heads (store/heads-file.ts). */
 export function headsFilePath(storeFile: string): string | undefined {
-  return storeFile === ":memory:" || storeFile === ""
-    ? undefined
-    : join(dirname(storeFile), `${basename(storeFile, ".db")}.heads.bin`);
+  return besideStore(storeFile, "heads.bin");
 }
 
 /** The local store's recall arrays, persisted: written by the indexer, memory-mapped by recall. */
