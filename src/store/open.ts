@@ -4,11 +4,9 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { projectDataDir, recallSnapshotPath, snapshotFiles, storePath } from "../home/paths.ts";
-import { removeHeadsFileOf } from "./heads-file.ts";
 import type { SqlClient } from "./pg-client.ts";
-import { removePhraseFileOf } from "./phrase-file.ts";
 import type { StorageTarget } from "./settings.ts";
-import { isStoreDamage, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
+import { isStoreDamage, removeCacheFilesOf, SqliteMemoryStore, StoreCorruptError } from "./sqlite.ts";
 import type { MemoryStore } from "./types.ts";
 
 export type { MemoryStore } from "./types.ts";
@@ -45,8 +43,7 @@ export function discardStore(projectRoot: string): void {
   // The recall snapshot, the phrase and heads files name this store's rows; the rebuilt store numbers them anew.
   for (const file of snapshotFiles(recallSnapshotPath(projectRoot)))
     rmSync(file, { force: true, recursive: true });
-  removePhraseFileOf(path);
-  removeHeadsFileOf(path);
+  removeCacheFilesOf(path);
   for (const suffix of ["-wal", "-shm"]) rmSync(path + suffix, { force: true });
   if (existsSync(path)) {
     rmSync(`${path}.corrupt`, { force: true, recursive: true });

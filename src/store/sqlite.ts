@@ -213,6 +213,15 @@ export function factKey(subject: string, predicate: string, object: string): str
 }
 
 /**
+ * Removes the indexer's cache files beside the store at `storeFile` (the phrase and heads files): any
+ * deletion of phrases, or a store discarded, leaves them naming rows that are gone.
+ */
+export function removeCacheFilesOf(storeFile: string): void {
+  removePhraseFileOf(storeFile);
+  removeHeadsFileOf(storeFile);
+}
+
+/**
  * One SQLite file per project, WAL mode (the MCP server reads while the indexer writes).
  * Opening checks the schema version; `StoreCorruptError` tells the caller to rebuild.
  */
@@ -656,7 +665,6 @@ export class SqliteMemoryStore implements MemoryStore {
         // crowded the bucket. PERF: a window (rank() OVER (PARTITION BY key), then place <= limit) read
         // every row of every bucket first: a new session on the 100,000-record synthetic store probes
         // buckets of up to 30,326 rows; on 20,000 of its 148,660 keys the same rows in 129 ms against 794.
-        // Rows as arrays [key, rank, entity]: 1.2 M of them for one session at 100k records.
         // Buckets no phrase entered since the heads file's base: their heads from it, the rest from the table.
         const base = limit === BUCKET_LIMIT ? headsFile() : undefined;
         const tableKeys: number[] = base ? [] : keys;
@@ -1055,10 +1063,7 @@ export class SqliteMemoryStore implements MemoryStore {
         band.run(key, entityId);
       }
       // The phrase file holds the phrase's text: it goes first (the next run rewrites it).
-      if (!entities) {
-        removePhraseFileOf(this.path);
-        removeHeadsFileOf(this.path);
-      }
+      if (!entities) removeCacheFilesOf(this.path);
       this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
       removed.add(entityId);
       const gone = this.sql(
