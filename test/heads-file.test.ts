@@ -11,7 +11,7 @@ import { forgetSession } from "../src/memory/forget.ts";
 import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
 import { openStoreForWrite } from "../src/store/open.ts";
 import type { SqliteMemoryStore } from "../src/store/sqlite.ts";
-import { BUCKET_LIMIT, bandKeys } from "../src/store/synonyms.ts";
+import { BUCKET_LIMIT, bandKeys, LSH_BANDS, LSH_BITS } from "../src/store/synonyms.ts";
 import { indexRuns, lookAlikes, memoryHome, syntheticConversation } from "./support/memory-helpers.ts";
 import { headRowList } from "./support/synonym-store.ts";
 
@@ -26,7 +26,7 @@ async function probedKeys(store: SqliteMemoryStore): Promise<{ keys: number[]; d
   for (let i = 0; i < phrases.length; i++)
     for (const key of bandKeys(vectors.subarray(i * dim, (i + 1) * dim))) {
       keys.add(key);
-      for (let bit = 0; bit < 18; bit++) keys.add(key ^ (1 << bit));
+      for (let bit = 0; bit < LSH_BITS; bit++) keys.add(key ^ (1 << bit));
     }
   return { keys: [...keys], dim };
 }
@@ -70,11 +70,12 @@ describe("the heads file", () => {
       const base = statSync(file).size;
       for (const upTo of [early, middle, last])
         expect(heads(store, keys, true, upTo)).toEqual(heads(store, keys, false, upTo));
-      // The log up to the middle row, then to the last: one record a phrase, the base kept.
+      // The log up to the middle row, then to the last: one record a phrase (its id, keys and check), the base kept.
+      const record = (2 + LSH_BANDS) * 4;
       store.refreshHeadsFile({ upTo: middle, rebuildShare: Number.POSITIVE_INFINITY });
-      expect(statSync(file).size).toBe(base + (middle - early) * 18 * 4);
+      expect(statSync(file).size).toBe(base + (middle - early) * record);
       store.refreshHeadsFile({ rebuildShare: Number.POSITIVE_INFINITY });
-      expect(statSync(file).size).toBe(base + (last - early) * 18 * 4);
+      expect(statSync(file).size).toBe(base + (last - early) * record);
       for (const upTo of [early, middle, last])
         expect(heads(store, keys, true, upTo)).toEqual(heads(store, keys, false, upTo));
       // Past the share the base is built again: no log.

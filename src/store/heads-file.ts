@@ -32,9 +32,10 @@ const LOG_WORDS = 2 + LSH_BANDS;
 /**
  * The log's phrases, as a share of the base's last row id, past which the base is built again: the
  * buckets they entered are read from the store (at 5 % of 878k phrases, ~17 % of a session's buckets at
- * most), and a base costs ~10 s to build at 100,000 records (once per ~110 sessions there).
+ * most), and a base costs 6–7 s to build at 100,000 records with the store in the page cache (once per
+ * ~110 sessions there).
  */
-export const REBUILD_SHARE = 0.05;
+const REBUILD_SHARE = 0.05;
 
 /** A phrase added after the base, and its bucket keys. */
 export interface KeyedPhrase {
@@ -47,12 +48,12 @@ export class HeadsFile {
   readonly changed = new Uint8Array(LSH_BANDS * 2 ** LSH_BITS);
 
   private constructor(
-    readonly path: string,
+    private readonly path: string,
     private readonly keys: Int32Array,
     private readonly starts: Int32Array,
     private readonly entries: Int32Array,
     /** The base's last row id. */
-    readonly baseUpTo: number,
+    private readonly baseUpTo: number,
     /** The last row id the log holds (the base's where it is empty), and where the log ends in bytes. */
     private logUpTo: number,
     private logEnd: number,

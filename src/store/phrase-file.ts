@@ -14,16 +14,16 @@
  *
  * Layout: a 32-byte head (magic, version, vector width, name bytes a record holds, the CRC-32 of the
  * store's identity), then record `id` at HEAD_BYTES + (id − 1) · recordBytes: its check (u32,
- * home/file-io.ts `wordsCheck` of the record's other words), name length (u16; LONG_NAME: too long, read from the
- * store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes. Words are the machine's
- * (little-endian on every target); the file never leaves it.
+ * home/file-io.ts `wordsCheck` of the record's other words), name length (u16; LONG_NAME: too long,
+ * read from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes. Words are the
+ * machine's (little-endian on every target); the file never leaves it.
  */
 import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
 import { readAt, wordsCheck, writeAt } from "../home/file-io.ts";
 import { phraseFilePath } from "../home/paths.ts";
 
 const MAGIC = "TFPHRASE";
-/** 2: records checked by wordsCheck (1: by CRC-32, whose call and view per record cost ~0.45 s of a session at 100k records). */
+/** 2: records checked by wordsCheck (1: by CRC-32, a call and a view per record, ~0.45 s a session at 100k records). */
 const VERSION = 2;
 const HEAD_BYTES = 32;
 /** A name longer than this is read from the store (phrases are short: capitalised words, identifiers). */
