@@ -156,6 +156,26 @@ describe("denseTop", () => {
     }
   });
 
+  test("rows the int8 copy holds exactly: every row at the floor is rescored, with the margin at its least", () => {
+    // Integer rows with a 127 component are kept by int8 without rounding, and the query e0 by int16,
+    // so the error bound is float32's alone. Cosines fall in levels ~0.003 apart, ~60 rows a level:
+    // the top ties at its boundary, and the sample's threshold lies a few levels below the floor.
+    const dim = 64;
+    const rows = 8000;
+    const vectors = new Float32Array(rows * dim);
+    for (let r = 0; r < rows; r++) {
+      const level = (r * 37) % 127;
+      const length = Math.hypot(level, 127);
+      vectors[r * dim] = level / length;
+      vectors[r * dim + 1 + (r % (dim - 1))] = 127 / length;
+    }
+    const query = new Float32Array(dim);
+    query[0] = 1;
+    const int8 = int8Rows(vectors, dim, rows);
+    expect(int8).toBeDefined();
+    for (const count of [50, 100, 130])
+      expect(denseTop(vectors, dim, query, count, int8)).toEqual(exactTop(vectors, dim, query, count));
+  });
   test("small indexes keep the exact JavaScript scan; the int8 copy is made once per vectors array", () => {
     const vectors = rowsOf(100, 8);
     expect(int8Rows(vectors, 8, 100)).toBeUndefined();

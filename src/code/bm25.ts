@@ -423,18 +423,44 @@ function isBounded(index: Bm25Index, t: number, boundedFrom: number): boolean {
   return df > index.lengths.length * BOUNDED_TERM_SHARE && df >= boundedFrom;
 }
 
-/** The frequency of term `term` in document `doc` (0 when absent): a binary search of its postings. */
-function frequencyIn(index: Bm25Index, term: number, doc: number): number {
-  let low = index.offsets[term];
-  let high = index.offsets[term + 1] - 1;
-  while (low <= high) {
-    const middle = (low + high) >>> 1;
-    const at = index.docs[middle];
-    if (at === doc) return index.freqs[middle];
-    if (at < doc) low = middle + 1;
-    else high = middle - 1;
+/**
+ * The frequency of each of `terms` in each of `docs` (ascending), as `tfs[d · terms.length + i]` (0
+ * where absent). A term's postings are sorted by document, so one cursor per term moves forward
+ * through them, galloping (steps doubling, then a binary search): for ~100 candidates against
+ * postings of 20k+ documents, a search from where the last one ended reads nearby entries, where a
+ * binary search of the whole list per candidate (~1,000 a query, 10 % of its time at 100k chunks)
+ * missed the cache at every step.
+ */
+function frequenciesIn(index: Bm25Index, terms: number[], docs: number[]): Int32Array {
+  const tfs = new Int32Array(docs.length * terms.length);
+  const postings = index.docs;
+  for (let i = 0; i < terms.length; i++) {
+    let at = index.offsets[terms[i]];
+    const end = index.offsets[terms[i] + 1];
+    for (let d = 0; d < docs.length && at < end; d++) {
+      const doc = docs[d];
+      if (postings[at] < doc) {
+        // postings[low] < doc; find the first entry at or past doc in (low, high].
+        let low = at;
+        let step = 1;
+        let high = at + 1;
+        while (high < end && postings[high] < doc) {
+          low = high;
+          step *= 2;
+          high = low + step;
+        }
+        if (high > end) high = end;
+        for (low++; low < high; ) {
+          const middle = (low + high) >>> 1;
+          if (postings[middle] < doc) low = middle + 1;
+          else high = middle;
+        }
+        at = low;
+      }
+      if (at < end && postings[at] === doc) tfs[d * terms.length + i] = index.freqs[at];
+    }
   }
-  return 0;
+  return tfs;
 }
 
 /**
@@ -500,21 +526,28 @@ export function topBm25(
   // A document no walked term matched scores at most `bound`: it could reach the top.
   if (!(floor > bound * (1 + slack))) return walked();
   const candidates: number[] = [];
+  const most = count * MAX_CANDIDATES_PER_RESULT;
   for (let k = 0; k < touched.length; k++) {
     const doc = touched[k];
     if ((partial[doc] + bound) * (1 + slack) < floor) continue;
     if (allowed && allowed[chunkFile![doc]] !== 1) continue;
+    // Past the limit the walk answers: stop here rather than list the rest of the touched documents.
+    if (candidates.length === most) return walked();
     candidates.push(doc);
   }
-  if (candidates.length > count * MAX_CANDIDATES_PER_RESULT) return walked();
-  // Exact scores, and the order a full walk first matches each candidate in.
+  // Exact scores, and the order a full walk first matches each candidate in (which the order key
+  // holds, so the candidates may be visited by document).
+  candidates.sort((a, b) => a - b);
+  const termIds = [...queryIds, ...feedbackIds];
+  const tfs = frequenciesIn(index, termIds, candidates);
   const order = new Float64Array(candidates.length);
   for (let c = 0; c < candidates.length; c++) {
     const doc = candidates[c];
+    const row = c * termIds.length;
     let own = 0;
     let firstOwn = -1;
     for (let i = 0; i < queryIds.length; i++) {
-      const tf = frequencyIn(index, queryIds[i], doc);
+      const tf = tfs[row + i];
       if (tf === 0) continue;
       if (firstOwn < 0) firstOwn = i;
       own = Math.fround(
@@ -524,7 +557,7 @@ export function topBm25(
     let added = 0;
     let firstAdded = -1;
     for (let i = 0; i < feedbackIds.length; i++) {
-      const tf = frequencyIn(index, feedbackIds[i], doc);
+      const tf = tfs[row + queryIds.length + i];
       if (tf === 0) continue;
       if (firstAdded < 0) firstAdded = i;
       added = Math.fround(
@@ -558,8 +591,8 @@ function countthBest(
     if (allowed && allowed[chunkFile![doc]] !== 1) continue;
     let at = best.length;
     while (at > 0 && best[at - 1] < score) at--;
-    best.splice(at, 0, score);
-    if (best.length > count) best.pop();
+    for (let k = best.length === count ? count - 1 : best.length; k > at; k--) best[k] = best[k - 1];
+    best[at] = score;
   }
   return best.length === count ? best[count - 1] : 0;
 }
