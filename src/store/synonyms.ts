@@ -258,27 +258,33 @@ export class SynonymGraph {
     if (!vectors) throw new Error(`synonym graph: ${phrase} came without its vector`);
     const n = this.names.push(phrase) - 1;
     this.numbers.set(phrase, n);
-    if (n === this.ranks.length) {
-      this.ranks = growFloats(this.ranks);
-      this.tails = growFloats(this.tails);
-      const keys = new Int32Array(this.keys.length * 2);
-      keys.set(this.keys);
-      this.keys = keys;
-      const keyed = new Uint8Array(this.keyed.length * 2);
-      keyed.set(this.keyed);
-      this.keyed = keyed;
-    }
-    if ((n + 1) * this.dim > this.flat.length) {
-      const grown = new Float32Array(Math.max(1024, (n + 1) * 2) * this.dim);
-      grown.set(this.flat);
-      this.flat = grown;
-    }
+    this.reserve(n + 1);
     // Copied by hand: a view of each of a session's ~500k vectors to copy from costs more than the copy.
     const { flat, dim } = this;
     for (let d = 0, to = n * dim; d < dim; d++) flat[to + d] = vectors[at + d];
     this.ranks[n] = phraseRank(phrase);
     this.tails[n] = tailNorm(flat, n * dim, dim);
     return n;
+  }
+
+  /**
+   * Room for `count` phrases in the per-phrase arrays, at least doubling what they hold when they grow.
+   * A source's call hands over up to ~500k phrases at once (at 100,000 records), so load() reserves for
+   * all of them first: one copy of the arrays instead of one per doubling.
+   */
+  private reserve(count: number): void {
+    if (count > this.ranks.length) {
+      const size = Math.max(count, this.ranks.length * 2);
+      this.ranks = grown(this.ranks, new Float64Array(size));
+      this.tails = grown(this.tails, new Float64Array(size));
+      this.keys = grown(this.keys, new Int32Array(size * LSH_BANDS));
+      this.keyed = grown(this.keyed, new Uint8Array(size));
+    }
+    if (count * this.dim > this.flat.length)
+      this.flat = grown(
+        this.flat,
+        new Float32Array(Math.max(1024, count, (this.flat.length / this.dim) * 2) * this.dim),
+      );
   }
 
   /** Where phrase n's LSH_BANDS bucket keys start in `keys`, computing them when first needed. */
@@ -364,6 +370,9 @@ export class SynonymGraph {
       }
     if (!missing.length) return;
     const { phrases, vectors, vectorAt, keys: rowKeys, heads } = this.source.bucketHeads(missing, this.limit);
+    let given = 0;
+    for (const vector of vectors) if (vector) given++;
+    this.reserve(this.names.length + given);
     const numbers = new Int32Array(phrases.length);
     for (let p = 0; p < phrases.length; p++) numbers[p] = this.numberOf(phrases[p], vectors[p], vectorAt[p]);
     for (let i = 0; i < rowKeys.length; i++) this.enter(rowKeys[i], numbers[heads[i]]);
@@ -775,8 +784,8 @@ function pairKey(a: string, b: string): string {
   return a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`;
 }
 
-function growFloats(a: Float64Array): Float64Array<ArrayBuffer> {
-  const out = new Float64Array(a.length * 2);
-  out.set(a);
-  return out;
+/** `into` (a larger array) holding `from`'s values first. */
+function grown<T extends Float64Array | Float32Array | Int32Array | Uint8Array>(from: T, into: T): T {
+  into.set(from as never);
+  return into;
 }
