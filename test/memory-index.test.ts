@@ -283,6 +283,25 @@ describe("capped synonym edges", () => {
     expect(second.some((r) => before.has(r.phrase))).toBe(true);
   });
 
+  test("the synonym source leaves the store file unmapped after each read (its pages count in RSS only while it reads)", async () => {
+    const root = await indexed("syn-mapped", a, b);
+    const store = openStoreForWrite(root);
+    const { phrases, vectors } = await store.entityVectors();
+    const dim = vectors.length / phrases.length;
+    const keys = [...new Set(phrases.flatMap((_, i) => bandKeys(vectors.subarray(i * dim, (i + 1) * dim))))];
+    const mapped = () =>
+      ((store as unknown as { db: Database }).db.query("PRAGMA mmap_size").get() as { mmap_size: number })
+        .mmap_size;
+    const source = store.synonymSource();
+    expect(headRowList(source.bucketHeads(keys, BUCKET_LIMIT), dim).length).toBeGreaterThan(0);
+    expect(mapped()).toBe(0);
+    expect(source.phraseVectors(phrases.slice(0, 5)).size).toBe(5);
+    expect(mapped()).toBe(0);
+    expect(source.synonymNeighbours(phrases).size).toBeGreaterThan(0);
+    expect(mapped()).toBe(0);
+    store.close();
+  });
+
   test("the store's bucket heads are each bucket's `limit` lowest ranks and the ties of the last, however crowded", async () => {
     const root = await indexed("syn-heads", a, b);
     const db = new Database(storePath(root));
