@@ -196,7 +196,7 @@ describe("synonym edges", () => {
           keys.flatMap((key) =>
             stored
               .filter((p) => p.keys.includes(key))
-              .map((p) => ({ key, phrase: p.name, vector: p.vector })),
+              .map((p) => ({ key, phrase: p.name, id: stored.indexOf(p) + 1, vector: p.vector })),
           ),
         ),
       ...storedPhraseReads(stored, edges),

@@ -71,7 +71,13 @@ function fakeStore() {
           served.buckets++;
           const rows = stored
             .filter((p) => p.keys.includes(key))
-            .map((p) => ({ key, phrase: p.name, rank: phraseRank(p.name), vector: p.vector }))
+            .map((p) => ({
+              key,
+              phrase: p.name,
+              id: stored.indexOf(p) + 1,
+              rank: phraseRank(p.name),
+              vector: p.vector,
+            }))
             .sort((x, y) => x.rank - y.rank)
             .slice(0, limit);
           served.rows += rows.length;
@@ -93,7 +99,7 @@ function fakeStore() {
     }
     stored.push(...batches.flat());
   };
-  return { run, served, edges: () => [...edges.keys()].sort() };
+  return { run, served, source, edges: () => [...edges.keys()].sort() };
 }
 
 function shuffled<T>(list: T[], random: () => number): T[] {
@@ -160,6 +166,23 @@ describe("synonym buckets' heads (bottom-k by rank)", () => {
       expect(new Set(named).size).toBe(named.length);
       expect(named.sort()).toEqual(reference(phrases, 3, limit));
       for (const e of edges) expect(e.score).toBe(cosine(phrases[e.a].vector, phrases[e.b].vector));
+    }
+  });
+
+  test("a phrase met as a bucket head (by row id) and then by name is one phrase: repairing keeps the rule's edges", () => {
+    // Clusters in 16 dimensions, most buckets crowded (3 heads); a newcomer in the same cluster reads
+    // the heads of its buckets and their probes by row id, and the repair then reads every phrase by
+    // name. Nothing left the store, so every list is the rule's already and nothing may change.
+    const phrases = clustered(7, 160, 4);
+    for (const newcomer of [clustered(7, 164, 4, "n").slice(160), clustered(8, 1, 1, "far")]) {
+      const store = fakeStore();
+      store.run([phrases], 3, 3);
+      const graph = new SynonymGraph(store.source, 3, 3);
+      graph.add(
+        newcomer.map((p) => p.name),
+        new Float32Array(newcomer.flatMap((p) => [...p.vector])),
+      );
+      expect(graph.repair(phrases.map((p) => p.name))).toEqual({ add: [], drop: [] });
     }
   });
 

@@ -666,7 +666,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const source: SynonymSource = {
       empty: upTo <= 0,
       bucketHeads: (keys, limit) => {
-        const rows: HeadRows = { phrases: [], vectors: [], vectorAt: [], keys: [], heads: [] };
+        const rows: HeadRows = { phrases: [], ids: [], vectors: [], vectorAt: [], keys: [], heads: [] };
         if (upTo <= 0) return rows;
         // Each bucket's first rows by rank through phrase_buckets' own key, then each phrase once, however
         // many buckets show it. Per bucket, the limit-th row's rank (its key's first `limit` rows), then
@@ -711,8 +711,10 @@ export class SqliteMemoryStore implements MemoryStore {
         const ids = Float64Array.from(listed).sort();
         const { phrases, vectors } = rows;
         const vectorAt: number[] = [];
+        const phraseIds: number[] = [];
         const take = (id: number, phrase: string, from: Float32Array | undefined, at: number) => {
           slot[id] = phrases.push(phrase) - 1;
+          phraseIds.push(id);
           vectors.push(from);
           vectorAt.push(at);
         };
@@ -756,18 +758,18 @@ export class SqliteMemoryStore implements MemoryStore {
           rowHeads.push(at);
         }
         for (const id of ids) slot[id] = -1;
-        return { phrases, vectors, vectorAt, keys: rowKeys, heads: rowHeads };
+        return { phrases, ids: phraseIds, vectors, vectorAt, keys: rowKeys, heads: rowHeads };
       },
       phraseVectors: (phrases) =>
         new Map(
-          inSlices<{ phrase: string; vector: Uint8Array }>(
+          inSlices<{ id: number; phrase: string; vector: Uint8Array }>(
             phrases,
-            (marks) => `SELECT phrase, vector FROM entities WHERE phrase IN (${marks}) AND id <= ?`,
+            (marks) => `SELECT id, phrase, vector FROM entities WHERE phrase IN (${marks}) AND id <= ?`,
             upTo,
-          ).map((r) => [r.phrase, readVectors([r]).vectors]),
+          ).map((r) => [r.phrase, { id: r.id, vector: readVectors([r]).vectors }]),
         ),
       synonymNeighbours: (phrases) => {
-        const out = new Map<string, [string, number][]>();
+        const out = new Map<string, [string, number, number][]>();
         const names = new Map<number, string>();
         for (const r of inSlices<{ id: number; phrase: string }>(
           phrases,
@@ -799,7 +801,7 @@ export class SqliteMemoryStore implements MemoryStore {
           const phrase = names.get(self)!;
           let list = out.get(phrase);
           if (!list) out.set(phrase, (list = []));
-          list.push([end, weight]);
+          list.push([end, weight, other]);
         }
         return out;
       },

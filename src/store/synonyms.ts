@@ -172,20 +172,24 @@ export interface SynonymSource {
    * (the graph keeps every phrase it is given).
    */
   bucketHeads(keys: number[], limit: number): HeadRows;
-  /** Stored phrases' vectors (absent: not stored). */
-  phraseVectors(phrases: string[]): Map<string, Float32Array>;
-  /** Stored phrases' synonym edges (other phrase, cosine); a phrase with none may be absent. */
-  synonymNeighbours(phrases: string[]): Map<string, [string, number][]>;
+  /** Stored phrases' row ids and vectors (absent: not stored). */
+  phraseVectors(phrases: string[]): Map<string, { id: number; vector: Float32Array }>;
+  /**
+   * Stored phrases' synonym edges (other phrase, cosine, the other's row id); a phrase with none may
+   * be absent.
+   */
+  synonymNeighbours(phrases: string[]): Map<string, [string, number, number][]>;
 }
 
 /**
- * Bucket heads as columns. The phrases, each once: `phrases[p]`, its vector (where the source gives
- * it: the first call to return the phrase) the `dim` floats of `vectors[p]` from
+ * Bucket heads as columns. The phrases, each once: `phrases[p]`, its row id `ids[p]`, its vector (where
+ * the source gives it: the first call to return the phrase) the `dim` floats of `vectors[p]` from
  * `vectorAt[p]`, a view of a whole file's records that the phrases share, so a session's ~500k phrases
  * at 100,000 records make no object or view each. Row i: phrase `heads[i]` heads bucket `keys[i]`.
  */
 export interface HeadRows {
   phrases: string[];
+  ids: ArrayLike<number>;
   vectors: (Float32Array | undefined)[];
   vectorAt: ArrayLike<number>;
   keys: ArrayLike<number>;
@@ -217,7 +221,16 @@ export class SynonymGraph {
    * comparisons read consecutive memory), norms past BOUND_DIMS, bucket keys (LSH_BANDS per phrase).
    */
   private readonly names: string[] = [];
+  /**
+   * Numbers by text, for the phrases met by name (newcomers, edges' ends, repairs), and by row id
+   * (`byRow[id]` = number + 1) for stored ones: a session's ~490k bucket heads at 100,000 records are
+   * looked up by row id only (a string Map of them cost ~0.25 s a session). A stored phrase met by
+   * name is found by its row id (the source gives it) and gets its name entered then.
+   */
   private readonly numbers = new Map<string, number>();
+  private byRow = new Int32Array(0);
+  /** Row ids of edges' other ends, from synonymNeighbours, until readVectors looks them up. */
+  private readonly endRows = new Map<string, number>();
   private ranks = new Float64Array(1024);
   private flat = new Float32Array(0);
   private dim = 0;
@@ -249,15 +262,44 @@ export class SynonymGraph {
   ) {}
 
   /**
-   * The phrase's number, giving it one (and its rank) when first met with its vector: the `dim` floats
-   * of `vectors` from `at` (`dim` is the newcomers' or, in `repair`, the first stored vector's).
+   * The phrase's number by name, giving it one (and its rank) when first met with its vector: the `dim`
+   * floats of `vectors` from `at` (`dim` is the newcomers' or, in `repair`, the first stored vector's).
+   * `id`: its row id, where stored (a phrase met by row id before keeps its number).
    */
-  private numberOf(phrase: string, vectors: Float32Array | undefined, at = 0): number {
-    const known = this.numbers.get(phrase);
-    if (known !== undefined) return known;
+  private numberOf(phrase: string, vectors: Float32Array | undefined, at = 0, id?: number): number {
+    let n = this.numbers.get(phrase);
+    if (n !== undefined) return n;
+    n = id === undefined ? -1 : this.rowNumber(id);
+    if (n < 0) {
+      n = this.newNumber(phrase, vectors, at);
+      if (id !== undefined) this.setRow(id, n);
+    }
+    this.numbers.set(phrase, n);
+    return n;
+  }
+
+  /** The number of the stored phrase with row id `id`, giving it one when first met (see numberOf). */
+  private numberOfRow(id: number, phrase: string, vectors: Float32Array | undefined, at: number): number {
+    let n = this.rowNumber(id);
+    if (n < 0) this.setRow(id, (n = this.newNumber(phrase, vectors, at)));
+    return n;
+  }
+
+  /** The number of row id `id`; -1 when not met by it. */
+  private rowNumber(id: number): number {
+    return id < this.byRow.length ? this.byRow[id] - 1 : -1;
+  }
+
+  private setRow(id: number, n: number): void {
+    if (id >= this.byRow.length)
+      this.byRow = grown(this.byRow, new Int32Array(Math.max(1024, id + 1, this.byRow.length * 2)));
+    this.byRow[id] = n + 1;
+  }
+
+  /** A new number for `phrase` (with its vector, rank, tail norm), entered in neither index. */
+  private newNumber(phrase: string, vectors: Float32Array | undefined, at: number): number {
     if (!vectors) throw new Error(`synonym graph: ${phrase} came without its vector`);
     const n = this.names.push(phrase) - 1;
-    this.numbers.set(phrase, n);
     this.reserve(n + 1);
     // Copied by hand: a view of each of a session's ~500k vectors to copy from costs more than the copy.
     const { flat, dim } = this;
@@ -369,12 +411,20 @@ export class SynonymGraph {
         missing.push(key);
       }
     if (!missing.length) return;
-    const { phrases, vectors, vectorAt, keys: rowKeys, heads } = this.source.bucketHeads(missing, this.limit);
+    const {
+      phrases,
+      ids,
+      vectors,
+      vectorAt,
+      keys: rowKeys,
+      heads,
+    } = this.source.bucketHeads(missing, this.limit);
     let given = 0;
     for (const vector of vectors) if (vector) given++;
     this.reserve(this.names.length + given);
     const numbers = new Int32Array(phrases.length);
-    for (let p = 0; p < phrases.length; p++) numbers[p] = this.numberOf(phrases[p], vectors[p], vectorAt[p]);
+    for (let p = 0; p < phrases.length; p++)
+      numbers[p] = this.numberOfRow(ids[p], phrases[p], vectors[p], vectorAt[p]);
     for (let i = 0; i < rowKeys.length; i++) this.enter(rowKeys[i], numbers[heads[i]]);
   }
 
@@ -483,18 +533,32 @@ export class SynonymGraph {
     for (const phrase of phrases) if (!this.adjacency.has(phrase)) missing.add(phrase);
     if (!missing.size) return;
     const found = this.source.empty ? new Map() : this.source.synonymNeighbours([...missing]);
-    for (const phrase of missing) this.adjacency.set(phrase, new Map(found.get(phrase) ?? []));
+    for (const phrase of missing) {
+      const edges = new Map<string, number>();
+      for (const [other, score, id] of found.get(phrase) ?? []) {
+        edges.set(other, score);
+        if (!this.numbers.has(other)) this.endRows.set(other, id);
+      }
+      this.adjacency.set(phrase, edges);
+    }
   }
 
   /** Numbers the stored phrases not met yet (reading their vectors); those not stored stay unnumbered. */
   private readVectors(phrases: Iterable<string>): void {
     if (this.source.empty) return;
     const missing = new Set<string>();
-    for (const phrase of phrases) if (!this.numbers.has(phrase)) missing.add(phrase);
+    for (const phrase of phrases) {
+      if (this.numbers.has(phrase)) continue;
+      // An edge's end met before as a bucket head: its number by row id.
+      const id = this.endRows.get(phrase);
+      const n = id === undefined ? -1 : this.rowNumber(id);
+      if (n >= 0) this.numbers.set(phrase, n);
+      else missing.add(phrase);
+    }
     if (!missing.size) return;
-    for (const [phrase, vector] of this.source.phraseVectors([...missing])) {
+    for (const [phrase, { id, vector }] of this.source.phraseVectors([...missing])) {
       this.dim ||= vector.length;
-      this.numberOf(phrase, vector);
+      this.numberOf(phrase, vector, 0, id);
     }
   }
 

@@ -17,6 +17,7 @@ export interface StoredEdge {
 /**
  * The reads of a SynonymSource that every fake store answers the same way (a phrase's vector, a
  * phrase's stored edges seen from either end); the tests differ only in how they serve bucket heads.
+ * A phrase's row id is its place in `stored`, from 1 (as headRows must be given them).
  */
 export function storedPhraseReads(
   stored: StoredPhrase[],
@@ -24,30 +25,35 @@ export function storedPhraseReads(
 ): Pick<SynonymSource, "phraseVectors" | "synonymNeighbours"> {
   return {
     phraseVectors: (list) =>
-      new Map(stored.filter((p) => list.includes(p.name)).map((p) => [p.name, p.vector])),
+      new Map(
+        stored.flatMap((p, i) => (list.includes(p.name) ? [[p.name, { id: i + 1, vector: p.vector }]] : [])),
+      ),
     synonymNeighbours: (list) => {
-      const out = new Map<string, [string, number][]>();
+      const out = new Map<string, [string, number, number][]>();
+      const idOf = (name: string) => stored.findIndex((p) => p.name === name) + 1;
       for (const e of edges.values())
         for (const [x, y] of [
           [e.a, e.b],
           [e.b, e.a],
         ])
-          if (list.includes(x)) out.set(x, [...(out.get(x) ?? []), [y, e.score]]);
+          if (list.includes(x)) out.set(x, [...(out.get(x) ?? []), [y, e.score, idOf(y)]]);
       return out;
     },
   };
 }
 
-/** A bucket head row as the tests write and read them. */
+/** A bucket head row as the tests write and read them (`id`: the phrase's row id). */
 export interface HeadRow {
   key: number;
   phrase: string;
+  id?: number;
   vector?: Float32Array;
 }
 
-/** Rows as a SynonymSource's columns (a phrase's vector from its first row that has one). */
+/** Rows as a SynonymSource's columns (a phrase's id and vector from its first row that has one). */
 export function headRows(list: HeadRow[]): HeadRows {
   const phrases: string[] = [];
+  const ids: number[] = [];
   const vectors: (Float32Array | undefined)[] = [];
   const keys: number[] = [];
   const heads: number[] = [];
@@ -55,14 +61,16 @@ export function headRows(list: HeadRow[]): HeadRows {
   for (const r of list) {
     let at = places.get(r.phrase);
     if (at === undefined) {
+      if (r.id === undefined) throw new Error(`headRows: ${r.phrase} has no row id`);
       places.set(r.phrase, (at = phrases.push(r.phrase) - 1));
+      ids.push(r.id);
       vectors.push(undefined);
     }
     vectors[at] ??= r.vector;
     keys.push(r.key);
     heads.push(at);
   }
-  return { phrases, vectors, vectorAt: phrases.map(() => 0), keys, heads };
+  return { phrases, ids, vectors, vectorAt: phrases.map(() => 0), keys, heads };
 }
 
 /** A SynonymSource's columns as rows, each with its phrase's vector (copied out, `dim` wide) where given. */
