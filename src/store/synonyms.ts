@@ -290,6 +290,7 @@ export class SynonymGraph {
     return id < this.byRow.length ? this.byRow[id] - 1 : -1;
   }
 
+  /** Row id `id` is phrase n (byRow grown to hold it). */
   private setRow(id: number, n: number): void {
     if (id >= this.byRow.length)
       this.byRow = grown(this.byRow, new Int32Array(Math.max(1024, id + 1, this.byRow.length * 2)));
