@@ -744,9 +744,7 @@ export class SqliteMemoryStore implements MemoryStore {
             JSON.stringify(fromTable.slice(at, at + PHRASE_ROWS_A_QUERY)),
           ) as [number, string, Uint8Array][]) {
             named[id] = phrase;
-            const vector = new Float32Array(blob.byteLength >> 2);
-            readVector(blob, vector, 0, vector.length);
-            take(id, phrase, vector, 0);
+            take(id, phrase, readVectors([{ vector: blob }]).vectors, 0);
           }
         const rowKeys: number[] = [];
         const rowHeads: number[] = [];
@@ -884,11 +882,8 @@ export class SqliteMemoryStore implements MemoryStore {
   /** The phrases with row ids in (after, upTo], in order, and their bucket keys (from their vectors). */
   private *keyedPhrases(after: number, upTo: number): Iterable<KeyedPhrase> {
     const rows = this.sql("SELECT id, vector FROM entities WHERE id > ? AND id <= ? ORDER BY id");
-    for (const { id, vector } of rows.iterate(after, upTo) as Iterable<{ id: number; vector: Uint8Array }>) {
-      const values = new Float32Array(vector.byteLength >> 2);
-      readVector(vector, values, 0, values.length);
-      yield { id, keys: bandKeys(values) };
-    }
+    for (const { id, vector } of rows.iterate(after, upTo) as Iterable<{ id: number; vector: Uint8Array }>)
+      yield { id, keys: bandKeys(readVectors([{ vector }]).vectors) };
   }
 
   /** The phrase file holding every phrase up to row `upTo`, or undefined where it cannot be had. */

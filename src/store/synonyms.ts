@@ -369,11 +369,8 @@ export class SynonymGraph {
     let entry = this.spare;
     if (entry >= 0) this.spare = this.chain[2 * entry + 1];
     else {
-      if (2 * this.entries === this.chain.length) {
-        const grown = new Int32Array(this.chain.length * 2);
-        grown.set(this.chain);
-        this.chain = grown;
-      }
+      if (2 * this.entries === this.chain.length)
+        this.chain = grown(this.chain, new Int32Array(this.chain.length * 2));
       entry = this.entries++;
     }
     this.chain[2 * entry] = n;
