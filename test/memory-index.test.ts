@@ -30,7 +30,12 @@ import { BATCH_CHUNKS, indexProject } from "../src/memory/indexer.ts";
 import { isLocked, tryLock } from "../src/memory/lock.ts";
 import { closeWarmIndexes, MODES, rankChunks, recall } from "../src/memory/recall/recall.ts";
 import { MemoryIndex } from "../src/memory/recall/snapshot.ts";
-import { persistedIndex, readSnapshotFile, refreshSnapshotFile } from "../src/memory/recall/snapshot-file.ts";
+import {
+  persistedIndex,
+  readSnapshotFile,
+  refreshSnapshotFile,
+  snapshotSections,
+} from "../src/memory/recall/snapshot-file.ts";
 import { memoryStatus } from "../src/memory/status.ts";
 import { openStoreForRead, openStoreForWrite } from "../src/store/open.ts";
 import {
@@ -883,6 +888,48 @@ describe("the recall snapshot (recall.bin)", () => {
     expect(await refresh({ additionsFrom: 0 })).toBe("extended");
     expect(existsSync(snapshotAdditionsPath(path))).toBe(false);
     expect(readFileSync(path).equals(readFileSync(join(dirname(path), "rebuilt.bin")))).toBe(true);
+  });
+
+  test("additions are not made from a damaged page of the base they copy, however little of it the run's window checks: the base is rebuilt", async () => {
+    const root = project("snapshot-additions-damaged");
+    const records = syntheticConversation(12, 6);
+    const path = recallSnapshotPath(root);
+    let base = Buffer.alloc(0);
+    await indexInTwoRuns(root, records, records.length / 2, () => {
+      base = readFileSync(path);
+    });
+    const model = await loadModel();
+    const refresh = async (additionsShare = 1) => {
+      const store = openStoreForWrite(root);
+      try {
+        return await refreshSnapshotFile(path, store, async () => model.id, {
+          additionsFrom: 0,
+          additionsShare,
+          pagesChecked: 1,
+        });
+      } finally {
+        store.close();
+      }
+    };
+    // The first run's base, its nodes' strengths (which additions copy) damaged past page 0.
+    writeFileSync(path, base);
+    const strength = snapshotSections(path).get("graphStrength")!;
+    expect(strength.firstPage).toBeGreaterThan(0);
+    const damaged = Buffer.from(base);
+    damaged[strength.start + 3] ^= 0xff;
+    writeFileSync(path, damaged);
+    expect(await refresh()).toBe("rebuilt");
+    expect(existsSync(snapshotAdditionsPath(path))).toBe(false);
+    expect(() => readSnapshotFile(path, { all: true })).not.toThrow();
+    // The same base undamaged keeps the rows beside it.
+    writeFileSync(path, base);
+    expect(await refresh()).toBe("added");
+    // Folding them into a new base copies every page of the old one: all of them are checked first.
+    rmSync(snapshotAdditionsPath(path));
+    writeFileSync(path, damaged);
+    expect(await refresh(1 / 16)).toBe("rebuilt");
+    writeFileSync(path, base);
+    expect(await refresh(1 / 16)).toBe("extended");
   });
 
   test("a damaged recall.bin is not used: recall answers from the store and logs it, the next run rebuilds it", async () => {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
-import { projectDataDir, recallSnapshotPath } from "../src/home/paths.ts";
+import { projectDataDir, recallSnapshotPath, snapshotDamagePath } from "../src/home/paths.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { closeWarmIndexes, rankChunks, recall } from "../src/memory/recall/recall.ts";
 import {
@@ -135,6 +135,61 @@ describe("recall.bin pages checked as queries read them", () => {
       store.close();
     }
     expect(readSnapshotFile(path, { all: true }).arrays.chunkIds.length).toBe(16);
+  });
+
+  test("a larger file is checked a window of pages a run, each run on from the last: a damaged page no query reads is found on the run that reaches it", async () => {
+    const root = await indexedProject("pages-window");
+    const path = recallSnapshotPath(root);
+    const { pages } = readSnapshotFile(path);
+    const section = snapshotSections(path).get("factObject")!;
+    // damageSection flips the section's middle byte.
+    const damagedPage = section.firstPage + Math.floor(Math.floor(section.bytes / 2) / PAGE_BYTES);
+    const window = 2;
+    expect(damagedPage).toBeGreaterThanOrEqual(2 * window);
+    expect(pages).toBeGreaterThan(window);
+    damageSection(root, "factObject");
+    const model = await loadModel();
+    const store = openStoreForWrite(root);
+    const outcomes: string[] = [];
+    try {
+      for (let run = 0; run < pages && !outcomes.includes("rebuilt"); run++)
+        outcomes.push(await refreshSnapshotFile(path, store, async () => model.id, { pagesChecked: window }));
+    } finally {
+      store.close();
+    }
+    const reaching = Math.floor(damagedPage / window);
+    expect(outcomes).toEqual([...Array(reaching).fill("current"), "rebuilt"]);
+    expect(() => readSnapshotFile(path, { all: true })).not.toThrow();
+  });
+
+  test("a reader that meets a damaged page marks the file, and the next run checks it whole and rebuilds it", async () => {
+    const root = await indexedProject("pages-marked");
+    const before = await recall(root, "parseUser", { topK: 3 });
+    closeWarmIndexes();
+    const path = recallSnapshotPath(root);
+    const section = snapshotSections(path).get("vectors")!;
+    // Past the first window: only the reader's mark makes this run look there.
+    expect(section.firstPage).toBeGreaterThanOrEqual(1);
+    damageSection(root, "vectors");
+    expect((await recall(root, "parseUser", { topK: 3, mode: "dense" })).hits.length).toBeGreaterThan(0);
+    expect(existsSync(snapshotDamagePath(path))).toBe(true);
+    expect(readFileSync(errorsLog(root), "utf8")).toContain("section vectors damaged");
+    closeWarmIndexes();
+    const model = await loadModel();
+    const store = openStoreForWrite(root);
+    try {
+      expect(await refreshSnapshotFile(path, store, async () => model.id, { pagesChecked: 1 })).toBe(
+        "rebuilt",
+      );
+      expect(await refreshSnapshotFile(path, store, async () => model.id, { pagesChecked: 1 })).toBe(
+        "current",
+      );
+    } finally {
+      store.close();
+    }
+    expect(existsSync(snapshotDamagePath(path))).toBe(false);
+    expect(() => readSnapshotFile(path, { all: true })).not.toThrow();
+    expect(await recall(root, "parseUser", { topK: 3 })).toEqual(before);
   });
 
   test("a damaged page of the row ids is found at open: browsing reads them all, outside any query", async () => {

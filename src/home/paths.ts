@@ -92,6 +92,20 @@ export function snapshotAdditionsPath(snapshotPath: string): string {
   return `${snapshotPath.replace(/\.bin$/, "")}.add.bin`;
 }
 
+/**
+ * How far the indexer's rolling check of a recall snapshot has come (snapshot-file.ts
+ * checkSnapshotPages): recall.bin → recall.check. Not one of snapshotFiles: it changes every run, and
+ * a warm process must not take that for a new snapshot.
+ */
+export function snapshotCheckPath(snapshotPath: string): string {
+  return `${snapshotPath.replace(/\.bin$/, "")}.check`;
+}
+
+/** Left by a reader that met a damaged page of a recall snapshot, so the next run checks it whole: recall.damaged. */
+export function snapshotDamagePath(snapshotPath: string): string {
+  return `${snapshotPath.replace(/\.bin$/, "")}.damaged`;
+}
+
 /** A recall snapshot's files: the base and its additions (removed, replaced and stamped together). */
 export function snapshotFiles(snapshotPath: string): string[] {
   return [snapshotPath, snapshotAdditionsPath(snapshotPath)];

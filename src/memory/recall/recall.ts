@@ -31,7 +31,7 @@ import {
 } from "./fusion.ts";
 import { MODES, type Mode } from "./modes.ts";
 import { MemoryIndex, type Ranked, type RecallChunk, topIndices } from "./snapshot.ts";
-import { persistedIndex } from "./snapshot-file.ts";
+import { markSnapshotDamaged, persistedIndex } from "./snapshot-file.ts";
 import { SnapshotFileError } from "./snapshot-pages.ts";
 import { queryRole, type Role, withoutNames } from "./speakers.ts";
 
@@ -80,7 +80,7 @@ const warm = new Map<string, Warm>();
 
 /**
  * Snapshot files (path and stamp) a query found a damaged page in: this process reads the store instead
- * until the file is replaced (the next index run checks every page and rebuilds it).
+ * until the file is replaced (the process marks it, so the next index run checks every page and rebuilds it).
  */
 const damagedSnapshots = new Set<string>();
 
@@ -375,6 +375,7 @@ async function answer(
     logError("recall: snapshot file unusable, reading the store instead", error, projectRoot);
     const { snapshot } = await recallFiles(projectRoot, options.shared);
     damagedSnapshots.add(snapshotStamp(snapshot));
+    markSnapshotDamaged(snapshot);
     const index = await loadMemoryIndex(projectRoot, options.shared);
     return answerFrom(projectRoot, index, query, mode, topK, options);
   }

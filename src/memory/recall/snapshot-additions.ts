@@ -12,6 +12,7 @@ import { lexicalTokens } from "../tokens.ts";
 import { appendDocuments, NO_POSTINGS, type Postings } from "./bm25.ts";
 import { buildCsr, type CsrRows } from "./ppr.ts";
 import { linkSessions, positionOf, SEQUENCE_EDGE_WEIGHT, type SnapshotArrays } from "./snapshot-build.ts";
+import { guardOf } from "./snapshot-pages.ts";
 import { countVocatives, type VocativeCounts } from "./speakers.ts";
 
 export interface SnapshotAdditions {
@@ -51,6 +52,19 @@ export function fitsBase(base: SnapshotArrays, delta: SnapshotDelta): boolean {
 
 /** The additions to `base` of `delta`, the store's rows since the base's marks. */
 export function additionsOf(base: SnapshotArrays, baseCrc: number, delta: SnapshotDelta): SnapshotAdditions {
+  // A base mapped from recall.bin is checked where it is read (the indexer checks only a window of
+  // it a run): what is copied or searched, whole; the edge rows looked up by position, each (below).
+  for (const read of [
+    base.chunkIds,
+    base.previous,
+    base.next,
+    base.entityIds,
+    base.phraseChunks,
+    base.graph.strength,
+    base.edges.ids,
+  ])
+    guardOf(read)?.all();
+  const edgeRows = [base.edges.weight, base.edges.a, base.edges.b, base.edges.kind].map(guardOf);
   const C = base.passageCapacity;
   const baseChunks = base.chunkIds.length;
   const baseEntities = base.entityIds.length;
@@ -113,6 +127,7 @@ export function additionsOf(base: SnapshotArrays, baseCrc: number, delta: Snapsh
   for (const [id, weight] of changedOnce) {
     const at = positionOf(base.edges.ids, id);
     if (at < 0) continue;
+    for (const guard of edgeRows) guard?.at(at);
     const before = effective(base.edges.weight[at]);
     const after = effective(weight);
     const a = base.edges.a[at];

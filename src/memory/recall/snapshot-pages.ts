@@ -50,6 +50,12 @@ export class PageGuard {
     this.checkedAll = true;
   }
 
+  /** Checks pages [from, to) (the indexer's rolling check). */
+  pages(from: number, to: number): void {
+    for (let page = Math.max(0, from); page < Math.min(to, this.checked.length); page++)
+      if (!this.checked[page]) this.page(page);
+  }
+
   private page(page: number): void {
     const from = page * PAGE_BYTES;
     if (Bun.hash.crc32(this.bytes.subarray(from, from + PAGE_BYTES)) !== this.crcs[page])
