@@ -56,4 +56,9 @@ test("the HTTP service loads and prepares its indexes on warm(), before any quer
   await rag.warm();
   expect(postingsTurned(await openIndex(root, { refresh: "never" }))).toBe(true);
   expect(postingsTurned(built)).toBe(true);
+  // Its warm-up searches fill what queries keep across queries (path penalties, chunk terms): the
+  // answers after them are an untouched copy's.
+  const untouched = loadIndex(built.root, built.modelId)!;
+  prepareIndex(untouched);
+  expect(await answers(built)).toEqual(await answers(untouched));
 });

@@ -96,6 +96,10 @@ describe("the RAG service with remote vectors", () => {
     const second = await ingestWorkspace(workspace, { catalogPath, remote: config() });
     expect(second.embedded).toBe(1);
     const rag = new RagService([workspace], { catalogPath, remote: config() });
+    // Starting up loads the index without spending calls to the provider on warm-up searches.
+    const calls = fake.seen.length;
+    await rag.warm();
+    expect(fake.seen.length).toBe(calls);
     const result = await rag.query("rotate keys");
     expect(result.phase).toBe("1-sqlite");
     expect(result.hits[0].path).toBe("src/rotateKeys.ts");
