@@ -147,8 +147,9 @@ export async function serveHttp(values: OptionValues, env = process.env): Promis
     await pool?.close();
     throw new UserError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
-  // The indexes load (and are prepared) now, not on the first query.
-  rag.warm().catch((error) => logError("serve --http: loading the indexes", error));
+  // The indexes load (and are prepared) now, not on the first query; the searches that warm a query
+  // path up run where queries are answered (each worker runs its own).
+  rag.warm({ searches: !pool }).catch((error) => logError("serve --http: loading the indexes", error));
   const where = token.path
     ? `the token is in ${token.path}`
     : `the token is from ${token.source === "flag" ? "--token" : "TRIFORGE_HTTP_TOKEN"}`;

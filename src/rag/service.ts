@@ -160,13 +160,15 @@ export class RagService {
   }
 
   /**
-   * Loads (and prepares) every served index now, so that the first query does not: the server and
-   * each query worker call it as they start. A query meanwhile waits for the same load.
+   * Loads (and prepares) every served index now, so that the first query does not, then runs
+   * WARM_UP_QUERIES searches of them (not with `searches: false`, nor with remote vectors): the server
+   * and each query worker call it as they start. A query meanwhile waits for the same load.
    */
-  async warm(): Promise<void> {
+  async warm(options: { searches?: boolean } = {}): Promise<void> {
     const loaded = await this.indexes();
-    // With remote vectors every query is a call to the provider: those are not spent on warming up.
-    if (this.options.remote) return;
+    // With remote vectors every query is a call to the provider: those are not spent on warming up;
+    // nor a server's own thread when query workers answer for it.
+    if (this.options.remote || options.searches === false) return;
     for (const { index } of loaded) await warmUpSearch(index, Math.ceil(WARM_UP_QUERIES / loaded.length));
   }
 
