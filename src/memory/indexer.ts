@@ -33,7 +33,7 @@ import { graphFromOpenIE } from "./graph.ts";
 import { tryLock } from "./lock.ts";
 import { cleanFlaggedRecords, rewriteCleanedLines } from "./review.ts";
 import type { SharedOptions, SyncResult } from "./shared.ts";
-import { clipEntry, entryDate, extractiveSummary, writeSummaryFile } from "./summary.ts";
+import { clipEntry, entryDate, extractiveSummary, refreshSummaryFile } from "./summary.ts";
 
 /** Chunks per transaction: big enough to amortise embedding calls, small enough that a kill loses little work. */
 export const BATCH_CHUNKS = 256;
@@ -398,7 +398,7 @@ class IndexRun {
       });
       const summary = summaryPath(this.root);
       if (chunks.length || this.result.rebuilt || !existsSync(summary))
-        writeSummaryFile(summary, await this.store.summaries());
+        await refreshSummaryFile(summary, this.store);
     });
     await timer.time("recall-snapshot", async () => {
       // What this run's batches and synonym pass left (1.4-3 GB at 100,000 records) is collected before

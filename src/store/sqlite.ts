@@ -99,6 +99,16 @@ CREATE INDEX IF NOT EXISTS synonym_changes_chunk ON synonym_changes(chunk);`;
  */
 const FORGOTTEN_RECORDS = `CREATE TABLE IF NOT EXISTS forgotten_records(uuid TEXT PRIMARY KEY, at TEXT NOT NULL) WITHOUT ROWID;`;
 
+/**
+ * Meta `summaries_changed` counts every update or delete of a summary, whoever makes it (forget, a
+ * corrected line, an LLM summary replacing the extractive one); added summaries leave it. While it
+ * stands where summary.md's writer last saw it, the file holds every older summary as it is, and the
+ * indexer appends the new ones (memory/summary.ts refreshSummaryFile). Within schema 1: added on open.
+ */
+const SUMMARY_CHANGE_COUNT = (event: "UPDATE" | "DELETE") =>
+  `CREATE TRIGGER IF NOT EXISTS summaries_${event.toLowerCase()}_counted AFTER ${event} ON summaries BEGIN INSERT INTO meta(key, value) VALUES ('summaries_changed', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;`;
+const SUMMARY_TRIGGERS = `${SUMMARY_CHANGE_COUNT("UPDATE")}\n${SUMMARY_CHANGE_COUNT("DELETE")}`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunks(
@@ -285,6 +295,7 @@ export class SqliteMemoryStore implements MemoryStore {
         db.run(LLM_USAGE_MONTHS);
         db.run(SYNONYM_TABLES);
         db.run(FORGOTTEN_RECORDS);
+        db.run(SUMMARY_TRIGGERS);
       }
     } catch (error) {
       try {
@@ -1240,17 +1251,51 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async summaries(): Promise<SummaryEntry[]> {
-    return (
-      this.sql("SELECT session_id, date, ts, text, source FROM summaries ORDER BY ts, id").all() as Record<
-        string,
-        string
-      >[]
-    ).map((r) => ({
-      sessionId: r.session_id,
-      date: r.date,
-      ts: r.ts,
-      text: r.text,
-      source: r.source,
+    return this.summaryRows(
+      "SELECT id, session_id, date, ts, text, source FROM summaries ORDER BY ts, id",
+    ).map(({ id: _id, ...entry }) => entry);
+  }
+
+  /** The summaries with a row id above `after`, in summaries()' order, each with its row id. */
+  summariesAfter(after: number): (SummaryEntry & { id: number })[] {
+    return this.summaryRows(
+      "SELECT id, session_id, date, ts, text, source FROM summaries WHERE id > ? ORDER BY ts, id",
+      after,
+    );
+  }
+
+  /** The summaries that hold a `Decided:` line, in summaries()' order: the only ones a replaced decision is found among. */
+  decisionSummaries(): (SummaryEntry & { id: number })[] {
+    return this.summaryRows(
+      "SELECT id, session_id, date, ts, text, source FROM summaries WHERE instr(text, 'Decided:') > 0 ORDER BY ts, id",
+    );
+  }
+
+  /** The last summary's row id and the latest summary ts (0 and "" when there is none). */
+  summaryMarks(): { id: number; ts: string } {
+    const row = this.sql("SELECT max(id) AS id, max(ts) AS ts FROM summaries").get() as {
+      id: number | null;
+      ts: string | null;
+    };
+    return { id: row.id ?? 0, ts: row.ts ?? "" };
+  }
+
+  /** How many times a stored summary was changed or deleted (SUMMARY_TRIGGERS). */
+  summaryChanges(): number {
+    const row = this.sql("SELECT value FROM meta WHERE key = 'summaries_changed'").get() as {
+      value: string;
+    } | null;
+    return row ? Number(row.value) : 0;
+  }
+
+  private summaryRows(query: string, ...params: number[]): (SummaryEntry & { id: number })[] {
+    return (this.sql(query).all(...params) as Record<string, string | number>[]).map((r) => ({
+      id: r.id as number,
+      sessionId: r.session_id as string,
+      date: r.date as string,
+      ts: r.ts as string,
+      text: r.text as string,
+      source: r.source as string,
     }));
   }
 
