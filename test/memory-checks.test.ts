@@ -115,4 +115,30 @@ describe("memory checked against the project (compiled binary)", () => {
     expect(kept).toBeUndefined();
     expect(twoFiles).toBe("[checked against the project now: src/user.ts gone]");
   });
+
+  test("a long-lived process that checked hits once sees a summary.md rewritten since", async () => {
+    const { checkHits } = await import("../src/memory/hit-checks.ts");
+    const { summaryPath } = await import("../src/home/paths.ts");
+    const root = join(home, "rewritten");
+    mkdirSync(root, { recursive: true });
+    const previous = process.env.TRIFORGE_HOME;
+    process.env.TRIFORGE_HOME = join(home, "rewritten-data");
+    try {
+      const path = summaryPath(root);
+      mkdirSync(join(path, ".."), { recursive: true });
+      const entry = (day: string, session: string, decided: string) =>
+        `## 2025-03-${day} · session ${session}\nDecided:\n- ${decided}\n`;
+      const old = "We'll keep the job queue in Redis for the billing retries.";
+      const hit = [{ ts: "2025-03-01T10:00:00.000Z", text: old }];
+      writeFileSync(path, `# Memory\n\n${entry("01", "a", old)}`);
+      expect((await checkHits(root, hit))[0]).toBeUndefined();
+      writeFileSync(
+        path,
+        `# Memory\n\n${entry("01", "a", old)}\n${entry("09", "b", "The job queue for the billing retries moves to Postgres, no Redis.")}`,
+      );
+      expect((await checkHits(root, hit))[0]).toContain("a decision here was replaced on 2025-03-09");
+    } finally {
+      process.env.TRIFORGE_HOME = previous;
+    }
+  });
 });
