@@ -199,6 +199,8 @@ describe("the ledger of a real project (compiled binary)", () => {
     expect(code.tokens).toBeGreaterThan(0);
     expect(code.tokens).toBeLessThan(code.fileTokens);
     expect(lines.find((r) => r.event === "rag_search")?.tokens).toBeGreaterThan(0);
+    // One call, one record: the server's warm-up search after initialize is nobody's.
+    expect(lines.filter((r) => r.event === "rag_search").length).toBe(1);
     const status = await runBinary(["status", `--project=${root}`], { home });
     expect(status.stdout).toMatch(
       /code_search: \d+ tokens of snippets in 1 call\(s\) instead of \d+ tokens of whole files \(\d+ saved\)/,

@@ -121,14 +121,16 @@ function instrumentTransport(
 }
 
 /**
- * Loads the model, the memory index of the default project when it is active (and summary.md's
- * replaced decisions, which rag_search's hit checks read), and the code index of the default folder
- * when one is saved (never building one unasked), in the background right after
+ * Loads the model, the memory index of the default project when it is active (with one search
+ * through it and its hits' checks), and the code index of the default folder when one is saved (never building one unasked), in the background right after
  * `initialized`, so that the first rag_search or code_search answers warm.
  */
+/** The warm-up's search: words a conversation's memory is likely to hold, so every stage of recall runs. */
+const WARM_UP_QUERY = "what did we decide about the tests last time";
+
 function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
   void (async () => {
-    const [{ loadModel }, { loadMemoryIndex }, { warmIndex }] = await Promise.all([
+    const [{ loadModel }, { recall }, { warmIndex }] = await Promise.all([
       import("../embed/source.ts"),
       import("../memory/recall/recall.ts"),
       import("../code/code-search.ts"),
@@ -139,9 +141,10 @@ function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
     (await import("../memory/shared.ts")).keepSharedConnections();
     const root = findProjectRoot(context.defaultRoot());
     if (root) {
-      await loadMemoryIndex(root);
-      // The decisions rag_search marks as replaced: worked out from all of summary.md (30–50 ms at 16× LoCoMo).
-      await (await import("../memory/hit-checks.ts")).warmHitChecks(root);
+      // One search nobody sees, through what rag_search runs (recall, then its hits' checks), so the
+      // first call meets compiled code and summary.md's replaced decisions already worked out.
+      const result = await recall(root, WARM_UP_QUERY, { topK: 5 });
+      await (await import("../memory/hit-checks.ts")).checkHits(root, result.hits);
     }
     await warmIndex(context.defaultRoot());
   })().catch((error) =>

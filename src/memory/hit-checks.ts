@@ -42,12 +42,6 @@ async function replacedDecisions(root: string): Promise<ReplacedDecision[]> {
   return replaced;
 }
 
-/** Works out summary.md's replaced decisions now (a server's warm-up), so the first rag_search reuses them. */
-export async function warmHitChecks(root: string): Promise<void> {
-  // An unreadable summary.md is checkHits' to leave out, call by call.
-  await replacedDecisions(root).catch(() => undefined);
-}
-
 /**
  * One line per hit (undefined when there is nothing to say): `[checked against the project now: …]`.
  * Never throws: a check that cannot be made is left out.
