@@ -24,10 +24,13 @@ export const SNIPPET_LINES = 12;
  * Searches a process runs over its own index as it starts, before its first clients. JavaScriptCore
  * compiles a function in its optimising tiers only after many calls, and a query path is many
  * functions called once or a few times a query: a fresh server answered its first thousand queries
- * with ~1.6× the CPU of later ones, and under load (benchmark/http.ts) p99 fell from 76–89 ms to
- * 62–66 ms with these. More than a few hundred did not lower it further; they cost ~1 ms each.
+ * with ~1.6× the CPU of later ones. Under load (benchmark/http.ts, alternating with the tree before)
+ * p99 fell by 3–6 ms (medians 84.0 → 81.2 ms in the server, 74.5 → 68.1 with two workers); more than
+ * a few hundred did not lower it further. They cost ~1 ms each at 100k chunks: WARM_UP_MS bounds
+ * them all (every served index) on larger ones, whose first clients wait for them as for the load.
  */
 const WARM_UP_QUERIES = 400;
+const WARM_UP_MS = 1_000;
 /** A served index file is checked for a newer copy (another process ingested) at most this often. */
 const RELOAD_CHECK_MS = 1_000;
 
@@ -169,7 +172,9 @@ export class RagService {
     // With remote vectors every query is a call to the provider: those are not spent on warming up;
     // nor a server's own thread when query workers answer for it.
     if (this.options.remote || options.searches === false) return;
-    for (const { index } of loaded) await warmUpSearch(index, Math.ceil(WARM_UP_QUERIES / loaded.length));
+    const until = performance.now() + WARM_UP_MS;
+    for (const { index } of loaded)
+      await warmUpSearch(index, Math.ceil(WARM_UP_QUERIES / loaded.length), until);
   }
 
   private async indexes(): Promise<{ root: string; index: CodeIndex }[]> {
@@ -375,15 +380,14 @@ async function embedRemote(
 }
 
 /**
- * `count` searches of `index` made from its own chunks (their first words, or one identifier of
- * them, the two shapes of query the ranking treats differently), each in its own turn of the event
- * loop, so that a request that arrives meanwhile is answered between them rather than after all.
+ * Up to `count` searches of `index` made from its own chunks (their first words, or one identifier of
+ * them, the two shapes of query the ranking treats differently), until the clock passes `until`.
  */
-async function warmUpSearch(index: CodeIndex, count: number): Promise<void> {
+async function warmUpSearch(index: CodeIndex, count: number, until: number): Promise<void> {
   const chunks = index.texts.length;
   if (!chunks) return;
   const step = Math.max(1, Math.floor(chunks / count));
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < count && performance.now() < until; i++) {
     const words = index.texts[(i * step) % chunks].match(/[A-Za-z_][A-Za-z0-9_]{2,}/g);
     if (!words) continue;
     const query = i % 2 ? words.slice(0, 5).join(" ") : words[Math.min(3, words.length - 1)];
