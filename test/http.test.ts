@@ -4,16 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { appendRecord } from "../src/home/ledger.ts";
-import { pinsPath, summaryPath as summaryPathOf } from "../src/home/paths.ts";
 import { request } from "node:http";
 import { join } from "node:path";
+import { appendRecord } from "../src/home/ledger.ts";
+import { pinsPath, summaryPath as summaryPathOf } from "../src/home/paths.ts";
 import { type AuthContext, deny, resolveToken, serverHosts } from "../src/http/auth.ts";
 import { type RunningServer, startHttpServer } from "../src/http/server.ts";
-import { recall } from "../src/memory/recall/recall.ts";
 import { indexProject } from "../src/memory/indexer.ts";
 import { addPin, MAX_PINS, PinLimitError, pinnedSection, readPins } from "../src/memory/pins.ts";
 import { preludeContext } from "../src/memory/prelude.ts";
+import { loadMemoryIndex, recall } from "../src/memory/recall/recall.ts";
 import { Catalog } from "../src/rag/catalog.ts";
 import { ingestWorkspace, RagService } from "../src/rag/service.ts";
 import { runBinary, tempDir } from "./support/helpers.ts";
@@ -250,6 +250,13 @@ describe("memory", () => {
       "s-cookies",
       "s-invoices",
     ]);
+    // Counted by the store's grouped query: what every chunk recall holds says, session by session.
+    const index = (await loadMemoryIndex(app))!;
+    for (const session of sessions) {
+      const own = index.chunks.filter((c) => c.sessionId === session.session_id).map((c) => c.ts);
+      expect(session.chunks).toBe(own.length);
+      expect([session.first_ts, session.last_ts]).toEqual([own.sort()[0], own.at(-1)]);
+    }
     const { chunks } = await jsonOf(fetch(`${base}/v1/memory/sessions/s-invoices`));
     expect(chunks[0].text).toContain("<b>bold</b>");
     const one = await jsonOf(fetch(`${base}/v1/memory/chunks/${chunks[0].id}`));

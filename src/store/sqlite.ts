@@ -1271,6 +1271,13 @@ export class SqliteMemoryStore implements MemoryStore {
     );
   }
 
+  /** Every stored session with its chunk count and first and last chunk times, from the chunks' rows (not their text). */
+  sessionList(): { sessionId: string; chunks: number; firstTs: string; lastTs: string }[] {
+    return this.sql(
+      "SELECT session_id AS sessionId, count(*) AS chunks, min(ts) AS firstTs, max(ts) AS lastTs FROM chunks GROUP BY session_id",
+    ).all() as { sessionId: string; chunks: number; firstTs: string; lastTs: string }[];
+  }
+
   /** The last summary's row id and the latest summary ts (0 and "" when there is none). */
   summaryMarks(): { id: number; ts: string } {
     const row = this.sql("SELECT max(id) AS id, max(ts) AS ts FROM summaries").get() as {

@@ -107,22 +107,8 @@ export async function loadMemoryIndex(
   shared?: SharedOptions,
 ): Promise<MemoryIndex | undefined> {
   const files = await recallFiles(root, shared);
-  const path = files.store;
-  if (!existsSync(path)) return undefined;
-  const inode = statSync(path).ino;
-  let entry = warm.get(path);
-  if (entry && entry.inode !== inode) {
-    entry.store.close();
-    warm.delete(path);
-    entry = undefined;
-  }
-  if (!entry) {
-    const store = openStoreFileForRead(path);
-    if (!store) return undefined;
-    entry = { store, inode };
-    warm.set(path, entry);
-  }
-  const current = entry;
+  const current = warmEntry(files.store);
+  if (!current) return undefined;
   const file = files.snapshot;
   const stamp = snapshotStamp(file);
   const usable = !damagedSnapshots.has(stamp);
@@ -143,6 +129,33 @@ export async function loadMemoryIndex(
   current.index = await current.loading;
   current.key = key;
   return current.index;
+}
+
+/** The open store recall reads for `root` (kept open, as its index is): for what reads the store itself. */
+export async function recallStore(
+  root: string,
+  shared?: SharedOptions,
+): Promise<SqliteMemoryStore | undefined> {
+  return warmEntry((await recallFiles(root, shared)).store)?.store;
+}
+
+/** The warm entry of the store file at `path`, opened when first met or replaced since (another inode). */
+function warmEntry(path: string): Warm | undefined {
+  if (!existsSync(path)) return undefined;
+  const inode = statSync(path).ino;
+  let entry = warm.get(path);
+  if (entry && entry.inode !== inode) {
+    entry.store.close();
+    warm.delete(path);
+    entry = undefined;
+  }
+  if (!entry) {
+    const store = openStoreFileForRead(path);
+    if (!store) return undefined;
+    entry = { store, inode };
+    warm.set(path, entry);
+  }
+  return entry;
 }
 
 /** The version of a snapshot and its additions: either replaced makes another index. */
