@@ -259,8 +259,14 @@ describe("memory", () => {
     }
     const { chunks } = await jsonOf(fetch(`${base}/v1/memory/sessions/s-invoices`));
     expect(chunks[0].text).toContain("<b>bold</b>");
+    // Read from the store by session: the chunks recall holds for it, in the same order.
+    expect(chunks.map((c: { id: number }) => c.id)).toEqual(
+      index.chunks.filter((c) => c.sessionId === "s-invoices").map((c) => c.id),
+    );
     const one = await jsonOf(fetch(`${base}/v1/memory/chunks/${chunks[0].id}`));
     expect(one.chunk.turns.map((t: { role: string }) => t.role)).toEqual(["user", "assistant"]);
+    const held = index.chunks.find((c) => c.id === chunks[0].id)!;
+    expect(one.chunk.text).toBe(held.text);
     expect((await fetch(`${base}/v1/memory/chunks/999999`)).status).toBe(404);
     expect((await fetch(`${base}/v1/memory/sessions/nope`)).status).toBe(404);
   });

@@ -1,6 +1,6 @@
 /**
  * Browsing and curating a project's memory (the web page's sessions and chunks): what is stored, read
- * from the store recall reads and its warm snapshot; pinning a chunk for the prelude; correcting a line of a session's
+ * from the store recall reads (the local store, or the mirror of a shared one); pinning a chunk for the prelude; correcting a line of a session's
  * summary (forgetting a session is `forgetSession` of forget.ts, as `triforge forget` calls it).
  */
 import { indexLockPath, summaryPath } from "../home/paths.ts";
@@ -9,7 +9,7 @@ import { openStoreForWrite } from "../store/open.ts";
 import { chunkRole } from "./chunking.ts";
 import { waitForLock } from "./lock.ts";
 import { addPin, type Pin, readPins } from "./pins.ts";
-import { loadMemoryIndex, recallStore } from "./recall/recall.ts";
+import { recallStore } from "./recall/recall.ts";
 import { writeSummaryFile } from "./summary.ts";
 
 export interface SessionView {
@@ -62,21 +62,19 @@ export async function listSessions(projectRoot: string): Promise<SessionView[]> 
     .sort((a, b) => b.last_ts.localeCompare(a.last_ts));
 }
 
-/** A session's chunks in order, each cut to PREVIEW_CHARS. */
+/** A session's chunks in order, each cut to PREVIEW_CHARS, read from the store alone (not every chunk). */
 export async function sessionChunks(projectRoot: string, sessionId: string): Promise<ChunkView[]> {
-  const index = await loadMemoryIndex(projectRoot);
-  if (!index) return [];
+  const store = await recallStore(projectRoot);
+  if (!store) return [];
   const pinned = new Set((await readPins(projectRoot)).map((p) => p.chunk_id));
-  return index.chunks
-    .filter((c) => c.sessionId === sessionId)
-    .map((c) => ({
-      id: c.id,
-      session_id: c.sessionId,
-      ts: c.ts,
-      role: chunkRole(c.turns),
-      text: c.text.length > PREVIEW_CHARS ? `${c.text.slice(0, PREVIEW_CHARS - 1)}…` : c.text,
-      pinned: pinned.has(c.id),
-    }));
+  return store.chunksOfSession(sessionId).map((c) => ({
+    id: c.id,
+    session_id: c.sessionId,
+    ts: c.ts,
+    role: chunkRole(c.turns),
+    text: c.text.length > PREVIEW_CHARS ? `${c.text.slice(0, PREVIEW_CHARS - 1)}…` : c.text,
+    pinned: pinned.has(c.id),
+  }));
 }
 
 /** One chunk whole, with its turns; undefined when no stored chunk has that id. */
@@ -84,8 +82,7 @@ export async function readChunk(
   projectRoot: string,
   id: number,
 ): Promise<(ChunkView & { turns: { role: string; ts: string; text: string }[] }) | undefined> {
-  const index = await loadMemoryIndex(projectRoot);
-  const chunk = index?.chunks.find((c) => c.id === id);
+  const chunk = (await recallStore(projectRoot))?.chunkById(id);
   if (!chunk) return undefined;
   return {
     id: chunk.id,

@@ -1627,6 +1627,19 @@ export class SqliteMemoryStore implements MemoryStore {
     })();
   }
 
+  /** A session's chunks, with their turns, in row id order (browsing a session). */
+  chunksOfSession(sessionId: string): StoreSnapshot["chunks"] {
+    const ids = this.sql("SELECT id FROM chunks WHERE session_id = ? ORDER BY id").values(sessionId) as [
+      number,
+    ][];
+    return this.chunksById(ids.map(([id]) => id));
+  }
+
+  /** The chunk with row id `id`, with its turns; undefined when no chunk has it. */
+  chunkById(id: number): StoreSnapshot["chunks"][number] | undefined {
+    return this.sql("SELECT 1 FROM chunks WHERE id = ?").get(id) ? this.chunksById([id])[0] : undefined;
+  }
+
   /** Chunks by row id, with their turns, in the order asked (recall reads its hits' text this way). */
   chunksById(ids: number[]): StoreSnapshot["chunks"] {
     const chunk = this.sql("SELECT id, session_id, ts, text, graph_source FROM chunks WHERE id = ?");
