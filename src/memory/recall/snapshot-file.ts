@@ -850,8 +850,9 @@ export function persistedIndex(
   try {
     file = readSnapshotFile(path);
     additions = readAdditionsFile(snapshotAdditionsPath(path), file.crc);
-    // The row ids, 4 bytes a passage, checked now: browsing reads them all (index.chunks) outside
-    // any query, so a damaged page of them is found here, where recall can still read the store.
+    // The row ids, 4 bytes a passage, checked now: each hit's text is read through them, unguarded
+    // (index.chunks reads them all), so a damaged page of them is found here, where recall can still
+    // read the store.
     guardOf(file.arrays.chunkIds)?.all();
     if (additions) guardOf(additions.chunkIds)?.all();
   } catch (error) {
