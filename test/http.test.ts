@@ -111,6 +111,16 @@ describe("claw-rag-service's API", () => {
     expect(stats.workspaces.map((w: { root: string }) => w.root)).toEqual(rag.workspaces);
     expect(typeof stats.model).toBe("string");
     expect(stats.memory[0]).toMatchObject({ project: rag.workspaces[0], active: true, sessions: 2 });
+    // The counts alone, without the graph's: what `triforge status` says of them.
+    const { memoryStatus } = await import("../src/memory/status.ts");
+    const full = await memoryStatus(rag.workspaces[0]);
+    expect(stats.memory[0]).toEqual({
+      project: rag.workspaces[0],
+      active: true,
+      chunks: full.chunks,
+      sessions: full.sessions,
+      last_indexed: full.lastIndexed,
+    });
   });
 
   test("POST /v1/query returns claw's hit shape, with the lines the snippet really has", async () => {

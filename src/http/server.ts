@@ -216,10 +216,10 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
           access: "read",
           handle: async () => {
             const stats = await rag.stats();
-            const { memoryStatus } = await import("../memory/status.ts");
+            const { memoryCounts } = await import("../memory/status.ts");
             const memory = await Promise.all(
               projects().map(async (root) => {
-                const s = await memoryStatus(root);
+                const s = await memoryCounts(root);
                 return {
                   project: root,
                   active: s.active,

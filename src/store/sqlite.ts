@@ -1664,6 +1664,16 @@ export class SqliteMemoryStore implements MemoryStore {
     });
   }
 
+  /** Chunks, sessions and the last index run alone: status's other counts read every edge. */
+  counts(): { chunks: number; sessions: number; lastIndexed: string | null } {
+    const count = (sql: string) => (this.sql(sql).get() as { n: number }).n;
+    return {
+      chunks: count("SELECT count(*) AS n FROM chunks"),
+      sessions: count("SELECT count(DISTINCT session_id) AS n FROM chunks"),
+      lastIndexed: this.meta("last_indexed") ?? null,
+    };
+  }
+
   async status(): Promise<StoreStatus> {
     const count = (sql: string, ...args: (string | number)[]) =>
       (this.sql(sql).get(...args) as { n: number }).n;
