@@ -242,3 +242,67 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(361);
   });
 });
+
+describe.skipIf(!driver)("the session list of a long memory in chromium", () => {
+  const { home, project } = memoryHome();
+  const app = project("long-memory");
+  let server: RunningServer;
+  // biome-ignore lint/suspicious/noExplicitAny: playwright's types are loaded only when it is installed.
+  let browser: any;
+
+  beforeAll(async () => {
+    // More sessions than a page shows (100): the newest come first, the rest behind "Show more".
+    appendRecords(
+      app,
+      Array.from({ length: 130 }, (_, i) =>
+        exchange(
+          `s-${String(i).padStart(3, "0")}`,
+          `Question ${i} about the ledger?`,
+          `Answer ${i}.`,
+          1 + (i % 28),
+        ),
+      ).flat(),
+    );
+    await indexProject(app, { llm: null });
+    const catalogPath = join(home, "catalog.db");
+    server = startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      token: "browser-test-token",
+      rag: new RagService([app], { catalogPath }),
+    });
+    browser = await driver!.chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
+  }, SETUP_TIMEOUT_MS);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  test("shows the newest 100 sessions, then the rest a page at a time", async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
+    await page.goto(server.url);
+    await page.locator("#sessions-note", { hasText: /^100 of 130 sessions, newest first/ }).waitFor();
+    expect(await page.locator("#sessions li.session").count()).toBe(100);
+    // In the API's order, newest first.
+    const response = await fetch(`${server.url}/v1/memory/sessions`, {
+      headers: { authorization: "Bearer browser-test-token" },
+    });
+    const listed = ((await response.json()) as { sessions: { session_id: string }[] }).sessions.map(
+      (s) => s.session_id,
+    );
+    const ids = (): Promise<string[]> =>
+      page
+        .locator("#sessions li.session")
+        .evaluateAll((items: { getAttribute(name: string): string | null }[]) =>
+          items.map((item) => item.getAttribute("data-session")),
+        );
+    expect(await ids()).toEqual(listed.slice(0, 100));
+    await page.click("#sessions-more button");
+    await page.locator("#sessions-note", { hasText: /^130 sessions, newest first/ }).waitFor();
+    expect(await page.locator("#sessions-more button").count()).toBe(0);
+    expect(await ids()).toEqual(listed);
+  });
+});

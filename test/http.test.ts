@@ -267,6 +267,14 @@ describe("memory", () => {
       expect(session.chunks).toBe(own.length);
       expect([session.first_ts, session.last_ts]).toEqual([own.sort()[0], own.at(-1)]);
     }
+    // A page at a time, newest first, with how many there are in all.
+    const first = await jsonOf(fetch(`${base}/v1/memory/sessions?limit=1`));
+    const second = await jsonOf(fetch(`${base}/v1/memory/sessions?limit=1&offset=1`));
+    expect([first.total, second.total]).toEqual([2, 2]);
+    expect([...first.sessions, ...second.sessions]).toEqual(sessions);
+    expect(sessions[0].last_ts >= sessions[1].last_ts).toBe(true);
+    expect((await fetch(`${base}/v1/memory/sessions?limit=-1`)).status).toBe(422);
+    expect((await fetch(`${base}/v1/memory/sessions?offset=x`)).status).toBe(422);
     const { chunks } = await jsonOf(fetch(`${base}/v1/memory/sessions/s-invoices`));
     expect(chunks[0].text).toContain("<b>bold</b>");
     // Read from the store by session: the chunks recall holds for it, in the same order.

@@ -119,6 +119,16 @@ function topKField(value: unknown, fallback: number, max: number): number {
   return Math.min(max, value);
 }
 
+/** A query parameter that must be a whole number from 0 (422 otherwise); undefined when absent. */
+function wholeParam(url: URL, name: string): number | undefined {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value))
+    throw new HttpError(422, `'${name}' must be a whole number from 0, not '${raw.slice(0, 40)}'`);
+  return value;
+}
+
 function optionalString(body: Record<string, unknown>, field: string): string | undefined {
   const value = body[field];
   if (value === undefined || value === null) return undefined;
@@ -334,12 +344,12 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
           access: "read",
           handle: async (_req, _p, url) => {
             const project = projectOf(url.searchParams.get("project"));
-            if (!isActive(project)) return json({ project, active: false, sessions: [] });
-            return json({
-              project,
-              active: true,
-              sessions: await (await memoryCore()).listSessions(project),
-            });
+            // A page of them (`limit`, `offset`), or every one: at a year's scale thousands, megabytes.
+            const limit = wholeParam(url, "limit");
+            const offset = wholeParam(url, "offset") ?? 0;
+            if (!isActive(project)) return json({ project, active: false, sessions: [], total: 0 });
+            const { sessions, total } = await (await memoryCore()).listSessions(project, { limit, offset });
+            return json({ project, active: true, sessions, total });
           },
         },
       },

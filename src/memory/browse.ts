@@ -35,31 +35,36 @@ export interface ChunkView {
 export const PREVIEW_CHARS = 280;
 
 /**
- * Every stored session, newest first, from the store recall reads: its chunks counted and timed by one
- * grouped query, its summary entries joined. PERF: from the recall index's every chunk (text and turns
- * of all of them, kept by the server after) this cost a first page view 0.63 s at 16× LoCoMo.
+ * Stored sessions, newest first (`limit` of them from `offset`; every one by default), from the store
+ * recall reads: its chunks counted and timed by one grouped query, its summary entries joined; and
+ * how many sessions there are. PERF: from the recall index's every chunk (text and turns of all of
+ * them, kept by the server after) this cost a first page view 0.63 s at 16× LoCoMo.
  */
-export async function listSessions(projectRoot: string): Promise<SessionView[]> {
+export async function listSessions(
+  projectRoot: string,
+  page: { limit?: number; offset?: number } = {},
+): Promise<{ sessions: SessionView[]; total: number }> {
   const store = await recallStore(projectRoot);
-  if (!store) return [];
+  if (!store) return { sessions: [], total: 0 };
   const pins = await readPins(projectRoot);
+  const listed = store.sessionList(page.limit ?? -1, page.offset ?? 0);
   const summaries = new Map<string, string>();
-  for (const entry of await store.summaries())
+  for (const entry of store.summariesOf(listed.map((s) => s.sessionId)))
     summaries.set(
       entry.sessionId,
       [summaries.get(entry.sessionId), entry.text.trim()].filter(Boolean).join("\n"),
     );
-  return store
-    .sessionList()
-    .map((s) => ({
+  return {
+    sessions: listed.map((s) => ({
       session_id: s.sessionId,
       chunks: s.chunks,
       first_ts: s.firstTs,
       last_ts: s.lastTs,
       summary: summaries.get(s.sessionId) ?? "",
       pinned: pins.filter((p) => p.session_id === s.sessionId).length,
-    }))
-    .sort((a, b) => b.last_ts.localeCompare(a.last_ts));
+    })),
+    total: store.counts().sessions,
+  };
 }
 
 /** A session's chunks in order, each cut to PREVIEW_CHARS, read from the store alone (not every chunk). */

@@ -1271,11 +1271,30 @@ export class SqliteMemoryStore implements MemoryStore {
     );
   }
 
-  /** Every stored session with its chunk count and first and last chunk times, from the chunks' rows (not their text). */
-  sessionList(): { sessionId: string; chunks: number; firstTs: string; lastTs: string }[] {
+  /**
+   * Stored sessions with their chunk counts and first and last chunk times, newest last chunk first
+   * (then by id), `limit` of them from `offset`; from the chunks' rows, not their text.
+   */
+  sessionList(
+    limit = -1,
+    offset = 0,
+  ): { sessionId: string; chunks: number; firstTs: string; lastTs: string }[] {
     return this.sql(
-      "SELECT session_id AS sessionId, count(*) AS chunks, min(ts) AS firstTs, max(ts) AS lastTs FROM chunks GROUP BY session_id",
-    ).all() as { sessionId: string; chunks: number; firstTs: string; lastTs: string }[];
+      "SELECT session_id AS sessionId, count(*) AS chunks, min(ts) AS firstTs, max(ts) AS lastTs FROM chunks GROUP BY session_id ORDER BY lastTs DESC, session_id LIMIT ? OFFSET ?",
+    ).all(limit, offset) as { sessionId: string; chunks: number; firstTs: string; lastTs: string }[];
+  }
+
+  /** The summaries of these sessions, in summaries()' order. */
+  summariesOf(sessionIds: string[]): SummaryEntry[] {
+    const out: SummaryEntry[] = [];
+    for (let at = 0; at < sessionIds.length; at += PHRASE_ROWS_A_QUERY)
+      out.push(
+        ...this.summaryRows(
+          "SELECT id, session_id, date, ts, text, source FROM summaries WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY ts, id",
+          JSON.stringify(sessionIds.slice(at, at + PHRASE_ROWS_A_QUERY)),
+        ).map(({ id: _id, ...entry }) => entry),
+      );
+    return out;
   }
 
   /** The last summary's row id and the latest summary ts (0 and "" when there is none). */
@@ -1295,7 +1314,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return row ? Number(row.value) : 0;
   }
 
-  private summaryRows(query: string, ...params: number[]): (SummaryEntry & { id: number })[] {
+  private summaryRows(query: string, ...params: (number | string)[]): (SummaryEntry & { id: number })[] {
     return (this.sql(query).all(...params) as Record<string, string | number>[]).map((r) => ({
       id: r.id as number,
       sessionId: r.session_id as string,

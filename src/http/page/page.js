@@ -333,46 +333,80 @@ async function editLine(sessionId, line) {
   }
 }
 
+/** Sessions a page of the list shows at a time (a year's memory holds thousands). */
+const SESSIONS_A_PAGE = 100;
+
+function sessionItem(session) {
+  return el(
+    "li",
+    { className: "session", "data-session": session.session_id },
+    el("div", {
+      className: "where",
+      text: `${session.last_ts.slice(0, 10)} · session ${session.session_id}`,
+    }),
+    el("div", {
+      className: session.pinned ? "meta pinned" : "meta",
+      text: `${count(session.chunks, "chunk")}${session.pinned ? ` · ${session.pinned} pinned` : ""}`,
+    }),
+    session.summary ? summaryLines(session) : null,
+    el(
+      "div",
+      { className: "actions" },
+      el("button", { type: "button", text: "Chunks", onclick: () => showSession(session.session_id) }),
+      el("button", {
+        type: "button",
+        className: "danger",
+        text: "Forget session",
+        onclick: () => forget(session),
+      }),
+    ),
+  );
+}
+
+/** The newest sessions, then older ones a page at a time behind a "Show more" button. */
 async function loadSessions() {
   const list = document.getElementById("sessions");
   const note = document.getElementById("sessions-note");
+  const more = document.getElementById("sessions-more");
   try {
-    const result = await api(withProject("/v1/memory/sessions"));
+    const page = async (offset) =>
+      api(withProject(`/v1/memory/sessions?limit=${SESSIONS_A_PAGE}&offset=${offset}`));
+    const result = await page(0);
+    more.replaceChildren();
     if (!result.active) {
       note.textContent = "memory is not active for this project (triforge activate turns it on)";
       list.replaceChildren();
       return;
     }
-    if (!/^(forgot|edited)/.test(note.textContent))
-      note.textContent = `${count(result.sessions.length, "session")}, newest first`;
-    list.replaceChildren(
-      ...result.sessions.map((session) =>
-        el(
-          "li",
-          { className: "session", "data-session": session.session_id },
-          el("div", {
-            className: "where",
-            text: `${session.last_ts.slice(0, 10)} · session ${session.session_id}`,
-          }),
-          el("div", {
-            className: session.pinned ? "meta pinned" : "meta",
-            text: `${count(session.chunks, "chunk")}${session.pinned ? ` · ${session.pinned} pinned` : ""}`,
-          }),
-          session.summary ? summaryLines(session) : null,
-          el(
-            "div",
-            { className: "actions" },
-            el("button", { type: "button", text: "Chunks", onclick: () => showSession(session.session_id) }),
-            el("button", {
-              type: "button",
-              className: "danger",
-              text: "Forget session",
-              onclick: () => forget(session),
-            }),
-          ),
-        ),
-      ),
-    );
+    let shown = result.sessions.length;
+    const described = () =>
+      shown < result.total
+        ? `${shown} of ${count(result.total, "session")}, newest first`
+        : `${count(result.total, "session")}, newest first`;
+    if (!/^(forgot|edited)/.test(note.textContent)) note.textContent = described();
+    list.replaceChildren(...result.sessions.map(sessionItem));
+    const offerMore = () => {
+      more.replaceChildren();
+      if (shown >= result.total) return;
+      more.append(
+        el("button", {
+          type: "button",
+          text: `Show ${Math.min(SESSIONS_A_PAGE, result.total - shown)} more`,
+          onclick: async () => {
+            try {
+              const next = await page(shown);
+              list.append(...next.sessions.map(sessionItem));
+              shown += next.sessions.length;
+              note.textContent = described();
+              offerMore();
+            } catch (error) {
+              note.textContent = `could not list more sessions: ${error.message}`;
+            }
+          },
+        }),
+      );
+    };
+    offerMore();
   } catch (error) {
     note.textContent = `could not list sessions: ${error.message}`;
   }
