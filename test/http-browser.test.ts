@@ -32,6 +32,21 @@ if (!driver)
     `http-browser: skipped — needs ${CHROMIUM} (Debian chromium) and the playwright-core package; .ci/run installs both`,
   );
 
+/** The page of `app` served on a free port, and a headless chromium to open it with. */
+async function servePage(app: string, catalogPath: string) {
+  const server = startHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    token: "browser-test-token",
+    rag: new RagService([app], { catalogPath }),
+  });
+  const browser = await driver!.chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  return { server, browser };
+}
+
 describe.skipIf(!driver)("the web page in chromium", () => {
   const { home, project } = memoryHome();
   const app = project("webapp");
@@ -98,16 +113,7 @@ describe.skipIf(!driver)("the web page in chromium", () => {
     });
     const catalogPath = join(home, "catalog.db");
     await ingestWorkspace(app, { catalogPath });
-    server = startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      token: "browser-test-token",
-      rag: new RagService([app], { catalogPath }),
-    });
-    browser = await driver!.chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    ({ server, browser } = await servePage(app, catalogPath));
     page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
     // confirm() is accepted; prompt() gets `promptAnswer`.
     page.on("dialog", (dialog: { type(): string; accept(text?: string): Promise<void> }) =>
@@ -265,16 +271,7 @@ describe.skipIf(!driver)("the session list of a long memory in chromium", () => 
     );
     await indexProject(app, { llm: null });
     const catalogPath = join(home, "catalog.db");
-    server = startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      token: "browser-test-token",
-      rag: new RagService([app], { catalogPath }),
-    });
-    browser = await driver!.chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    ({ server, browser } = await servePage(app, catalogPath));
   }, SETUP_TIMEOUT_MS);
   afterAll(async () => {
     await browser?.close();
