@@ -89,7 +89,7 @@ export function recallSnapshotPath(projectRoot: string): string {
 
 /** The rows added since a recall snapshot was written, kept beside it: recall.bin → recall.add.bin. */
 export function snapshotAdditionsPath(snapshotPath: string): string {
-  return `${snapshotPath.replace(/\.bin$/, "")}.add.bin`;
+  return besideSnapshot(snapshotPath, "add.bin");
 }
 
 /**
@@ -98,12 +98,17 @@ export function snapshotAdditionsPath(snapshotPath: string): string {
  * a warm process must not take that for a new snapshot.
  */
 export function snapshotCheckPath(snapshotPath: string): string {
-  return `${snapshotPath.replace(/\.bin$/, "")}.check`;
+  return besideSnapshot(snapshotPath, "check");
 }
 
 /** Left by a reader that met a damaged page of a recall snapshot, so the next run checks it whole: recall.damaged. */
 export function snapshotDamagePath(snapshotPath: string): string {
-  return `${snapshotPath.replace(/\.bin$/, "")}.damaged`;
+  return besideSnapshot(snapshotPath, "damaged");
+}
+
+/** The file beside a recall snapshot with this ending in place of its `bin`: recall.bin → recall.<ending>. */
+function besideSnapshot(snapshotPath: string, ending: string): string {
+  return `${snapshotPath.replace(/\.bin$/, "")}.${ending}`;
 }
 
 /** A recall snapshot's files: the base and its additions (removed, replaced and stamped together). */

@@ -120,14 +120,15 @@ function instrumentTransport(
   return inFlight;
 }
 
-/**
- * Loads the model, the memory index of the default project when it is active (with one search
- * through it and its hits' checks), and the code index of the default folder when one is saved (never building one unasked), in the background right after
- * `initialized`, so that the first rag_search or code_search answers warm.
- */
 /** The warm-up's search: words a conversation's memory is likely to hold, so every stage of recall runs. */
 const WARM_UP_QUERY = "what did we decide about the tests last time";
 
+/**
+ * Loads the model, the memory index of the default project when it is active (with one search
+ * through it and its hits' checks), and the code index of the default folder when one is saved
+ * (never building one unasked), in the background right after `initialized`, so that the first
+ * rag_search or code_search answers warm.
+ */
 function warmUp(context: ServerContext, rootsReady: Promise<void>): void {
   void (async () => {
     const [{ loadModel }, { recall }, { warmIndex }] = await Promise.all([

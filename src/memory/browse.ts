@@ -1,7 +1,8 @@
 /**
  * Browsing and curating a project's memory (the web page's sessions and chunks): what is stored, read
- * from the store recall reads (the local store, or the mirror of a shared one); pinning a chunk for the prelude; correcting a line of a session's
- * summary (forgetting a session is `forgetSession` of forget.ts, as `triforge forget` calls it).
+ * from the store recall reads (the local store, or the mirror of a shared one); pinning a chunk for
+ * the prelude; correcting a line of a session's summary (forgetting a session is `forgetSession` of
+ * forget.ts, as `triforge forget` calls it).
  */
 import { indexLockPath, summaryPath } from "../home/paths.ts";
 import { redact, strictEntropyPass } from "../privacy/index.ts";

@@ -31,6 +31,8 @@ export const SNIPPET_LINES = 12;
  */
 const WARM_UP_QUERIES = 400;
 const WARM_UP_MS = 1_000;
+/** How a query searches a served index (the warm-up searches the same way): top k aside. */
+const QUERY_SEARCH = { maxSnippetLines: SNIPPET_LINES, content: "all", refresh: false } as const;
 /** A served index file is checked for a newer copy (another process ingested) at most this often. */
 const RELOAD_CHECK_MS = 1_000;
 
@@ -228,12 +230,7 @@ export class RagService {
     for (const { root, index } of loaded) {
       const found = remoteVector
         ? this.searchRemote(root, index, query, remoteVector, k)
-        : await searchLoaded(index, query, {
-            topK: k,
-            maxSnippetLines: SNIPPET_LINES,
-            content: "all",
-            refresh: false,
-          });
+        : await searchLoaded(index, query, { ...QUERY_SEARCH, topK: k });
       if (found.note) notes.add(found.note);
       for (const hit of found.hits)
         hits.push({
@@ -391,11 +388,6 @@ async function warmUpSearch(index: CodeIndex, count: number, until: number): Pro
     const words = index.texts[(i * step) % chunks].match(/[A-Za-z_][A-Za-z0-9_]{2,}/g);
     if (!words) continue;
     const query = i % 2 ? words.slice(0, 5).join(" ") : words[Math.min(3, words.length - 1)];
-    await searchLoaded(index, query, {
-      topK: DEFAULT_TOP_K,
-      maxSnippetLines: SNIPPET_LINES,
-      content: "all",
-      refresh: false,
-    });
+    await searchLoaded(index, query, { ...QUERY_SEARCH, topK: DEFAULT_TOP_K });
   }
 }

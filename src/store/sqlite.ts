@@ -1273,7 +1273,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * Stored sessions with their chunk counts and first and last chunk times, newest last chunk first
-   * (then by id), `limit` of them from `offset`; from the chunks' rows, not their text.
+   * (then by session id), `limit` of them from `offset`; from the chunks' rows, not their text.
    */
   sessionList(
     limit = -1,
@@ -1699,9 +1699,10 @@ export class SqliteMemoryStore implements MemoryStore {
     // A dropped synonym edge keeps its row at weight 0 until the next deletion (see addSynonyms).
     const edgeCount = (kind: number) =>
       count("SELECT count(*) AS n FROM edges WHERE kind = ? AND weight > 0", kind);
+    const { chunks, sessions, lastIndexed } = this.counts();
     return {
-      chunks: count("SELECT count(*) AS n FROM chunks"),
-      sessions: count("SELECT count(DISTINCT session_id) AS n FROM chunks"),
+      chunks,
+      sessions,
       entities: count("SELECT count(*) AS n FROM entities"),
       facts: count("SELECT count(*) AS n FROM facts"),
       edges: {
@@ -1709,7 +1710,7 @@ export class SqliteMemoryStore implements MemoryStore {
         context: edgeCount(EDGE_KIND.context),
         synonym: edgeCount(EDGE_KIND.synonym),
       },
-      lastIndexed: this.meta("last_indexed") ?? null,
+      lastIndexed,
       llmUsage: await this.usage(),
       llmUsageThisMonth: this.usageOfMonth(new Date().toISOString().slice(0, 7)),
       pendingLlm: count("SELECT count(*) AS n FROM chunks WHERE graph_source = 'llm-pending'"),
