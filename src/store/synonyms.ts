@@ -179,6 +179,8 @@ export interface SynonymSource {
    * be absent.
    */
   synonymNeighbours(phrases: string[]): Map<string, [string, number, number][]>;
+  /** Runs `work`, which calls the reads above, with what they read held open across them. */
+  reading?<T>(work: () => T): T;
 }
 
 /**
@@ -217,8 +219,10 @@ type Neighbours = [string, number][];
  */
 export class SynonymGraph {
   /**
-   * Phrases met, by number: names, ranks, vectors (row n of `flat`, `dim` wide: one array, so the
-   * comparisons read consecutive memory), norms past BOUND_DIMS, bucket keys (LSH_BANDS per phrase).
+   * Phrases met, by number: names, ranks, vectors, norms past BOUND_DIMS, bucket keys (LSH_BANDS per
+   * phrase). Phrase n's vector is the `dim` floats from `vectorAt[n]` of `mapped` (where `inMapped[n]`)
+   * or of `flat`: stored phrases' vectors are read where the source keeps them (its mapped file), not
+   * copied (a session's ~500k at 100,000 records were 128 MB of fresh pages, filled and grown twice).
    */
   private readonly names: string[] = [];
   /**
@@ -233,6 +237,12 @@ export class SynonymGraph {
   private readonly endRows = new Map<string, number>();
   private ranks = new Float64Array(1024);
   private flat = new Float32Array(0);
+  /** Floats of `flat` in use. */
+  private flatUsed = 0;
+  /** The source's array that vectors are read in place from (the first shared array it gives). */
+  private mapped: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  private vectorAt = new Int32Array(1024);
+  private inMapped = new Uint8Array(1024);
   private dim = 0;
   private tails = new Float64Array(1024);
   private keys = new Int32Array(1024 * LSH_BANDS);
@@ -263,8 +273,8 @@ export class SynonymGraph {
 
   /**
    * The phrase's number by name, giving it one (and its rank) when first met with its vector: the `dim`
-   * floats of `vectors` from `at` (`dim` is the newcomers' or, in `repair`, the first stored vector's).
-   * `id`: its row id, where stored (a phrase met by row id before keeps its number).
+   * floats of `vectors` from `at` (`dim` is the newcomers' or, in `repair`, the first stored vector's),
+   * copied. `id`: its row id, where stored (a phrase met by row id before keeps its number).
    */
   private numberOf(phrase: string, vectors: Float32Array | undefined, at = 0, id?: number): number {
     let n = this.numbers.get(phrase);
@@ -278,10 +288,13 @@ export class SynonymGraph {
     return n;
   }
 
-  /** The number of the stored phrase with row id `id`, giving it one when first met (see numberOf). */
+  /**
+   * The number of the stored phrase with row id `id`, giving it one when first met (see numberOf); its
+   * vector read in place where `vectors` is the array the graph maps.
+   */
   private numberOfRow(id: number, phrase: string, vectors: Float32Array | undefined, at: number): number {
     let n = this.rowNumber(id);
-    if (n < 0) this.setRow(id, (n = this.newNumber(phrase, vectors, at)));
+    if (n < 0) this.setRow(id, (n = this.newNumber(phrase, vectors, at, vectors === this.mapped)));
     return n;
   }
 
@@ -297,37 +310,52 @@ export class SynonymGraph {
     this.byRow[id] = n + 1;
   }
 
-  /** A new number for `phrase` (with its vector, rank, tail norm), entered in neither index. */
-  private newNumber(phrase: string, vectors: Float32Array | undefined, at: number): number {
+  /**
+   * A new number for `phrase` (with its vector, rank, tail norm), entered in neither index; its vector
+   * read from `vectors` in place, or copied into `flat`.
+   */
+  private newNumber(phrase: string, vectors: Float32Array | undefined, at: number, inPlace = false): number {
     if (!vectors) throw new Error(`synonym graph: ${phrase} came without its vector`);
     const n = this.names.push(phrase) - 1;
-    this.reserve(n + 1);
-    // Copied by hand: a view of each of a session's ~500k vectors to copy from costs more than the copy.
-    const { flat, dim } = this;
-    for (let d = 0, to = n * dim; d < dim; d++) flat[to + d] = vectors[at + d];
+    this.reserve(n + 1, inPlace ? 0 : 1);
+    const { dim } = this;
+    if (inPlace) {
+      this.inMapped[n] = 1;
+      this.vectorAt[n] = at;
+      this.tails[n] = tailNorm(vectors, at, dim);
+    } else {
+      // Copied by hand: a view of each vector to copy from costs more than the copy.
+      const { flat } = this;
+      const to = this.flatUsed;
+      this.flatUsed += dim;
+      for (let d = 0; d < dim; d++) flat[to + d] = vectors[at + d];
+      this.inMapped[n] = 0;
+      this.vectorAt[n] = to;
+      this.tails[n] = tailNorm(flat, to, dim);
+    }
     this.ranks[n] = phraseRank(phrase);
-    this.tails[n] = tailNorm(flat, n * dim, dim);
     return n;
   }
 
   /**
-   * Room for `count` phrases in the per-phrase arrays, at least doubling what they hold when they grow.
-   * A source's call hands over up to ~500k phrases at once (at 100,000 records), so load() reserves for
-   * all of them first: one copy of the arrays instead of one per doubling.
+   * Room for `count` phrases in the per-phrase arrays and for `copied` more vectors in `flat`, at least
+   * doubling what they hold when they grow. A source's call hands over up to ~500k phrases at once (at
+   * 100,000 records), so load() reserves for all of them first: one copy of the arrays instead of one
+   * per doubling.
    */
-  private reserve(count: number): void {
+  private reserve(count: number, copied: number): void {
     if (count > this.ranks.length) {
       const size = Math.max(count, this.ranks.length * 2);
       this.ranks = grown(this.ranks, new Float64Array(size));
       this.tails = grown(this.tails, new Float64Array(size));
       this.keys = grown(this.keys, new Int32Array(size * LSH_BANDS));
       this.keyed = grown(this.keyed, new Uint8Array(size));
+      this.vectorAt = grown(this.vectorAt, new Int32Array(size));
+      this.inMapped = grown(this.inMapped, new Uint8Array(size));
     }
-    if (count * this.dim > this.flat.length)
-      this.flat = grown(
-        this.flat,
-        new Float32Array(Math.max(1024, count, (this.flat.length / this.dim) * 2) * this.dim),
-      );
+    const floats = this.flatUsed + copied * this.dim;
+    if (floats > this.flat.length)
+      this.flat = grown(this.flat, new Float32Array(Math.max(1024 * this.dim, floats, this.flat.length * 2)));
   }
 
   /** Where phrase n's LSH_BANDS bucket keys start in `keys`, computing them when first needed. */
@@ -341,7 +369,8 @@ export class SynonymGraph {
 
   /** Phrase n's vector. */
   private row(n: number): Float32Array {
-    return this.flat.subarray(n * this.dim, (n + 1) * this.dim);
+    const at = this.vectorAt[n];
+    return (this.inMapped[n] ? this.mapped : this.flat).subarray(at, at + this.dim);
   }
 
   /** Whether phrase a comes before phrase b in a bucket: lower rank, then text. */
@@ -418,8 +447,15 @@ export class SynonymGraph {
       heads,
     } = this.source.bucketHeads(missing, this.limit);
     let given = 0;
-    for (const vector of vectors) if (vector) given++;
-    this.reserve(this.names.length + given);
+    let copied = 0;
+    for (const vector of vectors)
+      if (vector) {
+        given++;
+        // The first array longer than one vector is the source's shared one: read in place from then on.
+        if (!this.mapped.length && this.dim && vector.length > this.dim) this.mapped = vector;
+        if (vector !== this.mapped) copied++;
+      }
+    this.reserve(this.names.length + given, copied);
     const numbers = new Int32Array(phrases.length);
     for (let p = 0; p < phrases.length; p++)
       numbers[p] = this.numberOfRow(ids[p], phrases[p], vectors[p], vectorAt[p]);
@@ -481,7 +517,7 @@ export class SynonymGraph {
     if (this.seen.length < this.names.length) this.seen = new Int32Array(this.names.length * 2);
     const stamp = ++this.stamp;
     const out: [number, number][] = [];
-    const { flat, dim, tails, first, seen } = this;
+    const { flat, mapped, vectorAt, inMapped, dim, tails, first, seen } = this;
     const vector = this.row(n);
     const tail = tails[n];
     const bounded = Math.min(BOUND_DIMS, dim);
@@ -499,12 +535,13 @@ export class SynonymGraph {
           // j is a candidate only if it heads its own bucket of this band, which is `key`.
           // The cosine's first BOUND_DIMS terms, then the rest only when the Cauchy–Schwarz bound lets
           // it reach the threshold: the same sum in the same order as cosine().
-          const base = j * dim;
+          const other = inMapped[j] ? mapped : flat;
+          const base = vectorAt[j];
           let score = 0;
           let d = 0;
-          for (; d < bounded; d++) score += vector[d] * flat[base + d];
+          for (; d < bounded; d++) score += vector[d] * other[base + d];
           if (score + tail * tails[j] < threshold) continue;
-          for (; d < dim; d++) score += vector[d] * flat[base + d];
+          for (; d < dim; d++) score += vector[d] * other[base + d];
           if (score >= SYNONYM_THRESHOLD) out.push([j, score]);
         }
       }
@@ -586,6 +623,15 @@ export class SynonymGraph {
    * (LSH_BITS + 1) · limit candidates, so the work per newcomer is bounded whatever the store's size.
    */
   add(fresh: string[], vectors: Float32Array): SynonymChanges {
+    return this.reading(() => this.changesOf(fresh, vectors));
+  }
+
+  /** `work` under the source's `reading`, where it has one. */
+  private reading<T>(work: () => T): T {
+    return this.source.reading ? this.source.reading(work) : work();
+  }
+
+  private changesOf(fresh: string[], vectors: Float32Array): SynonymChanges {
     const dim = fresh.length ? vectors.length / fresh.length : 0;
     this.dim ||= dim;
     const newcomers: number[] = [];
@@ -666,7 +712,10 @@ export class SynonymGraph {
    * buckets one bit from them (candidates of it now) — get their lists recomputed from their candidates.
    */
   repair(phrases: Iterable<string>): SynonymChanges {
-    const list = [...phrases];
+    return this.reading(() => this.repaired([...phrases]));
+  }
+
+  private repaired(list: string[]): SynonymChanges {
     this.readVectors(list);
     const numbers = list.flatMap((phrase) => this.numbers.get(phrase) ?? []);
     this.loadProbes(numbers);
