@@ -1,11 +1,11 @@
 /**
- * The heads file (memory.heads.bin): the indexer's synonym upkeep reads the heads of buckets no phrase
- * entered since its base from it, the rest from phrase_buckets. Whatever state it is in (a base of an
- * earlier row, a log, phrases the log lacks, a torn log, a damaged base, another store), the heads the
- * synonym source gives must be the table's.
+ * The heads file (memory.heads.bin): the indexer's synonym upkeep reads every bucket's heads from its
+ * base and the phrases after it (its log's, then phrase_keys' rows past the log). Whatever state it is
+ * in (a base of an earlier row, a log, phrases the log lacks, a torn log, a damaged base, another
+ * store, a base merged with its log), the heads the synonym source gives must be the table's.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { headsFilePath, storePath } from "../src/home/paths.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { closeWarmIndexes } from "../src/memory/recall/recall.ts";
@@ -70,18 +70,24 @@ describe("the heads file", () => {
       const base = statSync(file).size;
       for (const upTo of [early, middle, last])
         expect(heads(store, keys, true, upTo)).toEqual(heads(store, keys, false, upTo));
-      // The log up to the middle row, then to the last: one record a phrase (its id, keys and check), the base kept.
-      const record = (2 + LSH_BANDS) * 4;
+      // The log up to the middle row, then to the last: one record a phrase (its id, rank, keys and
+      // check), the base kept.
+      const record = (4 + LSH_BANDS) * 4;
       store.refreshHeadsFile({ upTo: middle, rebuildShare: Number.POSITIVE_INFINITY });
       expect(statSync(file).size).toBe(base + (middle - early) * record);
       store.refreshHeadsFile({ rebuildShare: Number.POSITIVE_INFINITY });
       expect(statSync(file).size).toBe(base + (last - early) * record);
       for (const upTo of [early, middle, last])
         expect(heads(store, keys, true, upTo)).toEqual(heads(store, keys, false, upTo));
-      // Past the share the base is built again: no log.
+      // Past the share base and log are merged into a new base, no log: the same file as one built
+      // from the table alone.
       store.refreshHeadsFile();
-      expect(statSync(file).size).toBeGreaterThan(base);
+      const merged = readFileSync(file);
+      expect(merged.length).toBeGreaterThan(base);
       expect(heads(store, keys, true)).toEqual(heads(store, keys, false));
+      rmSync(file);
+      store.refreshHeadsFile();
+      expect(readFileSync(file).equals(merged)).toBe(true);
     } finally {
       store.close();
     }

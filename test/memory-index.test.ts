@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { loadModel } from "../src/embed/source.ts";
 import {
   chatLogLockPath,
+  headsFilePath,
   indexLockPath,
   projectDataDir,
   recallSnapshotPath,
@@ -42,6 +43,7 @@ import {
   BUCKET_LIMIT,
   bandKeys,
   cosine,
+  LSH_BITS,
   nearest,
   phraseRank,
   SYNONYM_NEIGHBOURS,
@@ -310,36 +312,37 @@ describe("capped synonym edges", () => {
   test("the store's bucket heads are each bucket's `limit` lowest ranks and the ties of the last, however crowded", async () => {
     const root = await indexed("syn-heads", a, b);
     const db = new Database(storePath(root));
+    const keysOf = (blob: Uint8Array) => [...new Int32Array(Uint8Array.from(blob).buffer)];
     const rows = () =>
-      db
-        .query(
-          "SELECT b.key AS key, b.rank AS rank, e.phrase AS phrase FROM phrase_buckets b JOIN entities e ON e.id = b.entity",
-        )
-        .all() as {
-        key: number;
-        rank: number;
-        phrase: string;
-      }[];
-    // One bucket made crowded, with three phrases tied at its second-lowest rank.
-    const crowded = db
-      .query("SELECT key, count(*) AS n FROM phrase_buckets GROUP BY key ORDER BY n DESC LIMIT 1")
-      .get() as {
-      key: number;
-    };
-    const own = db
-      .query("SELECT rank, entity FROM phrase_buckets WHERE key = ? ORDER BY rank")
-      .all(crowded.key) as {
-      rank: number;
-      entity: number;
-    }[];
-    const others = db
-      .query(
-        "SELECT id FROM entities WHERE id NOT IN (SELECT entity FROM phrase_buckets WHERE key = ?) LIMIT 40",
-      )
-      .all(crowded.key) as { id: number }[];
+      (
+        db
+          .query(
+            "SELECT k.entity AS entity, k.rank AS rank, k.keys AS keys, e.phrase AS phrase FROM phrase_keys k JOIN entities e ON e.id = k.entity",
+          )
+          .all() as { entity: number; rank: number; keys: Uint8Array; phrase: string }[]
+      ).flatMap((r) =>
+        keysOf(r.keys).map((key) => ({ key, rank: r.rank, phrase: r.phrase, entity: r.entity })),
+      );
+    // One bucket made crowded: 40 phrases of other buckets moved into it (their key of its band), three
+    // of them tied at its second-lowest rank.
+    const before = rows();
+    const count = new Map<number, number>();
+    for (const r of before) count.set(r.key, (count.get(r.key) ?? 0) + 1);
+    const crowdedKey = [...count].sort((x, y) => y[1] - x[1])[0][0];
+    const band = Math.floor(crowdedKey / 2 ** LSH_BITS);
+    const own = before.filter((r) => r.key === crowdedKey).sort((x, y) => x.rank - y.rank);
+    const inside = new Set(own.map((r) => r.entity));
+    const others = [...new Set(before.map((r) => r.entity))].filter((id) => !inside.has(id)).slice(0, 40);
     const second = own.length > 1 ? own[1].rank : own[0].rank + 1;
-    const insert = db.query("INSERT INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
-    for (const [i, { id }] of others.entries()) insert.run(crowded.key, i < 3 ? second : second + 1 + i, id);
+    const update = db.query("UPDATE phrase_keys SET rank = ?, keys = ? WHERE entity = ?");
+    for (const [i, id] of others.entries()) {
+      const { keys } = db.query("SELECT keys FROM phrase_keys WHERE entity = ?").get(id) as {
+        keys: Uint8Array;
+      };
+      const moved = new Int32Array(keysOf(keys));
+      moved[band] = crowdedKey;
+      update.run(i < 3 ? second : second + 1 + i, new Uint8Array(moved.buffer), id);
+    }
     const all = rows();
     db.close();
     const keys = [...new Set(all.map((r) => r.key))];
@@ -358,7 +361,7 @@ describe("capped synonym edges", () => {
         expect(found.sort()).toEqual(expected.sort());
         // The crowded bucket gives its limit-th's ties too (limit 2: the lowest and all four at the second).
         if (limit === 2)
-          expect(found.filter((r) => r.startsWith(`${crowded.key}|`)).length).toBe(own.length > 1 ? 5 : 4);
+          expect(found.filter((r) => r.startsWith(`${crowdedKey}|`)).length).toBe(own.length > 1 ? 5 : 4);
       }
     } finally {
       store.close();
@@ -418,7 +421,7 @@ describe("capped synonym edges", () => {
     // biome-ignore lint/suspicious/noExplicitAny: the test plays a store written by an older version.
     const db = (store as any).db as import("bun:sqlite").Database;
     db.run("DELETE FROM meta WHERE key = 'synonym_rule'");
-    db.run("DELETE FROM phrase_buckets");
+    db.run("DELETE FROM phrase_keys");
     db.run(
       "CREATE TABLE phrase_bands(key INTEGER NOT NULL, entity INTEGER NOT NULL, PRIMARY KEY(key, entity)) WITHOUT ROWID",
     );
@@ -435,6 +438,33 @@ describe("capped synonym edges", () => {
     const after = new Database(storePath(root), { readonly: true });
     expect(after.query("SELECT name FROM sqlite_master WHERE name = 'phrase_bands'").all()).toEqual([]);
     after.close();
+  });
+
+  test("a store from before phrase_keys (bucket rows in phrase_buckets) gets every phrase's keys once, and the same edges", async () => {
+    const root = await indexed("syn-keys-old", a);
+    const store = openStoreForWrite(root);
+    // biome-ignore lint/suspicious/noExplicitAny: the test plays a store written by an older version.
+    const db = (store as any).db as import("bun:sqlite").Database;
+    const expected = db.query("SELECT entity, rank, keys FROM phrase_keys ORDER BY entity").all();
+    db.run("DELETE FROM phrase_keys");
+    db.run(
+      "CREATE TABLE phrase_buckets(key INTEGER NOT NULL, rank INTEGER NOT NULL, entity INTEGER NOT NULL, PRIMARY KEY(key, rank, entity)) WITHOUT ROWID",
+    );
+    db.run("INSERT INTO phrase_buckets SELECT id, 0, id FROM entities");
+    store.close();
+    rmSync(headsFilePath(storePath(root))!, { force: true });
+    appendRecords(root, b);
+    await indexProject(root, { llm: null });
+    expect(synonyms(root)).toEqual(synonyms(await indexed("syn-keys-new", a, b)));
+    const after = new Database(storePath(root), { readonly: true });
+    try {
+      expect(after.query("SELECT name FROM sqlite_master WHERE name = 'phrase_buckets'").all()).toEqual([]);
+      const keyed = after.query("SELECT entity, rank, keys FROM phrase_keys ORDER BY entity").all();
+      expect(keyed.slice(0, expected.length)).toEqual(expected);
+      expect(keyed.length).toBe((after.query("SELECT count(*) AS n FROM entities").get() as { n: number }).n);
+    } finally {
+      after.close();
+    }
   });
 });
 

@@ -1,24 +1,30 @@
 /**
- * The synonym buckets' heads as of a base point, beside memory.db (`memory.heads.bin`, home/paths.ts
- * headsFilePath), read and written by the indexer alone. One new session's synonym upkeep reads the
- * heads of ~125k buckets (~950k rows) at 100,000 synthetic records; through phrase_buckets' key that is
- * two B-tree searches a bucket and ~1.1 s, as a sorted array of a mapped file a binary search.
+ * The synonym buckets' heads: each bucket's BUCKET_LIMIT phrases of lowest rank and the ties of the
+ * last, by row id. The truth is `phrase_keys` (each phrase's rank and bucket keys, a row per phrase in
+ * row-id order, so a session appends to it); a bucket's heads are looked up here, in arrays sorted by
+ * key, never in a table ordered by key (one was: `phrase_buckets`, whose random inserts were two
+ * thirds of the pages a new session wrote at 100,000 synthetic records).
  *
- * A cache of phrase_buckets, never the truth, and it holds row ids only (no phrase text, so nothing of
- * a forgotten phrase can outlive forget through it). Its base is each bucket's heads as the store had
- * them up to one row id; a phrase added after that enters some buckets, whose heads may have changed:
- * the log after the base lists those phrases with their bucket keys, and such a "changed" bucket is read
- * from the store. Every run appends its phrases to the log at its end; the base is rebuilt from the
- * table when the log grows past REBUILD_SHARE of it, or when the file names another store, deletion
- * count or synonym rule (any deletion of phrases: forget, a rule recomputed). A run that ended before
- * appending leaves phrases the log lacks: the next one finds their keys from their vectors. A damaged
- * base (its CRC) or a bad log record is no file: the store is read, and the next run's end rebuilds it.
+ * `BucketHeads` is a base (each bucket's heads as of one row id) and an overlay (every bucket key of
+ * the phrases after it, sorted by key and rank): a bucket's heads are the lowest of its base heads and
+ * its overlay entries, which is exact because phrases are only added between bases (the `limit` lowest
+ * of a union are the `limit` lowest of the union of each part's `limit` lowest). Any deletion of
+ * phrases makes a new base.
+ *
+ * The heads file beside memory.db (`memory.heads.bin`, home/paths.ts headsFilePath), read and written
+ * by the indexer alone, keeps a base and a log of the phrases after it: each run appends its phrases,
+ * and when the log passes REBUILD_SHARE of the base, base and log are merged into a new base (no table
+ * scan). It holds row ids and ranks only (no phrase text, so nothing of a forgotten phrase outlives
+ * forget through it), and is rebuilt from the table when it names another store, deletion count or
+ * synonym rule. A run that ended before appending leaves phrases the log lacks: the next one reads
+ * them from the table. A damaged base (its CRC) or a bad log record is no file or the log's end.
  *
  * Layout (32-bit words in the machine's order, the file never leaves it): a head of HEAD_WORDS words
  * (magic, version, CRC-32 of the store's identity and rule, the base's last row id, its bucket count n,
- * its entry count m, the CRC-32 of the base), then the base — bucket keys (n, ascending), starts (n + 1),
- * entries (m: each bucket's heads by row id, the rows phrase_buckets gives for it: its `limit` lowest
- * ranks and the ties of the last) — then the log: per phrase its row id, its LSH_BANDS keys and a check.
+ * its entry count m, the CRC-32 of the base), then the base — ranks (m float64, first so they are
+ * aligned), bucket keys (n, ascending), starts (n + 1), entries (m row ids, each bucket's in rank
+ * order) — then the log: per phrase its row id, its rank (high and low words), its LSH_BANDS keys and
+ * a check.
  */
 import { closeSync, constants, openSync, renameSync, rmSync } from "node:fs";
 import { wordsCheck, writeAt } from "../home/file-io.ts";
@@ -26,44 +32,155 @@ import { headsFilePath } from "../home/paths.ts";
 import { BUCKET_LIMIT, LSH_BANDS, LSH_BITS, SYNONYM_RULE } from "./synonyms.ts";
 
 const MAGIC = 0x48534654; // "TFSH" in the machine's order
-const VERSION = 1;
+/** 2: ranks in the base and the log (1: row ids alone, the table gave the rest). */
+const VERSION = 2;
 const HEAD_WORDS = 8;
-const LOG_WORDS = 2 + LSH_BANDS;
+const LOG_WORDS = 4 + LSH_BANDS;
 /**
- * The log's phrases, as a share of the base's last row id, past which the base is built again: the
- * buckets they entered are read from the store (at 5 % of 878k phrases, ~17 % of a session's buckets at
- * most), and a base costs 6–7 s to build at 100,000 records with the store in the page cache (once per
- * ~110 sessions there).
+ * The log's phrases, as a share of the base's last row id, past which base and log are merged into a
+ * new base: every run sorts the log's entries (LSH_BANDS a phrase) to read them, and a merge writes the
+ * whole base (~120 MB at 100,000 records, well under a second).
  */
-const REBUILD_SHARE = 0.05;
+const REBUILD_SHARE = 0.02;
 
-/** A phrase added after the base, and its bucket keys. */
+/** A phrase's rank and bucket keys (a row of `phrase_keys`). */
 export interface KeyedPhrase {
   id: number;
+  rank: number;
   keys: ArrayLike<number>;
 }
 
-export class HeadsFile {
-  /** Whether a phrase entered bucket `key` after the base (up to the rows asked for): read it from the store. */
-  readonly changed = new Uint8Array(LSH_BANDS * 2 ** LSH_BITS);
+/** Phrases as columns: row ids, ranks, and LSH_BANDS keys each. */
+export interface PhraseColumns {
+  ids: Int32Array;
+  ranks: Float64Array;
+  keys: Int32Array;
+}
 
+/** Each bucket's heads: `keys` ascending, bucket i's entries (row ids) and ranks from starts[i] to starts[i + 1], by rank. */
+export interface HeadsBase {
+  keys: Int32Array;
+  starts: Int32Array;
+  entries: Int32Array;
+  ranks: Float64Array;
+}
+
+/** Phrases as columns, from rows. */
+export function phraseColumns(phrases: Iterable<KeyedPhrase>): PhraseColumns {
+  const ids = new Growable(Int32Array);
+  const ranks = new Growable(Float64Array);
+  const keys = new Growable(Int32Array);
+  for (const p of phrases) {
+    ids.push(p.id);
+    ranks.push(p.rank);
+    for (let b = 0; b < LSH_BANDS; b++) keys.push(p.keys[b]);
+  }
+  return { ids: ids.view(), ranks: ranks.view(), keys: keys.view() };
+}
+
+/** Phrase indexes by (rank, row id). PERF: a comparator sort, ~0.5 s for 879k phrases (full builds only). */
+function byRank(ranks: Float64Array, ids: Int32Array): Uint32Array {
+  return Uint32Array.from({ length: ids.length }, (_, i) => i).sort(
+    (x, y) => ranks[x] - ranks[y] || ids[x] - ids[y],
+  );
+}
+
+/**
+ * The heads of every bucket the phrases are in (only the keys `only` marks, where given): at most
+ * `limit` a bucket and the ties of the last. Band by band, a counting sort of the phrases in rank order.
+ */
+export function headsBaseOf(phrases: PhraseColumns, limit = BUCKET_LIMIT, only?: Uint8Array): HeadsBase {
+  const { ids, ranks, keys } = phrases;
+  const order = byRank(ranks, ids);
+  const width = 2 ** LSH_BITS;
+  const start = new Int32Array(width + 1);
+  const members = new Uint32Array(ids.length);
+  const out = { keys: new Growable(Int32Array), starts: new Growable(Int32Array) };
+  const entries = new Growable(Int32Array);
+  const entryRanks = new Growable(Float64Array);
+  for (let band = 0; band < LSH_BANDS; band++) {
+    start.fill(0);
+    for (let p = 0; p < ids.length; p++) start[(keys[p * LSH_BANDS + band] & (width - 1)) + 1]++;
+    for (let b = 0; b < width; b++) start[b + 1] += start[b];
+    const fill = start.slice(0, width);
+    for (const p of order) members[fill[keys[p * LSH_BANDS + band] & (width - 1)]++] = p;
+    for (let b = 0; b < width; b++) {
+      const from = start[b];
+      const to = start[b + 1];
+      const key = band * width + b;
+      if (from === to || (only && !only[key])) continue;
+      out.keys.push(key);
+      out.starts.push(entries.length);
+      for (let i = from; i < to; i++) {
+        const p = members[i];
+        if (i - from >= limit && ranks[p] !== ranks[members[i - 1]]) break;
+        entries.push(ids[p]);
+        entryRanks.push(ranks[p]);
+      }
+    }
+  }
+  out.starts.push(entries.length);
+  return {
+    keys: out.keys.view(),
+    starts: out.starts.view(),
+    entries: entries.view(),
+    ranks: entryRanks.view(),
+  };
+}
+
+/** Where `key` is in the ascending `keys` (-1: absent). */
+function find(keys: Int32Array, key: number): number {
+  let low = 0;
+  let high = keys.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const found = keys[middle];
+    if (found < key) low = middle + 1;
+    else if (found > key) high = middle - 1;
+    else return middle;
+  }
+  return -1;
+}
+
+/** The first place in the ascending `keys` holding at least `key`. */
+function lowerBound(keys: Int32Array, key: number): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (keys[middle] < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+export class BucketHeads {
   private constructor(
-    private readonly path: string,
-    private readonly keys: Int32Array,
-    private readonly starts: Int32Array,
-    private readonly entries: Int32Array,
-    /** The base's last row id. */
-    private readonly baseUpTo: number,
-    /** The last row id the log holds (the base's where it is empty), and where the log ends in bytes. */
-    private logUpTo: number,
-    private logEnd: number,
+    private readonly base: HeadsBase,
+    /** The overlay: one entry per bucket key of each phrase after the base, by (key, rank, row id). */
+    private readonly overlayKeys: Int32Array,
+    private readonly overlayIds: Int32Array,
+    private readonly overlayRanks: Float64Array,
+    /** The file this came from, and its log's end: the last row id it holds and its end in bytes. */
+    private readonly file?: { path: string; baseUpTo: number; logUpTo: number; logEnd: number },
   ) {}
 
+  /** Heads from a base alone (no file): the table's phrases, or some of their buckets. */
+  static of(base: HeadsBase): BucketHeads {
+    return new BucketHeads(base, new Int32Array(0), new Int32Array(0), new Float64Array(0));
+  }
+
   /**
-   * The file of the store named `identity` with the buckets its log's phrases up to row `upTo` entered
-   * marked changed; undefined where there is none usable (absent, of another store or rule, damaged).
+   * The heads file of the store named `identity` as of row `upTo`: its base and the phrases after it
+   * (the log's, then `unlogged(after, upTo)` for those past the log's end); undefined where there is
+   * none usable (absent, of another store or rule, damaged).
    */
-  static open(path: string, identity: string, upTo: number): HeadsFile | undefined {
+  static open(
+    path: string,
+    identity: string,
+    upTo: number,
+    unlogged: (after: number, upTo: number) => Iterable<KeyedPhrase>,
+  ): BucketHeads | undefined {
     let words: Int32Array;
     try {
       const bytes = Bun.mmap(path, { shared: false });
@@ -74,115 +191,169 @@ export class HeadsFile {
     if (words.length < HEAD_WORDS || words[0] !== MAGIC || words[1] !== VERSION) return undefined;
     if (words[2] >>> 0 !== nameOf(identity) || words[3] > upTo) return undefined;
     const [baseUpTo, n, m] = [words[3], words[4], words[5]];
-    const baseEnd = HEAD_WORDS + n + (n + 1) + m;
+    const baseEnd = HEAD_WORDS + 2 * m + n + (n + 1) + m;
     if (n < 0 || m < 0 || baseEnd > words.length) return undefined;
-    const base = new Uint8Array(words.buffer, words.byteOffset + HEAD_WORDS * 4, (baseEnd - HEAD_WORDS) * 4);
-    if (Bun.hash.crc32(base) !== words[6] >>> 0) return undefined;
-    let at = HEAD_WORDS;
-    const keys = words.subarray(at, (at += n));
-    const starts = words.subarray(at, (at += n + 1));
-    const entries = words.subarray(at, (at += m));
-    const file = new HeadsFile(path, keys, starts, entries, baseUpTo, baseUpTo, at * 4);
+    const baseBytes = new Uint8Array(
+      words.buffer,
+      words.byteOffset + HEAD_WORDS * 4,
+      (baseEnd - HEAD_WORDS) * 4,
+    );
+    if (Bun.hash.crc32(baseBytes) !== words[6] >>> 0) return undefined;
+    const ranks = new Float64Array(words.buffer, words.byteOffset + HEAD_WORDS * 4, m);
+    let at = HEAD_WORDS + 2 * m;
+    const base: HeadsBase = {
+      ranks,
+      keys: words.subarray(at, (at += n)),
+      starts: words.subarray(at, (at += n + 1)),
+      entries: words.subarray(at, (at += m)),
+    };
     // The log up to its first record that does not check out (a torn append: written over next time).
+    const after: KeyedPhrase[] = [];
+    let logUpTo = baseUpTo;
+    let logEnd = at * 4;
     for (; at + LOG_WORDS <= words.length; at += LOG_WORDS) {
       const id = words[at];
-      if (id <= file.logUpTo || wordsCheck(words, at, LOG_WORDS - 1, id) !== words[at + LOG_WORDS - 1] >>> 0)
+      if (id <= logUpTo || wordsCheck(words, at, LOG_WORDS - 1, id) !== words[at + LOG_WORDS - 1] >>> 0)
         break;
-      if (id <= upTo) file.mark(words.subarray(at + 1, at + 1 + LSH_BANDS));
-      file.logUpTo = id;
-      file.logEnd = (at + LOG_WORDS) * 4;
+      if (id <= upTo)
+        after.push({
+          id,
+          rank: (words[at + 1] >>> 0) * 2 ** 32 + (words[at + 2] >>> 0),
+          keys: words.subarray(at + 3, at + 3 + LSH_BANDS),
+        });
+      logUpTo = id;
+      logEnd = (at + LOG_WORDS) * 4;
     }
-    return file;
+    if (logUpTo < upTo) for (const p of unlogged(logUpTo, upTo)) after.push(p);
+    const overlay = phraseColumns(after);
+    // Entries by (key, rank, row id): each one number, key · 2^28 + the phrase's place by rank, sorted
+    // as numbers (a comparator over a session's ~300k entries cost ~0.15 s).
+    const rankOrder = byRank(overlay.ranks, overlay.ids);
+    const sorted = new Float64Array(overlay.keys.length);
+    rankOrder.forEach((p, place) => {
+      for (let band = 0; band < LSH_BANDS; band++)
+        sorted[p * LSH_BANDS + band] = overlay.keys[p * LSH_BANDS + band] * 2 ** 28 + place;
+    });
+    sorted.sort();
+    const keys = new Int32Array(sorted.length);
+    const ids = new Int32Array(sorted.length);
+    const entryRanks = new Float64Array(sorted.length);
+    sorted.forEach((value, i) => {
+      const p = rankOrder[value % 2 ** 28];
+      keys[i] = Math.floor(value / 2 ** 28);
+      ids[i] = overlay.ids[p];
+      entryRanks[i] = overlay.ranks[p];
+    });
+    return new BucketHeads(base, keys, ids, entryRanks, { path, baseUpTo, logUpTo, logEnd });
   }
 
-  /** Marks the buckets of the phrases up to row `upTo` the log lacks (a run that ended before its append). */
-  markUnlogged(upTo: number, keysOf: (after: number, upTo: number) => Iterable<KeyedPhrase>): void {
-    if (this.logUpTo < upTo) for (const phrase of keysOf(this.logUpTo, upTo)) this.mark(phrase.keys);
+  /**
+   * Appends the row ids of bucket `key`'s heads to `out`: its `limit` lowest ranks and the ties of the
+   * last (`limit` at most the base's, BUCKET_LIMIT).
+   */
+  headsOf(key: number, limit: number, out: number[]): void {
+    this.select(key, limit, out);
   }
 
-  private mark(keys: ArrayLike<number>): void {
-    for (let b = 0; b < keys.length; b++) this.changed[keys[b]] = 1;
-  }
-
-  /** Appends the row ids of bucket `key`'s heads in the base to `out` (an unchanged bucket: its heads now). */
-  headsOf(key: number, out: number[]): void {
-    const { keys, starts, entries } = this;
-    let low = 0;
-    let high = keys.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      const found = keys[middle];
-      if (found < key) low = middle + 1;
-      else if (found > key) high = middle - 1;
-      else {
-        for (let e = starts[middle]; e < starts[middle + 1]; e++) out.push(entries[e]);
-        return;
-      }
+  /** headsOf, with each head's rank appended to `ranks` where given. */
+  private select(
+    key: number,
+    limit: number,
+    out: { push(id: number): void },
+    ranks?: { push(rank: number): void },
+  ): void {
+    const { base, overlayKeys, overlayIds, overlayRanks } = this;
+    const b = find(base.keys, key);
+    let i = b < 0 ? 0 : base.starts[b];
+    const baseEnd = b < 0 ? 0 : base.starts[b + 1];
+    let j = overlayKeys.length ? lowerBound(overlayKeys, key) : 0;
+    let kept = 0;
+    let last = -1;
+    for (;;) {
+      const fromBase = i < baseEnd;
+      const fromOverlay = j < overlayKeys.length && overlayKeys[j] === key;
+      if (!fromBase && !fromOverlay) return;
+      const takeBase = fromBase && (!fromOverlay || base.ranks[i] <= overlayRanks[j]);
+      const rank = takeBase ? base.ranks[i] : overlayRanks[j];
+      if (kept >= limit && rank !== last) return;
+      out.push(takeBase ? base.entries[i++] : overlayIds[j++]);
+      ranks?.push(rank);
+      kept++;
+      last = rank;
     }
   }
 
-  /** Whether the log up to row `upTo` has grown past `share` of the base, so building it again pays. */
+  /** Base and overlay as one base (what a new file holds). */
+  merged(): HeadsBase {
+    const keys = new Growable(Int32Array);
+    const starts = new Growable(Int32Array);
+    const entries = new Growable(Int32Array);
+    const ranks = new Growable(Float64Array);
+    const { base, overlayKeys } = this;
+    let i = 0;
+    let j = 0;
+    while (i < base.keys.length || j < overlayKeys.length) {
+      const key =
+        j >= overlayKeys.length || (i < base.keys.length && base.keys[i] <= overlayKeys[j])
+          ? base.keys[i]
+          : overlayKeys[j];
+      keys.push(key);
+      starts.push(entries.length);
+      this.select(key, BUCKET_LIMIT, entries, ranks);
+      if (i < base.keys.length && base.keys[i] === key) i++;
+      while (j < overlayKeys.length && overlayKeys[j] === key) j++;
+    }
+    starts.push(entries.length);
+    return { keys: keys.view(), starts: starts.view(), entries: entries.view(), ranks: ranks.view() };
+  }
+
+  /** Whether the phrases after the base up to row `upTo` have grown past `share` of it, so a new base pays. */
   stale(upTo: number, share = REBUILD_SHARE): boolean {
-    return upTo - this.baseUpTo > share * this.baseUpTo;
+    const baseUpTo = this.file?.baseUpTo ?? 0;
+    return upTo - baseUpTo > share * baseUpTo;
   }
 
-  /** Appends to the log the phrases after its last (`keysOf(after, upTo)`, in row-id order). */
+  /** Appends to the file's log the phrases after its last (`keysOf(after, upTo)`, in row-id order). */
   append(upTo: number, keysOf: (after: number, upTo: number) => Iterable<KeyedPhrase>): void {
-    if (this.logUpTo >= upTo) return;
+    const { file } = this;
+    if (!file || file.logUpTo >= upTo) return;
     const records: number[] = [];
-    for (const phrase of keysOf(this.logUpTo, upTo)) records.push(phrase.id, ...Array.from(phrase.keys), 0);
+    for (const p of keysOf(file.logUpTo, upTo))
+      records.push(p.id, Math.floor(p.rank / 2 ** 32), p.rank % 2 ** 32, ...Array.from(p.keys), 0);
     if (!records.length) return;
     const words = Int32Array.from(records);
     for (let at = 0; at < words.length; at += LOG_WORDS)
       words[at + LOG_WORDS - 1] = wordsCheck(words, at, LOG_WORDS - 1, words[at]);
-    const fd = openSync(this.path, constants.O_WRONLY);
+    const fd = openSync(file.path, constants.O_WRONLY);
     try {
-      writeAt(fd, new Uint8Array(words.buffer), this.logEnd);
+      writeAt(fd, new Uint8Array(words.buffer), file.logEnd);
     } finally {
       closeSync(fd);
     }
   }
 
   /**
-   * Writes the file anew for the store named `identity` from its bucket rows up to row `upTo` in
-   * (key, rank) order, `[key, rank, entity]`: a temporary file renamed over the old, so a reader sees
-   * the old file or the new one whole.
+   * Writes a heads file anew for the store named `identity`, its base `base` as of row `upTo`: a
+   * temporary file renamed over the old, so a reader sees the old file or the new one whole.
    */
-  static write(path: string, identity: string, upTo: number, rows: Iterable<[number, number, number]>): void {
-    const keys = new Growable();
-    const starts = new Growable();
-    const entries = new Growable();
-    let key = -1;
-    let kept = 0;
-    let lastRank = 0;
-    for (const [k, rank, entity] of rows) {
-      if (k !== key) {
-        key = k;
-        kept = 0;
-        keys.push(k);
-        starts.push(entries.length);
-      }
-      // A bucket's `limit` lowest ranks, and the rows tied with the last of them.
-      if (kept < BUCKET_LIMIT || rank === lastRank) {
-        entries.push(entity);
-        kept++;
-        lastRank = rank;
-      }
+  static write(path: string, identity: string, upTo: number, base: HeadsBase): void {
+    const { keys, starts, entries, ranks } = base;
+    const words = new Int32Array(2 * ranks.length + keys.length + starts.length + entries.length);
+    new Float64Array(words.buffer, 0, ranks.length).set(ranks);
+    let at = 2 * ranks.length;
+    for (const part of [keys, starts, entries]) {
+      words.set(part, at);
+      at += part.length;
     }
-    starts.push(entries.length);
-    const base = new Int32Array(keys.length + starts.length + entries.length);
-    base.set(keys.view(), 0);
-    base.set(starts.view(), keys.length);
-    base.set(entries.view(), keys.length + starts.length);
     const head = new Int32Array(HEAD_WORDS);
     head.set([MAGIC, VERSION, nameOf(identity), upTo, keys.length, entries.length]);
-    head[6] = Bun.hash.crc32(new Uint8Array(base.buffer));
+    head[6] = Bun.hash.crc32(new Uint8Array(words.buffer));
     // One name (one indexer a project at a time): a build killed half-way leaves a file the next overwrites.
     const temporary = `${path}.tmp`;
     const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
     try {
       writeAt(fd, new Uint8Array(head.buffer), 0);
-      writeAt(fd, new Uint8Array(base.buffer), HEAD_WORDS * 4);
+      writeAt(fd, new Uint8Array(words.buffer), HEAD_WORDS * 4);
     } finally {
       closeSync(fd);
     }
@@ -195,22 +366,26 @@ function nameOf(identity: string): number {
   return Bun.hash.crc32(`${identity}/${SYNONYM_RULE}`);
 }
 
-/** An Int32Array that grows as rows come (a bucket's count is not known before its rows). */
-class Growable {
-  private data = new Int32Array(1024);
+/** A typed array that grows as values come (a count not known before). */
+class Growable<T extends Int32Array | Float64Array> {
+  private data: T;
   length = 0;
+
+  constructor(private readonly Kind: new (length: number) => T) {
+    this.data = new Kind(1024);
+  }
 
   push(value: number): void {
     if (this.length === this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
+      const grown = new this.Kind(this.data.length * 2);
       grown.set(this.data);
       this.data = grown;
     }
     this.data[this.length++] = value;
   }
 
-  view(): Int32Array {
-    return this.data.subarray(0, this.length);
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
   }
 }
 

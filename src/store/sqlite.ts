@@ -2,7 +2,13 @@ import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { headsFilePath, phraseFilePath } from "../home/paths.ts";
 import type { LlmUsage } from "../llm/usage.ts";
-import { HeadsFile, type KeyedPhrase, removeHeadsFileOf } from "./heads-file.ts";
+import {
+  BucketHeads,
+  headsBaseOf,
+  type KeyedPhrase,
+  phraseColumns,
+  removeHeadsFileOf,
+} from "./heads-file.ts";
 import { PhraseFile, type PhraseRow, removePhraseFileOf } from "./phrase-file.ts";
 import type { ChunkRow } from "./remote.ts";
 import {
@@ -62,12 +68,10 @@ const WRITER_CACHE_KIB = 256 * 1024;
  * phases' pages did too: peak RSS 1.66 → 3.17 GB.)
  */
 const MAPPED_READ_BYTES = 2 ** 32;
-/** Bucket keys a synonym heads query reads at once (a JSON array: no bound on parameters to mind). */
-const HEAD_KEYS_A_QUERY = 2048;
 /** Phrase rows (with their vectors) a synonym heads query reads at once, by id. */
 const PHRASE_ROWS_A_QUERY = 4096;
-/** Bucket keys a query when the heads file's base is built: ~220k rows each at 100,000 records, not all 14 M at once. */
-const KEYS_A_RANGE = 2 ** 16;
+/** phrase_keys rows a query when all of them are read (879k at 100,000 records: not all at once). */
+const KEYED_ROWS_A_QUERY = 65_536;
 
 /** Bumped when the schema changes; an older file is rebuilt from chats.jsonl (the source of truth). */
 export const SCHEMA_VERSION = 1;
@@ -82,14 +86,17 @@ const LLM_USAGE_MONTHS = `CREATE TABLE IF NOT EXISTS llm_usage_months(
 
 /**
  * The capped synonym graph's side tables, added within schema 1 (a store made before them gets them
- * empty, and its synonym edges recomputed: meta `synonym_rule`). `phrase_buckets`: each phrase's LSH
- * bucket keys with its rank (synonyms.ts phraseRank), so a bucket's heads are its first rows and a new
- * phrase meets only its candidates (it replaced `phrase_bands`, the keys without the rank, dropped when
- * a store is recomputed under the rule). `synonym_changes`: earlier synonym edges whose
- * weight a later batch changed (a neighbour fell out of both lists: weight 0), with the highest chunk id
- * at that batch, which is how an extended recall snapshot learns of them.
+ * empty, and its synonym edges recomputed: meta `synonym_rule`). `phrase_keys`: each phrase's rank
+ * (synonyms.ts phraseRank) and its LSH_BANDS bucket keys (int32 in the machine's order), a row per
+ * phrase in row-id order, so a session appends its phrases' rows; a bucket's heads are looked up in
+ * heads-file.ts's arrays built from it. It replaced `phrase_buckets` (a row per phrase and bucket,
+ * ordered by key: a new session's phrases landed on ~6,300 of its pages at 100,000 synthetic records,
+ * two thirds of all it wrote), whose rows fill it once (ensurePhraseKeys), and `phrase_bands` before
+ * that. `synonym_changes`: earlier synonym edges whose weight a later batch changed (a neighbour fell
+ * out of both lists: weight 0), with the highest chunk id at that batch, which is how an extended
+ * recall snapshot learns of them.
  */
-const SYNONYM_TABLES = `CREATE TABLE IF NOT EXISTS phrase_buckets(key INTEGER NOT NULL, rank INTEGER NOT NULL, entity INTEGER NOT NULL, PRIMARY KEY(key, rank, entity)) WITHOUT ROWID;
+const SYNONYM_TABLES = `CREATE TABLE IF NOT EXISTS phrase_keys(entity INTEGER PRIMARY KEY, rank INTEGER NOT NULL, keys BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS synonym_changes(edge_id INTEGER PRIMARY KEY, chunk INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS synonym_changes_chunk ON synonym_changes(chunk);`;
 
@@ -165,6 +172,23 @@ export function isCorruption(error: unknown): boolean {
 export function quickCheckProblems(db: Database): string[] {
   const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
   return rows.length === 1 && rows[0].quick_check === "ok" ? [] : rows.map((r) => r.quick_check);
+}
+
+/** A phrase's bucket keys as phrase_keys holds them. */
+function keysBlob(keys: ArrayLike<number>): Uint8Array {
+  return new Uint8Array(Int32Array.from(keys).buffer);
+}
+
+/** A phrase_keys BLOB's keys, copied out (its bytes need not be aligned for an Int32Array view). */
+function keysOfBlob(blob: Uint8Array): Int32Array {
+  const keys = new Int32Array(LSH_BANDS);
+  new Uint8Array(keys.buffer).set(blob.subarray(0, LSH_BANDS * 4));
+  return keys;
+}
+
+/** phrase_keys rows as KeyedPhrase. */
+function* keyedRows(rows: Iterable<[number, number, Uint8Array]>): Iterable<KeyedPhrase> {
+  for (const [id, rank, blob] of rows) yield { id, rank, keys: keysOfBlob(blob) };
 }
 
 function toBlob(vector: Float32Array): Uint8Array {
@@ -419,6 +443,8 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async writeBatch(batch: IndexBatch): Promise<void> {
     const edges: EdgeDeltas = new Map();
+    // New phrases' keys are appended after the stored ones': those must be there first.
+    if (this.pendingKeys()) this.ensurePhraseKeys();
     this.guarded(() => {
       const insertChunk = this.sql(
         "INSERT INTO chunks(hash, session_id, ts, text, graph_source, model, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING RETURNING id",
@@ -499,9 +525,12 @@ export class SqliteMemoryStore implements MemoryStore {
       ).lastInsertRowid,
     );
     this.idCache().phrase.set(phrase, id);
-    const band = this.sql("INSERT OR IGNORE INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
-    const rank = phraseRank(phrase);
-    for (const key of bandKeys(vector)) band.run(key, rank, id);
+    // OR REPLACE: a row id SQLite hands out again (its phrase deleted without its keys row) takes this one's.
+    this.sql("INSERT OR REPLACE INTO phrase_keys(entity, rank, keys) VALUES (?, ?, ?)").run(
+      id,
+      phraseRank(phrase),
+      keysBlob(bandKeys(vector)),
+    );
     return id;
   }
 
@@ -641,14 +670,23 @@ export class SqliteMemoryStore implements MemoryStore {
       if (file === undefined) file = this.currentPhraseFile(upTo) ?? null;
       return file ?? undefined;
     };
-    let bases: HeadsFile | undefined | null = options.cacheFiles && upTo > 0 ? undefined : null;
-    const headsFile = () => {
-      if (bases === undefined) {
-        const path = headsFilePath(this.path);
-        bases = (path && HeadsFile.open(path, this.cacheIdentity(), upTo)) || null;
-        bases?.markUnlogged(upTo, (after, to) => this.keyedPhrases(after, to));
+    // Buckets' heads by limit: BUCKET_LIMIT's from the heads file where the indexer reads through one,
+    // else (and for any other limit: tests) built from phrase_keys once per source.
+    const headsByLimit = new Map<number, BucketHeads>();
+    const headsAt = (limit: number): BucketHeads => {
+      let heads = headsByLimit.get(limit);
+      if (!heads) {
+        if (this.pendingKeys()) this.ensurePhraseKeys();
+        const path = options.cacheFiles && limit === BUCKET_LIMIT ? headsFilePath(this.path) : undefined;
+        heads =
+          (path &&
+            BucketHeads.open(path, this.cacheIdentity(), upTo, (after, to) =>
+              this.keyedPhrases(after, to),
+            )) ||
+          BucketHeads.of(headsBaseOf(phraseColumns(this.keyedPhrases(0, upTo)), limit));
+        headsByLimit.set(limit, heads);
       }
-      return bases ?? undefined;
+      return heads;
     };
     /** Phrases' names by row id: those met, then the phrase file's, then the table's. */
     const endNames = new Map<number, string>();
@@ -679,37 +717,15 @@ export class SqliteMemoryStore implements MemoryStore {
       bucketHeads: (keys, limit) => {
         const rows: HeadRows = { phrases: [], ids: [], vectors: [], vectorAt: [], keys: [], heads: [] };
         if (upTo <= 0) return rows;
-        // Each bucket's first rows by rank through phrase_buckets' own key, then each phrase once, however
-        // many buckets show it. Per bucket, the limit-th row's rank (its key's first `limit` rows), then
-        // the rows up to that rank (so the limit-th's ties all come): two bounded index searches however
-        // crowded the bucket. PERF: a window (rank() OVER (PARTITION BY key), then place <= limit) read
-        // every row of every bucket first: a new session on the 100,000-record synthetic store probes
-        // buckets of up to 30,326 rows; on 20,000 of its 148,660 keys the same rows in 129 ms against 794.
-        // Buckets no phrase entered since the heads file's base: their heads from it, the rest from the table.
-        const base = limit === BUCKET_LIMIT ? headsFile() : undefined;
-        const tableKeys: number[] = base ? [] : keys;
-        // The rows as two columns (~950k of them a session at 100k records: no array a row).
+        // Each bucket's heads, then each phrase once, however many buckets show it. The rows as two
+        // columns (~950k of them a session at 100k records: no array a row).
+        const heads = headsAt(limit);
         const memberKeys: number[] = [];
         const memberIds: number[] = [];
-        if (base)
-          for (const key of keys)
-            if (base.changed[key]) tableKeys.push(key);
-            else {
-              base.headsOf(key, memberIds);
-              while (memberKeys.length < memberIds.length) memberKeys.push(key);
-            }
-        const heads = this.sql(
-          `WITH k(key, last) AS (SELECT value, COALESCE((SELECT rank FROM phrase_buckets WHERE key = value AND entity <= ?1 ORDER BY rank LIMIT 1 OFFSET ?2 - 1), ${Number.MAX_SAFE_INTEGER}) FROM json_each(?3)) SELECT b.key AS key, b.entity AS entity FROM k JOIN phrase_buckets b ON b.key = k.key AND b.rank <= k.last WHERE b.entity <= ?1`,
-        );
-        for (let at = 0; at < tableKeys.length; at += HEAD_KEYS_A_QUERY)
-          for (const row of heads.values(
-            upTo,
-            limit,
-            JSON.stringify(tableKeys.slice(at, at + HEAD_KEYS_A_QUERY)),
-          ) as [number, number][]) {
-            memberKeys.push(row[0]);
-            memberIds.push(row[1]);
-          }
+        for (const key of keys) {
+          heads.headsOf(key, limit, memberIds);
+          while (memberKeys.length < memberIds.length) memberKeys.push(key);
+        }
         // Each phrase once, by row id in order, so the phrase file is read front to back (~500k records of
         // one session at 100k records); ids thousands a statement, rows as arrays, where the table is read.
         const listed: number[] = [];
@@ -842,22 +858,6 @@ export class SqliteMemoryStore implements MemoryStore {
     }
   }
 
-  /**
-   * A bucket's rows of phrases up to row id `upTo` in rank order: its first `limit`, and any more of the
-   * limit-th's rank (two phrases of one rank are ordered by their text, so all of them are needed).
-   */
-  private bucketRows(key: number, limit: number, upTo: number): { rank: number; entity: number }[] {
-    const rows = this.sql(
-      "SELECT rank, entity FROM phrase_buckets WHERE key = ? AND entity <= ? ORDER BY rank LIMIT ?",
-    ).all(key, upTo, limit + 1) as { rank: number; entity: number }[];
-    if (rows.length <= limit) return rows;
-    const last = rows[limit - 1].rank;
-    if (rows[limit].rank !== last) return rows.slice(0, limit);
-    return this.sql(
-      "SELECT rank, entity FROM phrase_buckets WHERE key = ? AND rank <= ? AND entity <= ? ORDER BY rank",
-    ).all(key, last, upTo) as { rank: number; entity: number }[];
-  }
-
   /** Brings the phrase file up to every stored phrase (the indexer, at the end of a run). */
   refreshPhraseFile(): void {
     this.currentPhraseFile(Number.MAX_SAFE_INTEGER);
@@ -865,33 +865,31 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * Brings the heads file up to every stored phrase (the indexer, at the end of a run): this run's
-   * phrases appended to its log, or its base built again from phrase_buckets when there is none usable or
-   * the log has grown past its share. A file that cannot be written is no file (the table is read).
-   * Tests bring it up to an earlier row (`upTo`) or keep the base longer (`rebuildShare`).
+   * phrases appended to its log, or base and log merged into a new base when the log has grown past its
+   * share, or a base built from phrase_keys when there is none usable. A file that cannot be written is
+   * no file (the source builds the heads from the table). Tests bring it up to an earlier row (`upTo`)
+   * or keep the base longer (`rebuildShare`).
    */
   refreshHeadsFile(options: { upTo?: number; rebuildShare?: number } = {}): void {
     const path = headsFilePath(this.path);
     const upTo = Math.min(options.upTo ?? Number.MAX_SAFE_INTEGER, this.maxEntityId());
     if (!path || upTo <= 0) return;
     const identity = this.cacheIdentity();
+    const keyed = (after: number, to: number) => this.keyedPhrases(after, to);
     try {
-      const file = HeadsFile.open(path, identity, upTo);
-      if (file && !file.stale(upTo, options.rebuildShare))
-        file.append(upTo, (after, to) => this.keyedPhrases(after, to));
-      else HeadsFile.write(path, identity, upTo, this.bucketRowsInOrder(upTo));
+      if (this.pendingKeys()) this.ensurePhraseKeys();
+      const file = BucketHeads.open(path, identity, upTo, keyed);
+      if (file && !file.stale(upTo, options.rebuildShare)) file.append(upTo, keyed);
+      else
+        BucketHeads.write(
+          path,
+          identity,
+          upTo,
+          file ? file.merged() : headsBaseOf(phraseColumns(keyed(0, upTo))),
+        );
     } catch {
       removeHeadsFileOf(this.path);
     }
-  }
-
-  /** Every bucket row of phrases up to row `upTo` as [key, rank, entity], in (key, rank) order, a range of keys a query. */
-  private *bucketRowsInOrder(upTo: number): Iterable<[number, number, number]> {
-    const range = this.sql(
-      "SELECT key, rank, entity FROM phrase_buckets WHERE key >= ? AND key < ? AND entity <= ? ORDER BY key, rank",
-    );
-    const keys = LSH_BANDS * 2 ** LSH_BITS;
-    for (let from = 0; from < keys; from += KEYS_A_RANGE)
-      yield* range.values(from, from + KEYS_A_RANGE, upTo) as [number, number, number][];
   }
 
   /** What names this store's cache files' rows: a store rebuilt in place, or with deletions, is another. */
@@ -899,11 +897,40 @@ export class SqliteMemoryStore implements MemoryStore {
     return `${this.storeId()}/${this.deletions()}`;
   }
 
-  /** The phrases with row ids in (after, upTo], in order, and their bucket keys (from their vectors). */
+  /** The phrases with row ids in (after, upTo], in order, with their ranks and bucket keys: KEYED_ROWS_A_QUERY rows a query. */
   private *keyedPhrases(after: number, upTo: number): Iterable<KeyedPhrase> {
-    const rows = this.sql("SELECT id, vector FROM entities WHERE id > ? AND id <= ? ORDER BY id");
-    for (const { id, vector } of rows.iterate(after, upTo) as Iterable<{ id: number; vector: Uint8Array }>)
-      yield { id, keys: bandKeys(readVectors([{ vector }]).vectors) };
+    const rows = this.sql(
+      `SELECT entity, rank, keys FROM phrase_keys WHERE entity > ? AND entity <= ? ORDER BY entity LIMIT ${KEYED_ROWS_A_QUERY}`,
+    );
+    for (let from = after; ; ) {
+      const slice = rows.values(from, upTo) as [number, number, Uint8Array][];
+      yield* keyedRows(slice);
+      if (slice.length < KEYED_ROWS_A_QUERY) return;
+      from = slice[slice.length - 1][0];
+    }
+  }
+
+  /** Whether some phrase has no phrase_keys row yet: a store from before the table (its rows then come from phrase_buckets' era). */
+  private pendingKeys(): boolean {
+    const keyed = this.sql("SELECT coalesce(max(entity), 0) AS n FROM phrase_keys").get() as { n: number };
+    return keyed.n < this.maxEntityId();
+  }
+
+  /**
+   * Gives every phrase without one its phrase_keys row (from its vector and text), in row-id order, and
+   * drops the table it replaced: once for a store from before phrase_keys (~13 s at 100,000 synthetic
+   * records, the indexer's or forget's, never a reader's).
+   */
+  private ensurePhraseKeys(): void {
+    this.guarded(() => {
+      const keyed = this.sql("SELECT coalesce(max(entity), 0) AS n FROM phrase_keys").get() as { n: number };
+      const insert = this.sql("INSERT INTO phrase_keys(entity, rank, keys) VALUES (?, ?, ?)");
+      for (const { id, phrase, vector } of this.sql(
+        "SELECT id, phrase, vector FROM entities WHERE id > ? ORDER BY id",
+      ).iterate(keyed.n) as Iterable<{ id: number; phrase: string; vector: Uint8Array }>)
+        insert.run(id, phraseRank(phrase), keysBlob(bandKeys(readVectors([{ vector }]).vectors)));
+      this.db.run("DROP TABLE IF EXISTS phrase_buckets");
+    });
   }
 
   /** The phrase file holding every phrase up to row `upTo`, or undefined where it cannot be had. */
@@ -923,17 +950,31 @@ export class SqliteMemoryStore implements MemoryStore {
     );
   }
 
-  /** The row ids of a bucket's heads: its BUCKET_LIMIT phrases of lowest (rank, text). */
-  private bucketHeadIds(key: number): number[] {
-    const rows = this.bucketRows(key, BUCKET_LIMIT, Number.MAX_SAFE_INTEGER);
-    if (rows.length <= BUCKET_LIMIT) return rows.map((r) => r.entity);
-    const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
-    const text = (id: number) => (name.get(id) as { phrase: string }).phrase;
-    return rows
-      .map((r) => ({ ...r, text: text(r.entity) }))
-      .sort((x, y) => x.rank - y.rank || (x.text < y.text ? -1 : x.text > y.text ? 1 : 0))
-      .slice(0, BUCKET_LIMIT)
-      .map((r) => r.entity);
+  /**
+   * The heads of these buckets as the table has them now (BUCKET_LIMIT lowest ranks and the ties of the
+   * last, by row id): one pass over phrase_keys keeping only their rows.
+   */
+  private bucketHeadsAt(keys: Iterable<number>): Map<number, number[]> {
+    const only = new Uint8Array(LSH_BANDS * 2 ** LSH_BITS);
+    for (const key of keys) only[key] = 1;
+    // Only the phrases in one of them: sorting every phrase by rank costs seconds at 100,000 records.
+    const members = function* (phrases: Iterable<KeyedPhrase>) {
+      for (const p of phrases) if (Array.from(p.keys).some((key) => only[key])) yield p;
+    };
+    const base = headsBaseOf(
+      phraseColumns(members(this.keyedPhrases(0, Number.MAX_SAFE_INTEGER))),
+      BUCKET_LIMIT,
+      only,
+    );
+    const heads = BucketHeads.of(base);
+    const out = new Map<number, number[]>();
+    for (let key = 0; key < only.length; key++)
+      if (only[key]) {
+        const ids: number[] = [];
+        heads.headsOf(key, BUCKET_LIMIT, ids);
+        out.set(key, ids);
+      }
+    return out;
   }
 
   /**
@@ -948,18 +989,24 @@ export class SqliteMemoryStore implements MemoryStore {
       this.sql("DELETE FROM edges WHERE kind = ?").run(EDGE_KIND.synonym);
       this.sql("DELETE FROM synonym_changes").run();
       this.db.run("DROP TABLE IF EXISTS phrase_bands");
+      this.db.run("DROP TABLE IF EXISTS phrase_buckets");
       const rows = this.sql("SELECT id, phrase, vector FROM entities ORDER BY id").all() as {
         id: number;
         phrase: string;
         vector: Uint8Array;
       }[];
       const { vectors } = readVectors(rows);
-      // The bucket rows in key order, as the band-by-band pass groups them: inserted in the table's own
-      // order, not at random (14 M rows at 100,000 records).
-      const rebuildBuckets = options.buckets ?? true;
-      if (rebuildBuckets) this.sql("DELETE FROM phrase_buckets").run();
-      const band = this.sql("INSERT OR IGNORE INTO phrase_buckets(key, rank, entity) VALUES (?, ?, ?)");
-      const ranks = rebuildBuckets ? rows.map((r) => phraseRank(r.phrase)) : [];
+      const dim = rows.length ? vectors.length / rows.length : 0;
+      const keys = new Int32Array(rows.length * LSH_BANDS);
+      for (let i = 0; i < rows.length; i++)
+        keys.set(bandKeys(vectors.subarray(i * dim, (i + 1) * dim)), i * LSH_BANDS);
+      if (options.buckets ?? true) {
+        this.sql("DELETE FROM phrase_keys").run();
+        const insert = this.sql("INSERT INTO phrase_keys(entity, rank, keys) VALUES (?, ?, ?)");
+        rows.forEach((r, i) => {
+          insert.run(r.id, phraseRank(r.phrase), keysBlob(keys.subarray(i * LSH_BANDS, (i + 1) * LSH_BANDS)));
+        });
+      }
       // Every phrase's vector in one array and the rule applied band by band (synonymEdgesOf), not a
       // synonym graph of every phrase: one bucket query per phrase would cost a store of 8,000 phrases
       // 2.4 M index lookups, and the graph holds ~3 KB per phrase (878k phrases at 100,000 records).
@@ -969,11 +1016,7 @@ export class SqliteMemoryStore implements MemoryStore {
         vectors,
         SYNONYM_NEIGHBOURS,
         BUCKET_LIMIT,
-        rebuildBuckets
-          ? (key, members) => {
-              for (const n of members) band.run(key, ranks[n], rows[n].id);
-            }
-          : undefined,
+        keys,
       ))
         insert.run(EDGE_KIND.synonym, ...ordered(rows[e.a].id, rows[e.b].id), e.score);
       this.setMeta("synonym_rule", SYNONYM_RULE);
@@ -1091,19 +1134,21 @@ export class SqliteMemoryStore implements MemoryStore {
     // Phrases that lose a synonym neighbour may take in the next nearest one (repaired below).
     const bereaved = new Set<number>();
     const removed = new Set<number>();
+    // No passage mentions these phrases any more: they go, and with them their synonym edges.
+    const going = [...touchedEntities].filter(
+      (id) => !this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, id),
+    );
+    if (going.length && this.pendingKeys()) this.ensurePhraseKeys();
+    const keysOf = this.sql("SELECT keys FROM phrase_keys WHERE entity = ?");
+    const leftKeys = new Set<number>();
+    for (const id of going) {
+      const row = keysOf.get(id) as { keys: Uint8Array } | null;
+      if (row) for (const key of keysOfBlob(row.keys)) leftKeys.add(key);
+    }
     /** Bucket keys the removed phrases leave, with their heads before any left. */
-    const left = new Map<number, number[]>();
-    for (const entityId of touchedEntities) {
-      if (this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, entityId)) continue;
-      // No passage mentions this phrase any more: it goes, and with it its synonym edges.
-      const { vector } = this.sql("SELECT vector FROM entities WHERE id = ?").get(entityId) as {
-        vector: Uint8Array;
-      };
-      const band = this.sql("DELETE FROM phrase_buckets WHERE key = ? AND entity = ?");
-      for (const key of bandKeys(readVectors([{ vector }]).vectors)) {
-        if (!left.has(key)) left.set(key, this.bucketHeadIds(key));
-        band.run(key, entityId);
-      }
+    const left = leftKeys.size ? this.bucketHeadsAt(leftKeys) : new Map<number, number[]>();
+    for (const entityId of going) {
+      this.sql("DELETE FROM phrase_keys WHERE entity = ?").run(entityId);
       // The phrase file holds the phrase's text: it goes first (the next run rewrites it).
       if (!entities) removeCacheFilesOf(this.path);
       this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
@@ -1149,10 +1194,11 @@ export class SqliteMemoryStore implements MemoryStore {
     this.sql("DELETE FROM synonym_changes").run();
     this.ids = undefined;
     const ids = new Set(bereaved);
+    const now = left.size ? this.bucketHeadsAt(probeKeys([...left.keys()])) : new Map<number, number[]>();
     for (const [key, before] of left) {
       const was = new Set(before);
-      if (this.bucketHeadIds(key).every((id) => was.has(id))) continue;
-      for (const probe of probeKeys([key])) for (const id of this.bucketHeadIds(probe)) ids.add(id);
+      if ((now.get(key) ?? []).every((id) => was.has(id))) continue;
+      for (const probe of probeKeys([key])) for (const id of now.get(probe) ?? []) ids.add(id);
     }
     const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
     const phrases = [...ids].map((id) => (name.get(id) as { phrase: string }).phrase);

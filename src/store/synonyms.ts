@@ -1,7 +1,8 @@
 /**
  * The synonym edges between phrase nodes: each phrase's k nearest at cosine ≥ a threshold, candidates
- * from LSH buckets. The rule and its incremental upkeep live beside the store, which keeps the buckets
- * (`phrase_buckets`) and repairs the edges when phrases leave; the indexer adds phrases through it.
+ * from LSH buckets. The rule and its incremental upkeep live beside the store, which keeps each phrase's
+ * bucket keys (`phrase_keys`, their heads in heads-file.ts) and repairs the edges when phrases leave;
+ * the indexer adds phrases through it.
  */
 import type { SynonymEdge } from "./types.ts";
 
@@ -791,16 +792,16 @@ export function synonymEdgesOf(
   vectors: Float32Array,
   k = SYNONYM_NEIGHBOURS,
   limit = BUCKET_LIMIT,
-  /** Called with every bucket's members (row numbers) in key order, each bucket's in rank order. */
-  onBucket?: (key: number, members: Int32Array) => void,
+  /** The phrases' bucket keys (LSH_BANDS a phrase), where the caller has them. */
+  given?: Int32Array,
 ): { a: number; b: number; score: number }[] {
   const count = names.length;
   const dim = count ? vectors.length / count : 0;
-  const keys = new Int32Array(count * LSH_BANDS);
+  const keys = given ?? new Int32Array(count * LSH_BANDS);
   const tails = new Float64Array(count);
   for (let n = 0; n < count; n++) {
     const row = vectors.subarray(n * dim, (n + 1) * dim);
-    keys.set(bandKeys(row, dim), n * LSH_BANDS);
+    if (!given) keys.set(bandKeys(row, dim), n * LSH_BANDS);
     tails[n] = tailNorm(row);
   }
   const ranks = names.map(phraseRank);
@@ -848,9 +849,6 @@ export function synonymEdgesOf(
     for (let b = 0; b < width; b++) start[b + 1] += start[b];
     const fill = start.slice(0, width);
     for (const n of byRank) members[fill[keys[n * LSH_BANDS + band] & (width - 1)]++] = n;
-    if (onBucket)
-      for (let b = 0; b < width; b++)
-        if (start[b + 1] > start[b]) onBucket(band * width + b, members.subarray(start[b], start[b + 1]));
     const heads = (b: number) => Math.min(limit, start[b + 1] - start[b]);
     for (let b = 0; b < width; b++) {
       const here = heads(b);
