@@ -39,6 +39,7 @@ import {
 } from "../src/memory/recall/snapshot-file.ts";
 import { memoryStatus } from "../src/memory/status.ts";
 import { openStoreForRead, openStoreForWrite } from "../src/store/open.ts";
+import type { SqliteMemoryStore } from "../src/store/sqlite.ts";
 import {
   BUCKET_LIMIT,
   bandKeys,
@@ -404,6 +405,57 @@ describe("capped synonym edges", () => {
     const expected = new Set<string>();
     for (const [p, list] of nearestOf) for (const q of list) expected.add([p, q].sort().join("|"));
     expect([...kept].sort()).toEqual([...expected].sort());
+  });
+
+  test("status's counts, kept by triggers, equal a count of the rows through indexing, forget and a store made before them", async () => {
+    const root = await indexed("syn-counts", a, b);
+    const agree = async () => {
+      const store = openStoreForWrite(root) as SqliteMemoryStore;
+      try {
+        const counted = store.countedRows();
+        const status = await store.status();
+        expect(counted.entities).toBeGreaterThan(0);
+        expect(counted["edges:2"]).toBeGreaterThan(0);
+        expect({
+          entities: status.entities,
+          facts: status.facts,
+          fact: status.edges.fact,
+          context: status.edges.context,
+          synonym: status.edges.synonym,
+          pending: status.pendingLlm,
+        }).toEqual({
+          entities: counted.entities,
+          facts: counted.facts,
+          fact: counted["edges:0"],
+          context: counted["edges:1"],
+          synonym: counted["edges:2"],
+          pending: counted["chunks:llm-pending"],
+        });
+        // biome-ignore lint/suspicious/noExplicitAny: the test reads the counters' table itself.
+        return ((store as any).db as Database).query("SELECT count(*) AS n FROM row_counts").get() as {
+          n: number;
+        };
+      } finally {
+        store.close();
+      }
+    };
+    expect((await agree()).n).toBeGreaterThan(0);
+    // A forget lowers weights, drops synonym edges to 0 and deletes phrases and facts.
+    expect((await forgetSession(root, "beta1")).status).toBe("forgotten");
+    await agree();
+    // A store made before the counters: status counts by scan, and the next run fills them.
+    const db = new Database(storePath(root));
+    db.run("DELETE FROM row_counts");
+    db.close();
+    expect((await agree()).n).toBe(0);
+    appendRecords(
+      root,
+      b
+        .filter((r) => r.session_id === "beta1")
+        .map((r) => ({ ...r, session_id: "beta1again", uuid: `${r.uuid}-again` })),
+    );
+    await indexProject(root, { llm: null });
+    expect((await agree()).n).toBeGreaterThan(0);
   });
 
   test("forgetting a session leaves the edges of a store that never saw it", async () => {

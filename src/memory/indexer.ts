@@ -445,6 +445,8 @@ class IndexRun {
   private async setUp(records: ChatRecord[]): Promise<void> {
     // A store whose synonym edges follow another rule (made before the cap, or under another k).
     if (this.store.synonymRule() !== SYNONYM_RULE) this.store.rebuildSynonyms();
+    // A store made before the row counters: counted once, so status need not scan it again.
+    this.store.fillRowCounts();
     if (records.length === 0 && (await this.store.pendingLlmChunks(1)).length === 0) return;
     await this.loadModel();
     this.llm =

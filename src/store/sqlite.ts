@@ -116,6 +116,35 @@ const SUMMARY_CHANGE_COUNT = (event: "UPDATE" | "DELETE") =>
   `CREATE TRIGGER IF NOT EXISTS summaries_${event.toLowerCase()}_counted AFTER ${event} ON summaries BEGIN INSERT INTO meta(key, value) VALUES ('summaries_changed', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END;`;
 const SUMMARY_TRIGGERS = `${SUMMARY_CHANGE_COUNT("UPDATE")}\n${SUMMARY_CHANGE_COUNT("DELETE")}`;
 
+/**
+ * Live row counts for status (`row_counts`, added within schema 1), kept by triggers in the same
+ * transaction as the rows, so status reads a few rows instead of counting 879k phrases, 2.3 M facts
+ * and 9 M edges (1.3 s warm, 11 s with a cold page cache, at 100,000 synthetic records). An edge counts
+ * while its weight is above 0 (a dropped synonym edge keeps its row at weight 0), a chunk while its
+ * LLM graph is pending. A store made before the table gets it empty, its triggers counting nothing
+ * until the indexer fills it once from a scan (`fillRowCounts`); till then status counts by scan.
+ */
+const COUNTED = [
+  "entities",
+  "facts",
+  ...Object.values(EDGE_KIND).map((kind) => `edges:${kind}`),
+  "chunks:llm-pending",
+];
+const ROW_COUNTS = `CREATE TABLE IF NOT EXISTS row_counts(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+${["entities", "facts"]
+  .map(
+    (table) =>
+      `CREATE TRIGGER IF NOT EXISTS ${table}_counted_in AFTER INSERT ON ${table} BEGIN UPDATE row_counts SET n = n + 1 WHERE name = '${table}'; END;
+CREATE TRIGGER IF NOT EXISTS ${table}_counted_out AFTER DELETE ON ${table} BEGIN UPDATE row_counts SET n = n - 1 WHERE name = '${table}'; END;`,
+  )
+  .join("\n")}
+CREATE TRIGGER IF NOT EXISTS edges_counted_in AFTER INSERT ON edges WHEN NEW.weight > 0 BEGIN UPDATE row_counts SET n = n + 1 WHERE name = 'edges:' || NEW.kind; END;
+CREATE TRIGGER IF NOT EXISTS edges_counted_out AFTER DELETE ON edges WHEN OLD.weight > 0 BEGIN UPDATE row_counts SET n = n - 1 WHERE name = 'edges:' || OLD.kind; END;
+CREATE TRIGGER IF NOT EXISTS edges_counted_weight AFTER UPDATE OF weight ON edges WHEN (OLD.weight > 0) != (NEW.weight > 0) BEGIN UPDATE row_counts SET n = n + (CASE WHEN NEW.weight > 0 THEN 1 ELSE -1 END) WHERE name = 'edges:' || NEW.kind; END;
+CREATE TRIGGER IF NOT EXISTS chunks_counted_in AFTER INSERT ON chunks WHEN NEW.graph_source = 'llm-pending' BEGIN UPDATE row_counts SET n = n + 1 WHERE name = 'chunks:llm-pending'; END;
+CREATE TRIGGER IF NOT EXISTS chunks_counted_out AFTER DELETE ON chunks WHEN OLD.graph_source = 'llm-pending' BEGIN UPDATE row_counts SET n = n - 1 WHERE name = 'chunks:llm-pending'; END;
+CREATE TRIGGER IF NOT EXISTS chunks_counted_source AFTER UPDATE OF graph_source ON chunks WHEN (OLD.graph_source = 'llm-pending') != (NEW.graph_source = 'llm-pending') BEGIN UPDATE row_counts SET n = n + (CASE WHEN NEW.graph_source = 'llm-pending' THEN 1 ELSE -1 END) WHERE name = 'chunks:llm-pending'; END;`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunks(
@@ -320,6 +349,9 @@ export class SqliteMemoryStore implements MemoryStore {
         db.run(SYNONYM_TABLES);
         db.run(FORGOTTEN_RECORDS);
         db.run(SUMMARY_TRIGGERS);
+        db.run(ROW_COUNTS);
+        // A new store's counts are known (none): filled at once, not by the indexer's scan.
+        if (version === undefined) this.fillRowCounts();
       }
     } catch (error) {
       try {
@@ -1749,27 +1781,61 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async status(): Promise<StoreStatus> {
-    const count = (sql: string, ...args: (string | number)[]) =>
-      (this.sql(sql).get(...args) as { n: number }).n;
-    // A dropped synonym edge keeps its row at weight 0 until the next deletion (see addSynonyms).
-    const edgeCount = (kind: number) =>
-      count("SELECT count(*) AS n FROM edges WHERE kind = ? AND weight > 0", kind);
+    const counted = this.rowCounts() ?? this.countedRows();
     const { chunks, sessions, lastIndexed } = this.counts();
     return {
       chunks,
       sessions,
-      entities: count("SELECT count(*) AS n FROM entities"),
-      facts: count("SELECT count(*) AS n FROM facts"),
+      entities: counted.entities,
+      facts: counted.facts,
       edges: {
-        fact: edgeCount(EDGE_KIND.fact),
-        context: edgeCount(EDGE_KIND.context),
-        synonym: edgeCount(EDGE_KIND.synonym),
+        fact: counted[`edges:${EDGE_KIND.fact}`],
+        context: counted[`edges:${EDGE_KIND.context}`],
+        synonym: counted[`edges:${EDGE_KIND.synonym}`],
       },
       lastIndexed,
       llmUsage: await this.usage(),
       llmUsageThisMonth: this.usageOfMonth(new Date().toISOString().slice(0, 7)),
-      pendingLlm: count("SELECT count(*) AS n FROM chunks WHERE graph_source = 'llm-pending'"),
+      pendingLlm: counted["chunks:llm-pending"],
     };
+  }
+
+  /** The triggers' counts; undefined for a store whose counts were never filled (or made before them). */
+  private rowCounts(): Record<string, number> | undefined {
+    const table = this.db
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'row_counts'")
+      .get();
+    if (!table) return undefined;
+    const rows = this.sql("SELECT name, n FROM row_counts").values() as [string, number][];
+    const found = new Map(rows);
+    if (!COUNTED.every((name) => found.has(name))) return undefined;
+    return Object.fromEntries(COUNTED.map((name) => [name, found.get(name)!]));
+  }
+
+  /** The same counts by scanning the tables. A dropped synonym edge keeps its row at weight 0 (see addSynonyms). */
+  countedRows(): Record<string, number> {
+    const count = (sql: string, ...args: (string | number)[]) =>
+      (this.sql(sql).get(...args) as { n: number }).n;
+    return {
+      entities: count("SELECT count(*) AS n FROM entities"),
+      facts: count("SELECT count(*) AS n FROM facts"),
+      ...Object.fromEntries(
+        Object.values(EDGE_KIND).map((kind) => [
+          `edges:${kind}`,
+          count("SELECT count(*) AS n FROM edges WHERE kind = ? AND weight > 0", kind),
+        ]),
+      ),
+      "chunks:llm-pending": count("SELECT count(*) AS n FROM chunks WHERE graph_source = 'llm-pending'"),
+    };
+  }
+
+  /** Fills row_counts from a scan, once (the indexer; a store made before the triggers, or in a new store). */
+  fillRowCounts(): void {
+    if (this.rowCounts()) return;
+    this.guarded(() => {
+      const set = this.sql("INSERT OR REPLACE INTO row_counts(name, n) VALUES (?, ?)");
+      for (const [name, n] of Object.entries(this.countedRows())) set.run(name, n);
+    });
   }
 
   /** Calls and tokens of one month (`YYYY-MM`); none for a store made before months were counted. */
