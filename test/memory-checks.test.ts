@@ -99,6 +99,44 @@ describe("memory checked against the project (compiled binary)", () => {
     }
   });
 
+  test("POST /v1/memory/query of `serve --http` marks the old decision and the gone file as rag_search does", async () => {
+    const root = await rememberedProject();
+    const proc = Bun.spawn([await compiledBinary(), "serve", "--http", "--port", "0", "--workspace", root], {
+      cwd: root,
+      env: { HOME: home, USERPROFILE: home, TRIFORGE_HOME: dataHome, PATH: process.env.PATH ?? "" },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    try {
+      const reader = proc.stderr.getReader();
+      let said = "";
+      while (!/listening on (http:\/\/\S+)/.test(said)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`serve --http exited early: ${said}`);
+        said += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const url = /listening on (http:\/\/\S+)/.exec(said)![1];
+      const response = await fetch(`${url}/v1/memory/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "store sessions in Redis", top_k: 5 }),
+      });
+      expect(response.status).toBe(200);
+      const { hits } = (await response.json()) as { hits: { text: string; check?: string }[] };
+      const old = hits.find((h) => h.text.includes("store sessions in Redis"));
+      expect(old?.check).toContain('replaced on 2025-02-10 by: "Sessions will be signed cookies');
+      expect(old?.check).toContain("src/auth/legacy.ts gone");
+      const current = hits.find(
+        (h) => h.text.includes("signed cookies (HMAC-SHA256)") && !h.text.includes("Redis, keyed"),
+      );
+      expect(current?.check ?? "").not.toContain("replaced");
+    } finally {
+      proc.kill("SIGKILL");
+    }
+  });
+
   test("a name the excerpt places in a file that no longer holds it is said; one still there is not", async () => {
     const { checkHits } = await import("../src/memory/hit-checks.ts");
     const root = join(home, "symbols");

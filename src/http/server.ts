@@ -283,11 +283,18 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
               topK,
               mode: mode as Mode,
             });
+            // Checked against the project now, as rag_search's hits are: files gone or changed, a
+            // decision replaced later.
+            const { checkHits } = await import("../memory/hit-checks.ts");
+            const checks = await checkHits(project, result.hits);
             return json({
               notice: RECALLED_NOTICE,
               project,
               mode,
-              hits: result.hits.map(({ turns: _turns, ...hit }) => hit),
+              hits: result.hits.map(({ turns: _turns, ...hit }, i) => ({
+                ...hit,
+                ...(checks[i] ? { check: checks[i] } : {}),
+              })),
               ...(result.reason ? { reason: result.reason } : {}),
             });
           },

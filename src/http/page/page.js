@@ -141,6 +141,7 @@ function memoryResult(hit, words) {
     { className: "result" },
     el("div", { className: "where", text: `${hit.ts.slice(0, 10)} · session ${hit.session_id}` }),
     el("div", { className: "meta", text: `${hit.role} · score ${hit.score.toFixed(3)}` }),
+    ...(hit.check ? [el("div", { className: "check", text: hit.check })] : []),
     el("pre", {}, highlighted(hit.text, words)),
     el(
       "div",
