@@ -99,7 +99,36 @@ function fakeStore() {
     }
     stored.push(...batches.flat());
   };
-  return { run, served, source, edges: () => [...edges.keys()].sort() };
+  /**
+   * Phrases leave, with their edges, as forget takes them, and the graph repairs the rest: those joined
+   * to one that left, and the phrases that moved up into the heads of a bucket one left.
+   */
+  const remove = (names: string[], k: number, limit: number) => {
+    const leaving = new Set(names);
+    const headsOf = (key: number) =>
+      stored
+        .filter((p) => p.keys.includes(key))
+        .sort((x, y) => phraseRank(x.name) - phraseRank(y.name) || (x.name < y.name ? -1 : 1))
+        .slice(0, limit)
+        .map((p) => p.name);
+    const keys = [...new Set(stored.filter((p) => leaving.has(p.name)).flatMap((p) => p.keys))];
+    const before = new Map(keys.map((key) => [key, new Set(headsOf(key))]));
+    const bereaved = new Set<string>();
+    for (const [id, e] of edges)
+      if (leaving.has(e.a) || leaving.has(e.b)) {
+        for (const end of [e.a, e.b]) if (!leaving.has(end)) bereaved.add(end);
+        edges.delete(id);
+      }
+    stored.splice(0, stored.length, ...stored.filter((p) => !leaving.has(p.name)));
+    const movedUp = new Set<string>();
+    for (const key of keys)
+      for (const name of headsOf(key)) if (!before.get(key)!.has(name)) movedUp.add(name);
+    const changes = new SynonymGraph(source, k, limit).repair(bereaved, movedUp);
+    for (const e of changes.add) edges.set(pair(e), e);
+    for (const e of changes.drop) edges.delete(pair(e));
+    return { movedUp: movedUp.size, bereaved: bereaved.size };
+  };
+  return { run, remove, served, source, stored, edges: () => [...edges.keys()].sort() };
 }
 
 function shuffled<T>(list: T[], random: () => number): T[] {
@@ -147,6 +176,25 @@ describe("synonym buckets' heads (bottom-k by rank)", () => {
       const once = fakeStore();
       once.run([phrases], 3, 3);
       expect(once.edges()).toEqual(expected);
+    }
+  }, 30_000);
+
+  test("phrases leaving, then the repair of those joined to them and of those moved up into heads, give the rule's edges by brute force", () => {
+    for (const seed of [11, 12, 13]) {
+      const random = seededRandom(seed * 31);
+      const phrases = clustered(seed, 160, 4);
+      const store = fakeStore();
+      store.run([phrases], 3, 3);
+      let moved = 0;
+      for (let round = 0; round < 3; round++) {
+        const leaving = shuffled(store.stored, random)
+          .slice(0, 15)
+          .map((p) => p.name);
+        moved += store.remove(leaving, 3, 3).movedUp;
+        expect(store.edges()).toEqual(reference(store.stored, 3, 3));
+      }
+      // Crowded buckets (3 heads among clusters of 40): phrases did move up into heads.
+      expect(moved).toBeGreaterThan(0);
     }
   }, 30_000);
 

@@ -186,7 +186,13 @@ export const TABLES: Table[] = [
  * SQLite tables the copy leaves out: derived from the rows above, and rebuilt by the SQLite store when they
  * are missing (a store without its `synonym_rule` recomputes its synonym graph, bands and all).
  */
-export const DERIVED_TABLES = ["row_counts", "phrase_keys", "phrase_buckets", "phrase_bands", "synonym_changes"];
+export const DERIVED_TABLES = [
+  "row_counts",
+  "phrase_keys",
+  "phrase_buckets",
+  "phrase_bands",
+  "synonym_changes",
+];
 
 /** A row as comparable data: numbers, strings, blobs as base64, in column order. */
 type Row = (string | number | null)[];

@@ -18,7 +18,6 @@ import {
   LSH_BANDS,
   LSH_BITS,
   phraseRank,
-  probeKeys,
   SYNONYM_NEIGHBOURS,
   SYNONYM_RULE,
   type SynonymChanges,
@@ -991,7 +990,12 @@ export class SqliteMemoryStore implements MemoryStore {
     for (const key of keys) only[key] = 1;
     // Only the phrases in one of them: sorting every phrase by rank costs seconds at 100,000 records.
     const members = function* (phrases: Iterable<KeyedPhrase>) {
-      for (const p of phrases) if (Array.from(p.keys).some((key) => only[key])) yield p;
+      for (const p of phrases)
+        for (let b = 0; b < LSH_BANDS; b++)
+          if (only[p.keys[b]]) {
+            yield p;
+            break;
+          }
     };
     const base = headsBaseOf(
       phraseColumns(members(this.keyedPhrases(0, Number.MAX_SAFE_INTEGER))),
@@ -1167,8 +1171,14 @@ export class SqliteMemoryStore implements MemoryStore {
     const bereaved = new Set<number>();
     const removed = new Set<number>();
     // No passage mentions these phrases any more: they go, and with them their synonym edges.
+    // INDEXED BY: left to itself, SQLite walked the unique key's `kind` prefix, every context edge, for
+    // each phrase that has none left (16 s of a session forgotten at 100,000 synthetic records).
     const going = [...touchedEntities].filter(
-      (id) => !this.sql("SELECT 1 FROM edges WHERE kind = ? AND b = ?").get(EDGE_KIND.context, id),
+      (id) =>
+        !this.sql("SELECT 1 FROM edges INDEXED BY edges_b WHERE b = ? AND kind = ?").get(
+          id,
+          EDGE_KIND.context,
+        ),
     );
     if (going.length && this.pendingKeys()) this.ensurePhraseKeys();
     const keysOf = this.sql("SELECT keys FROM phrase_keys WHERE entity = ?");
@@ -1185,26 +1195,35 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!entities) removeCacheFilesOf(this.path);
       this.sql("DELETE FROM entities WHERE id = ?").run(entityId);
       removed.add(entityId);
-      const gone = this.sql(
-        "DELETE FROM edges WHERE kind != ? AND (a = ? OR b = ?) RETURNING id, kind, a, b, weight",
-      ).all(EDGE_KIND.context, entityId, entityId) as {
-        id: number;
-        kind: number;
-        a: number;
-        b: number;
-        weight: number;
-      }[];
+      // Each side through its own index (the unique key's (kind, a), edges_b): `kind != ? AND (a = ?
+      // OR b = ?)` scanned every edge for each phrase, ~500 s for a session's 327 phrases at 100,000
+      // synthetic records (9 M edges).
+      const gone = [
+        ...this.sql("DELETE FROM edges WHERE kind IN (?, ?) AND a = ? RETURNING id, kind, a, b, weight").all(
+          EDGE_KIND.fact,
+          EDGE_KIND.synonym,
+          entityId,
+        ),
+        ...this.sql("DELETE FROM edges WHERE b = ? AND kind != ? RETURNING id, kind, a, b, weight").all(
+          entityId,
+          EDGE_KIND.context,
+        ),
+      ] as { id: number; kind: number; a: number; b: number; weight: number }[];
       for (const e of gone) {
         this.sql("DELETE FROM edge_sources WHERE edge_id = ?").run(e.id);
         if (e.kind === EDGE_KIND.synonym && e.weight > 0) bereaved.add(e.a === entityId ? e.b : e.a);
       }
       edgesRemoved += gone.length;
-      facts += this.sql("DELETE FROM facts WHERE subject = ? OR object = ? RETURNING id").all(
-        entityId,
-        entityId,
-      ).length;
+      facts += this.sql("DELETE FROM facts WHERE subject = ? RETURNING id").all(entityId).length;
       entities++;
     }
+    // Facts naming a removed phrase as their object: one pass for all of them (no index leads with
+    // `object`; one scan a phrase was the other half of those ~500 s). Normally none are left: a fact's
+    // chunks mention both its ends, so its sources went with the chunks above.
+    if (removed.size)
+      facts += this.sql(
+        "DELETE FROM facts WHERE object IN (SELECT value FROM json_each(?)) RETURNING id",
+      ).all(JSON.stringify([...removed])).length;
     this.repairSynonyms(
       [...bereaved].filter((id) => !removed.has(id)),
       left,
@@ -1214,27 +1233,30 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /**
-   * After phrases left, the phrases whose candidates changed get their lists recomputed: those joined to
-   * a phrase that left (`bereaved`: pairs are lost only by a phrase that left), and where a phrase moved
-   * up into a bucket's heads (`left`: each bucket a phrase left, with its heads before), the heads of
-   * that bucket and of the buckets one bit from it (the candidates it gains, and they it). Rows were
-   * deleted, so the recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change
-   * records go.
+   * After phrases left, the synonym lists they changed are repaired (SynonymGraph.repair): those of
+   * phrases joined to one that left (`bereaved`: pairs are lost only by a phrase that left), and where
+   * a phrase moved up into a bucket's heads (`left`: each bucket a phrase left, with its heads before),
+   * the moved-up phrase's, which gains candidates, and the lists it may now enter. Rows were deleted,
+   * so the recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change records
+   * go.
    */
   private repairSynonyms(bereaved: number[], left: Map<number, number[]>): void {
     this.sql("DELETE FROM edges WHERE kind = ? AND weight <= 0").run(EDGE_KIND.synonym);
     this.sql("DELETE FROM synonym_changes").run();
     this.ids = undefined;
-    const ids = new Set(bereaved);
-    const now = left.size ? this.bucketHeadsAt(probeKeys([...left.keys()])) : new Map<number, number[]>();
+    const now = left.size ? this.bucketHeadsAt(left.keys()) : new Map<number, number[]>();
+    const movedUp = new Set<number>();
     for (const [key, before] of left) {
       const was = new Set(before);
-      if ((now.get(key) ?? []).every((id) => was.has(id))) continue;
-      for (const probe of probeKeys([key])) for (const id of now.get(probe) ?? []) ids.add(id);
+      for (const id of now.get(key) ?? []) if (!was.has(id)) movedUp.add(id);
     }
     const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
-    const phrases = [...ids].map((id) => (name.get(id) as { phrase: string }).phrase);
-    if (phrases.length) this.addSynonyms(changesOf(new SynonymGraph(this.synonymSource()).repair(phrases)));
+    const phrasesOf = (ids: Iterable<number>) =>
+      [...ids].map((id) => (name.get(id) as { phrase: string }).phrase);
+    if (bereaved.length || movedUp.size)
+      this.addSynonyms(
+        changesOf(new SynonymGraph(this.synonymSource()).repair(phrasesOf(bereaved), phrasesOf(movedUp))),
+      );
   }
 
   async forgetSession(sessionId: string): Promise<ForgetResult> {
