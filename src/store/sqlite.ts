@@ -671,9 +671,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * The store as the synonym graph reads it; `upTo`: only phrases with a row id up to it (those of
-   * before a run). With `cacheFiles` (the indexer) the heads' vectors and names come from the phrase
-   * file beside the store, brought up to `upTo` first, and the heads of buckets no phrase entered since
-   * the heads file's base from that file.
+   * before a run). Buckets' heads come from heads-file.ts's arrays, built from phrase_keys; with
+   * `cacheFiles` (the indexer) from the heads file's base and the phrases after it, and the heads'
+   * vectors and names from the phrase file beside the store, brought up to `upTo` first.
    */
   synonymSource(upTo = Number.MAX_SAFE_INTEGER, options: { cacheFiles?: boolean } = {}): SynonymSource {
     // Lists of phrases in slices of up to 500 (each one `?`), one query per slice.
@@ -941,7 +941,7 @@ export class SqliteMemoryStore implements MemoryStore {
     }
   }
 
-  /** Whether some phrase has no phrase_keys row yet: a store from before the table (its rows then come from phrase_buckets' era). */
+  /** Whether some phrase lacks its phrase_keys row: a store made before the table. */
   private pendingKeys(): boolean {
     const keyed = this.sql("SELECT coalesce(max(entity), 0) AS n FROM phrase_keys").get() as { n: number };
     return keyed.n < this.maxEntityId();
