@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compiledBinary, runBinary, tempDir } from "./support/helpers.ts";
+import { runBinary, serveHttp, tempDir } from "./support/helpers.ts";
 
 const home = tempDir("triforge-http-cli-");
 const catalog = join(home, "rag", "index.sqlite");
@@ -30,23 +30,9 @@ afterAll(() => {
 
 /** Starts `serve --http` and waits for the line that says where it listens. */
 async function startServe(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([await compiledBinary(), "serve", "--http", "--port", "0", ...args], {
-    cwd: home,
-    env: { ...process.env, HOME: home, TRIFORGE_HOME: join(home, ".claude", "triforge"), ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  running.push(proc);
-  const reader = proc.stderr.getReader();
-  let text = "";
-  while (!/listening on (http:\/\/\S+)/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`serve --http exited early: ${text}`);
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { proc, url: /listening on (http:\/\/\S+)/.exec(text)![1], stderr: text };
+  const served = await serveHttp(args, { cwd: home, home, env });
+  running.push(served.proc);
+  return served;
 }
 
 function childrenOf(pid: number): number[] {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { compiledBinary, projectDataIn, runBinary, tempDir } from "./support/helpers.ts";
+import { compiledBinary, projectDataIn, runBinary, serveHttp, tempDir } from "./support/helpers.ts";
 
 const home = tempDir("triforge-checks-");
 const dataHome = join(home, ".claude", "triforge");
@@ -101,23 +101,8 @@ describe("memory checked against the project (compiled binary)", () => {
 
   test("POST /v1/memory/query of `serve --http` marks the old decision and the gone file as rag_search does", async () => {
     const root = await rememberedProject();
-    const proc = Bun.spawn([await compiledBinary(), "serve", "--http", "--port", "0", "--workspace", root], {
-      cwd: root,
-      env: { HOME: home, USERPROFILE: home, TRIFORGE_HOME: dataHome, PATH: process.env.PATH ?? "" },
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
-    });
+    const { proc, url } = await serveHttp(["--workspace", root], { cwd: root, home });
     try {
-      const reader = proc.stderr.getReader();
-      let said = "";
-      while (!/listening on (http:\/\/\S+)/.test(said)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`serve --http exited early: ${said}`);
-        said += new TextDecoder().decode(value);
-      }
-      reader.releaseLock();
-      const url = /listening on (http:\/\/\S+)/.exec(said)![1];
       const response = await fetch(`${url}/v1/memory/query`, {
         method: "POST",
         headers: { "content-type": "application/json" },

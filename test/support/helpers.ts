@@ -117,15 +117,23 @@ export async function runBinary(
   const binary = await compiledBinary();
   return spawnCollect([binary, ...args], {
     cwd: options.cwd,
-    env: {
-      ...process.env,
-      HOME: options.home,
-      USERPROFILE: options.home,
-      TRIFORGE_HOME: join(options.home, ".claude", "triforge"),
-      ...options.env,
-    },
+    env: isolatedEnv(options.home, options.env),
     stdin: options.stdin,
   });
+}
+
+/** This process's environment with `home` as the home folder and its data directory, then `env`. */
+function isolatedEnv(
+  home: string,
+  env: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    HOME: home,
+    USERPROFILE: home,
+    TRIFORGE_HOME: join(home, ".claude", "triforge"),
+    ...env,
+  };
 }
 
 /** Runs `fn` and returns what it threw; a test fails when nothing was thrown. */
@@ -158,4 +166,35 @@ export async function connectServe(options: { cwd: string; home: string; name: s
   const client = new Client({ name: options.name, version: "0" });
   await client.connect(transport);
   return client;
+}
+
+/**
+ * The compiled binary's `serve --http --port 0 …args` with an isolated home, once it says where it
+ * listens; the caller stops the process.
+ */
+export async function serveHttp(
+  args: string[],
+  options: { cwd: string; home: string; env?: Record<string, string> },
+) {
+  const proc = Bun.spawn([await compiledBinary(), "serve", "--http", "--port", "0", ...args], {
+    cwd: options.cwd,
+    env: isolatedEnv(options.home, options.env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stderr.getReader();
+  let text = "";
+  try {
+    while (!/listening on (http:\/\/\S+)/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`serve --http exited early: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+  } catch (error) {
+    proc.kill("SIGKILL");
+    throw error;
+  }
+  reader.releaseLock();
+  return { proc, url: /listening on (http:\/\/\S+)/.exec(text)![1], stderr: text };
 }
