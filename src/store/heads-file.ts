@@ -114,7 +114,8 @@ export function headsBaseOf(phrases: PhraseColumns, limit = BUCKET_LIMIT, only?:
   const width = 2 ** LSH_BITS;
   const start = new Int32Array(width + 1);
   const members = new Uint32Array(ids.length);
-  const out = { keys: new Growable(Int32Array), starts: new Growable(Int32Array) };
+  const bucketKeys = new Growable(Int32Array);
+  const starts = new Growable(Int32Array);
   const entries = new Growable(Int32Array);
   const entryRanks = new Growable(Float64Array);
   for (let band = 0; band < LSH_BANDS; band++) {
@@ -128,8 +129,8 @@ export function headsBaseOf(phrases: PhraseColumns, limit = BUCKET_LIMIT, only?:
       const to = start[b + 1];
       const key = band * width + b;
       if (from === to || (only && !only[key])) continue;
-      out.keys.push(key);
-      out.starts.push(entries.length);
+      bucketKeys.push(key);
+      starts.push(entries.length);
       for (let i = from; i < to; i++) {
         const p = members[i];
         if (i - from >= limit && ranks[p] !== ranks[members[i - 1]]) break;
@@ -138,10 +139,10 @@ export function headsBaseOf(phrases: PhraseColumns, limit = BUCKET_LIMIT, only?:
       }
     }
   }
-  out.starts.push(entries.length);
+  starts.push(entries.length);
   return {
-    keys: out.keys.view(),
-    starts: out.starts.view(),
+    keys: bucketKeys.view(),
+    starts: starts.view(),
     entries: entries.view(),
     ranks: entryRanks.view(),
   };

@@ -480,7 +480,7 @@ export class SqliteMemoryStore implements MemoryStore {
   async writeBatch(batch: IndexBatch): Promise<void> {
     const edges: EdgeDeltas = new Map();
     // New phrases' keys are appended after the stored ones': those must be there first.
-    if (this.pendingKeys()) this.ensurePhraseKeys();
+    this.ensurePhraseKeys();
     this.guarded(() => {
       const insertChunk = this.sql(
         "INSERT INTO chunks(hash, session_id, ts, text, graph_source, model, vector) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING RETURNING id",
@@ -712,7 +712,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const headsAt = (limit: number): BucketHeads => {
       let heads = headsByLimit.get(limit);
       if (!heads) {
-        if (this.pendingKeys()) this.ensurePhraseKeys();
+        this.ensurePhraseKeys();
         const path = options.cacheFiles && limit === BUCKET_LIMIT ? headsFilePath(this.path) : undefined;
         heads =
           (path &&
@@ -913,7 +913,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const identity = this.cacheIdentity();
     const keyed = (after: number, to: number) => this.keyedPhrases(after, to);
     try {
-      if (this.pendingKeys()) this.ensurePhraseKeys();
+      this.ensurePhraseKeys();
       const file = BucketHeads.open(path, identity, upTo, keyed);
       if (file && !file.stale(upTo, options.rebuildShare)) file.append(upTo, keyed);
       else
@@ -946,20 +946,16 @@ export class SqliteMemoryStore implements MemoryStore {
     }
   }
 
-  /** Whether some phrase lacks its phrase_keys row: a store made before the table. */
-  private pendingKeys(): boolean {
-    const keyed = this.sql("SELECT coalesce(max(entity), 0) AS n FROM phrase_keys").get() as { n: number };
-    return keyed.n < this.maxEntityId();
-  }
-
   /**
-   * Gives every phrase without one its phrase_keys row (from its vector and text), in row-id order, and
-   * drops the table it replaced: once for a store from before phrase_keys (~13 s at 100,000 synthetic
-   * records, the indexer's or forget's, never a reader's).
+   * Gives every phrase after the last keyed one its phrase_keys row (from its vector and text), in
+   * row-id order, and drops the table it replaced: once for a store from before phrase_keys (~13 s at
+   * 100,000 synthetic records, the indexer's or forget's, never a reader's); otherwise two lookups of
+   * the highest row ids.
    */
   private ensurePhraseKeys(): void {
+    const keyed = this.sql("SELECT coalesce(max(entity), 0) AS n FROM phrase_keys").get() as { n: number };
+    if (keyed.n >= this.maxEntityId()) return;
     this.guarded(() => {
-      const keyed = this.sql("SELECT coalesce(max(entity), 0) AS n FROM phrase_keys").get() as { n: number };
       const insert = this.sql("INSERT INTO phrase_keys(entity, rank, keys) VALUES (?, ?, ?)");
       for (const { id, phrase, vector } of this.sql(
         "SELECT id, phrase, vector FROM entities WHERE id > ? ORDER BY id",
@@ -991,8 +987,9 @@ export class SqliteMemoryStore implements MemoryStore {
    * last, by row id): one pass over phrase_keys keeping only their rows.
    */
   private bucketHeadsAt(keys: Iterable<number>): Map<number, number[]> {
+    const wanted = [...keys];
     const only = new Uint8Array(LSH_BANDS * 2 ** LSH_BITS);
-    for (const key of keys) only[key] = 1;
+    for (const key of wanted) only[key] = 1;
     // Only the phrases in one of them: sorting every phrase by rank costs seconds at 100,000 records.
     const members = function* (phrases: Iterable<KeyedPhrase>) {
       for (const p of phrases)
@@ -1009,12 +1006,11 @@ export class SqliteMemoryStore implements MemoryStore {
     );
     const heads = BucketHeads.of(base);
     const out = new Map<number, number[]>();
-    for (let key = 0; key < only.length; key++)
-      if (only[key]) {
-        const ids: number[] = [];
-        heads.headsOf(key, BUCKET_LIMIT, ids);
-        out.set(key, ids);
-      }
+    for (const key of wanted) {
+      const ids: number[] = [];
+      heads.headsOf(key, BUCKET_LIMIT, ids);
+      out.set(key, ids);
+    }
     return out;
   }
 
@@ -1185,7 +1181,7 @@ export class SqliteMemoryStore implements MemoryStore {
           EDGE_KIND.context,
         ),
     );
-    if (going.length && this.pendingKeys()) this.ensurePhraseKeys();
+    if (going.length) this.ensurePhraseKeys();
     const keysOf = this.sql("SELECT keys FROM phrase_keys WHERE entity = ?");
     const leftKeys = new Set<number>();
     for (const id of going) {
