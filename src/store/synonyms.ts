@@ -653,12 +653,7 @@ export class SynonymGraph {
     for (const n of newcomers) {
       const found = this.neighboursOf(n);
       newNearest.set(this.names[n], nearest(this.named(found), this.k));
-      for (const [j, score] of found) {
-        if (isNew.has(j)) continue;
-        let list = arrivals.get(j);
-        if (!list) arrivals.set(j, (list = []));
-        list.push([n, score]);
-      }
+      arrive(arrivals, n, found, (j) => !isNew.has(j));
     }
     // Edges of evicted phrases that lost candidacy: each end whose list held the other is recomputed.
     const recompute = new Set<number>();
@@ -749,12 +744,7 @@ export class SynonymGraph {
     for (const n of recompute) {
       const found = this.neighboursOf(n);
       newNearest.set(this.names[n], nearest(this.named(found), this.k));
-      if (!risen.has(n)) continue;
-      for (const [j, score] of found) {
-        let arrived = arrivals.get(j);
-        if (!arrived) arrivals.set(j, (arrived = []));
-        arrived.push([n, score]);
-      }
+      if (risen.has(n)) arrive(arrivals, n, found);
     }
     this.mergeArrivals(arrivals, recompute, newNearest);
     return this.reconcile(newNearest);
@@ -922,6 +912,21 @@ export function synonymEdgesOf(
       );
     }
   return edges;
+}
+
+/** Notes phrase n as an arrival at each of its candidates `found` (those `stored` accepts). */
+function arrive(
+  arrivals: Map<number, [number, number][]>,
+  n: number,
+  found: [number, number][],
+  stored: (j: number) => boolean = () => true,
+): void {
+  for (const [j, score] of found) {
+    if (!stored(j)) continue;
+    let list = arrivals.get(j);
+    if (!list) arrivals.set(j, (list = []));
+    list.push([n, score]);
+  }
 }
 
 function pairKey(a: string, b: string): string {
