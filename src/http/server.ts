@@ -285,16 +285,13 @@ export function startHttpServer(options: HttpServerOptions): RunningServer {
             });
             // Checked against the project now, as rag_search's hits are: files gone or changed, a
             // decision replaced later.
-            const { checkHits } = await import("../memory/hit-checks.ts");
-            const checks = await checkHits(project, result.hits);
+            const { withChecks } = await import("../memory/hit-checks.ts");
+            const hits = await withChecks(project, result.hits);
             return json({
               notice: RECALLED_NOTICE,
               project,
               mode,
-              hits: result.hits.map(({ turns: _turns, ...hit }, i) => ({
-                ...hit,
-                ...(checks[i] ? { check: checks[i] } : {}),
-              })),
+              hits: hits.map(({ turns: _turns, ...hit }) => hit),
               ...(result.reason ? { reason: result.reason } : {}),
             });
           },

@@ -77,6 +77,15 @@ export async function checkHits(
   });
 }
 
+/** The hits, each with its `check` where checkHits has one: what rag_search and the HTTP memory query return. */
+export async function withChecks<T extends CheckedHit>(
+  root: string,
+  hits: T[],
+): Promise<(T & { check?: string })[]> {
+  const checks = await checkHits(root, hits);
+  return hits.map((hit, i) => (checks[i] ? { ...hit, check: checks[i] } : hit));
+}
+
 /** A back-ticked or code-shaped name: `parseUser`, `SESSION_SECRET`, `user.id` (not a path). */
 const SYMBOL =
   /`([A-Za-z_$][\w$.]{2,60})(?:\(\))?`|\b([a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)\b/g;

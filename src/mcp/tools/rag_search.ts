@@ -64,9 +64,8 @@ export function registerRagSearch(server: McpServer, context: ServerContext): vo
         // PERF: the store, graph and model load on the first call (or the warm-up after initialize), not at start.
         const { recall, formatRecalled } = await import("../../memory/recall/recall.ts");
         const result = await recall(root, query, { topK: top_k, mode, speaker });
-        const { checkHits } = await import("../../memory/hit-checks.ts");
-        const checks = await checkHits(root, result.hits);
-        const hits = result.hits.map((hit, i) => ({ ...hit, check: checks[i] }));
+        const { withChecks } = await import("../../memory/hit-checks.ts");
+        const hits = await withChecks(root, result.hits);
         const text = hits.length
           ? formatRecalled(
               hits.map((hit) => (hit.check ? { ...hit, text: `${hit.check}\n${hit.text}` } : hit)),
