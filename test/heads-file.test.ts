@@ -38,7 +38,7 @@ function heads(
   cached: boolean,
   upTo?: number,
 ) {
-  return headRowList(store.synonymSource(upTo, { cacheFiles: cached }).bucketHeads(keys, BUCKET_LIMIT), dim)
+  return headRowList(store.synonymSource(upTo, { cacheFiles: cached }), keys, BUCKET_LIMIT, dim)
     .map((r) => `${r.key}|${r.phrase}|${[...(r.vector ?? [])].join(",")}`)
     .sort();
 }

@@ -273,9 +273,9 @@ describe("capped synonym edges", () => {
     const stored = new Map(phrases.map((p, i) => [p, vectors.subarray(i * dim, (i + 1) * dim)]));
     const keys = [...new Set(phrases.flatMap((_, i) => bandKeys(vectors.subarray(i * dim, (i + 1) * dim))))];
     const source = store.synonymSource();
-    const first = headRowList(source.bucketHeads(keys.slice(0, keys.length / 2), BUCKET_LIMIT), dim);
-    const second = headRowList(source.bucketHeads(keys, BUCKET_LIMIT), dim);
-    const again = headRowList(store.synonymSource().bucketHeads(keys, BUCKET_LIMIT), dim);
+    const first = headRowList(source, keys.slice(0, keys.length / 2), BUCKET_LIMIT, dim);
+    const second = headRowList(source, keys, BUCKET_LIMIT, dim);
+    const again = headRowList(store.synonymSource(), keys, BUCKET_LIMIT, dim);
     store.close();
     const rows = (list: typeof first) => list.map((r) => `${r.key}|${r.phrase}`).sort();
     // The same rows as a new source gives, whatever was asked before.
@@ -284,6 +284,8 @@ describe("capped synonym edges", () => {
     // where it had.
     const before = new Set(first.map((r) => r.phrase));
     for (const r of first) expect([...r.vector!]).toEqual([...stored.get(r.phrase)!]);
+    // Each head comes with its rank, its name's.
+    for (const r of second) expect(r.rank).toBe(phraseRank(r.phrase));
     for (const r of second)
       if (before.has(r.phrase)) expect(r.vector).toBeUndefined();
       else expect([...r.vector!]).toEqual([...stored.get(r.phrase)!]);
@@ -301,7 +303,7 @@ describe("capped synonym edges", () => {
       ((store as unknown as { db: Database }).db.query("PRAGMA mmap_size").get() as { mmap_size: number })
         .mmap_size;
     const source = store.synonymSource();
-    expect(headRowList(source.bucketHeads(keys, BUCKET_LIMIT), dim).length).toBeGreaterThan(0);
+    expect(headRowList(source, keys, BUCKET_LIMIT, dim).length).toBeGreaterThan(0);
     expect(mapped()).toBe(0);
     expect(source.phraseVectors(phrases.slice(0, 5)).size).toBe(5);
     expect(mapped()).toBe(0);
@@ -356,9 +358,7 @@ describe("capped synonym edges", () => {
           const last = bucket[Math.min(limit, bucket.length) - 1].rank;
           for (const r of bucket) if (r.rank <= last) expected.push(`${key}|${r.phrase}`);
         }
-        const found = headRowList(store.synonymSource().bucketHeads(keys, limit), 0).map(
-          (r) => `${r.key}|${r.phrase}`,
-        );
+        const found = headRowList(store.synonymSource(), keys, limit, 0).map((r) => `${r.key}|${r.phrase}`);
         expect(found.sort()).toEqual(expected.sort());
         // The crowded bucket gives its limit-th's ties too (limit 2: the lowest and all four at the second).
         if (limit === 2)

@@ -57,10 +57,7 @@ function heads(
   phraseFile: boolean,
   upTo?: number,
 ): string[] {
-  return headRowList(
-    store.synonymSource(upTo, { cacheFiles: phraseFile }).bucketHeads(keys, BUCKET_LIMIT),
-    dim,
-  )
+  return headRowList(store.synonymSource(upTo, { cacheFiles: phraseFile }), keys, BUCKET_LIMIT, dim)
     .map((r) => `${r.key}|${r.phrase}|${[...(r.vector ?? [])].join(",")}`)
     .sort();
 }

@@ -29,6 +29,7 @@
 import { closeSync, constants, openSync, renameSync, rmSync } from "node:fs";
 import { wordsCheck, writeAt } from "../home/file-io.ts";
 import { headsFilePath } from "../home/paths.ts";
+import { Growable } from "./growable.ts";
 import { BUCKET_LIMIT, LSH_BANDS, LSH_BITS, SYNONYM_RULE } from "./synonyms.ts";
 
 const MAGIC = 0x48534654; // "TFSH" in the machine's order
@@ -290,11 +291,16 @@ export class BucketHeads {
   }
 
   /**
-   * Appends the row ids of bucket `key`'s heads to `out`: its `limit` lowest ranks and the ties of the
-   * last (`limit` at most the base's, BUCKET_LIMIT).
+   * Appends the row ids of bucket `key`'s heads to `out`, in rank order (their ranks to `ranks`, where given): its
+   * `limit` lowest ranks and the ties of the last (`limit` at most the base's, BUCKET_LIMIT).
    */
-  headsOf(key: number, limit: number, out: number[]): void {
-    this.select(key, limit, out);
+  headsOf(
+    key: number,
+    limit: number,
+    out: { push(id: number): void },
+    ranks?: { push(rank: number): void },
+  ): void {
+    this.select(key, limit, out, ranks);
   }
 
   /** headsOf, with each head's rank appended to `ranks` where given. */
@@ -406,29 +412,6 @@ export class BucketHeads {
 /** The CRC-32 naming the store and the synonym rule a file was built for. */
 function nameOf(identity: string): number {
   return Bun.hash.crc32(`${identity}/${SYNONYM_RULE}`);
-}
-
-/** A typed array that grows as values come (a count not known before). */
-class Growable<T extends Int32Array | Float64Array> {
-  private data: T;
-  length = 0;
-
-  constructor(private readonly Kind: new (length: number) => T) {
-    this.data = new Kind(1024);
-  }
-
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new this.Kind(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
-  }
-
-  view(): T {
-    return this.data.subarray(0, this.length) as T;
-  }
 }
 
 /** Removes the heads file of the store at `storeFile`, and a build's leftover (none for a store in memory). */

@@ -190,6 +190,12 @@ export class PhraseFile {
     return -1;
   }
 
+  /** Whether the record of row `id`, which checked out (`vectorAt`), holds its name (not too long for it). */
+  holdsName(id: number): boolean {
+    const at = this.offsetOf(id);
+    return (this.bytes[at + 4] | (this.bytes[at + 5] << 8)) !== LONG_NAME;
+  }
+
   /** The name of row `id`, whose record checked out (`vectorAt`); undefined: too long for its record. */
   nameOf(id: number): string | undefined {
     const { bytes } = this;

@@ -2,6 +2,7 @@ import { Database, type Statement } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { headsFilePath, phraseFilePath } from "../home/paths.ts";
 import type { LlmUsage } from "../llm/usage.ts";
+import { Growable } from "./growable.ts";
 import {
   BucketHeads,
   headsBaseOf,
@@ -697,10 +698,25 @@ export class SqliteMemoryStore implements MemoryStore {
     // The phrases bucketHeads returned, by row id: the graph keeps what it met, so a phrase heading
     // buckets of several calls is read once (at 10,000 synthetic records a session's calls read 155k
     // entity rows for 88k phrases without this). In plain arrays, not Maps: a session's calls look
-    // 1.2 M head rows up in them.
-    const named: (string | undefined)[] = new Array(Math.min(upTo, this.maxEntityId()) + 1).fill(undefined);
-    // A phrase's place among the phrases of the bucketHeads call running (-1: none).
-    const slot = new Int32Array(named.length).fill(-1);
+    // 1.2 M head rows up in them. `named`: the names read so far (a name in the phrase file is read
+    // when the graph asks for it).
+    const rows = Math.min(upTo, this.maxEntityId()) + 1;
+    const given = new Uint8Array(rows);
+    const named: (string | undefined)[] = new Array(rows).fill(undefined);
+    // A phrase's place among the phrases of the bucketHeads call running (-1: none), and its rank.
+    const slot = new Int32Array(rows).fill(-1);
+    const rankOf = new Float64Array(rows);
+    const columns = {
+      memberKeys: new Growable(Int32Array),
+      memberIds: new Growable(Int32Array),
+      memberRanks: new Growable(Float64Array),
+      listed: new Growable(Float64Array),
+      vectorAt: new Growable(Int32Array),
+      phraseIds: new Growable(Int32Array),
+      ranks: new Growable(Float64Array),
+      rowKeys: new Growable(Int32Array),
+      rowHeads: new Growable(Int32Array),
+    };
     let file: PhraseFile | undefined | null = options.cacheFiles && upTo > 0 ? undefined : null;
     const phraseFile = () => {
       if (file === undefined) file = this.currentPhraseFile(upTo) ?? null;
@@ -751,52 +767,52 @@ export class SqliteMemoryStore implements MemoryStore {
     const source: SynonymSource = {
       empty: upTo <= 0,
       bucketHeads: (keys, limit) => {
-        const rows: HeadRows = { phrases: [], ids: [], vectors: [], vectorAt: [], keys: [], heads: [] };
-        if (upTo <= 0) return rows;
-        // Each bucket's heads, then each phrase once, however many buckets show it. The rows as two
-        // columns (~950k of them a session at 100k records: no array a row).
+        const found: HeadRows = { phrases: [], ids: [], vectors: [], vectorAt: [], keys: [], heads: [] };
+        if (upTo <= 0) return found;
+        // Each bucket's heads, then each phrase once, however many buckets show it. The rows as columns
+        // (~950k of them a session at 100k records: no array a row), in memory every call reuses.
+        for (const column of Object.values(columns)) column.clear();
+        const { memberKeys, memberIds, memberRanks, listed, vectorAt, phraseIds, ranks, rowKeys, rowHeads } =
+          columns;
         const heads = headsAt(limit);
-        const memberKeys: number[] = [];
-        const memberIds: number[] = [];
         for (const key of keys) {
-          heads.headsOf(key, limit, memberIds);
+          heads.headsOf(key, limit, memberIds, memberRanks);
           while (memberKeys.length < memberIds.length) memberKeys.push(key);
         }
         // Each phrase once, by row id in order, so the phrase file is read front to back (~500k records of
         // one session at 100k records); ids thousands a statement, rows as arrays, where the table is read.
-        const listed: number[] = [];
-        for (const id of memberIds)
+        const members = memberIds.view();
+        const memberRank = memberRanks.view();
+        for (let i = 0; i < members.length; i++) {
+          const id = members[i];
           if (slot[id] === -1) {
             slot[id] = -2;
+            rankOf[id] = memberRank[i];
             listed.push(id);
           }
+        }
         // A typed array's own numeric sort: a comparator's took 0.27 s for a session's ~500k ids.
-        const ids = Float64Array.from(listed).sort();
-        const { phrases, vectors } = rows;
-        const vectorAt: number[] = [];
-        const phraseIds: number[] = [];
-        const take = (id: number, phrase: string, from: Float32Array | undefined, at: number) => {
+        const ids = listed.view().sort();
+        const { phrases, vectors } = found;
+        const take = (id: number, phrase: string | undefined, from: Float32Array | undefined, at: number) => {
           slot[id] = phrases.push(phrase) - 1;
           phraseIds.push(id);
           vectors.push(from);
           vectorAt.push(at);
+          ranks.push(rankOf[id]);
+          given[id] = 1;
         };
         const mapped = phraseFile();
         const fromTable: number[] = [];
         for (const id of ids) {
-          const known = named[id];
-          // Given by an earlier call: the graph has its vector.
-          if (known !== undefined) take(id, known, undefined, 0);
+          // Given by an earlier call: the graph has its vector (and asks for its name by row id).
+          if (given[id]) take(id, named[id], undefined, 0);
           else {
             const at = mapped ? mapped.vectorAt(id) : -1;
-            const name = at >= 0 ? mapped!.nameOf(id) : undefined;
             // No phrase file, a record that did not check out (the file is then removed) or a name too
             // long for it: the row comes from the table.
-            if (name === undefined) fromTable.push(id);
-            else {
-              named[id] = name;
-              take(id, name, mapped!.floats, at);
-            }
+            if (at < 0 || !mapped!.holdsName(id)) fromTable.push(id);
+            else take(id, undefined, mapped!.floats, at);
           }
         }
         const table = this.sql(
@@ -809,17 +825,29 @@ export class SqliteMemoryStore implements MemoryStore {
             named[id] = phrase;
             take(id, phrase, readVectors([{ vector: blob }]).vectors, 0);
           }
-        const rowKeys: number[] = [];
-        const rowHeads: number[] = [];
-        for (let i = 0; i < memberIds.length; i++) {
-          const at = slot[memberIds[i]];
+        const memberKey = memberKeys.view();
+        for (let i = 0; i < members.length; i++) {
+          const at = slot[members[i]];
           // A row whose phrase is gone from the table: skipped, as a join would.
           if (at < 0) continue;
-          rowKeys.push(memberKeys[i]);
+          rowKeys.push(memberKey[i]);
           rowHeads.push(at);
         }
         for (const id of ids) slot[id] = -1;
-        return { phrases, ids: phraseIds, vectors, vectorAt, keys: rowKeys, heads: rowHeads };
+        return {
+          phrases,
+          ids: phraseIds.view(),
+          vectors,
+          vectorAt: vectorAt.view(),
+          keys: rowKeys.view(),
+          heads: rowHeads.view(),
+          ranks: ranks.view(),
+        };
+      },
+      phraseName: (id) => {
+        const name = namesOf([id]).get(id);
+        if (name === undefined) throw new Error(`synonym source: no phrase has row id ${id}`);
+        return name;
       },
       phraseVectors: (phrases) =>
         new Map(
@@ -871,6 +899,7 @@ export class SqliteMemoryStore implements MemoryStore {
       empty: source.empty,
       bucketHeads: (keys, limit) => this.mappedReads(() => source.bucketHeads(keys, limit)),
       phraseVectors: (phrases) => this.mappedReads(() => source.phraseVectors(phrases)),
+      phraseName: (id) => this.mappedReads(() => source.phraseName!(id)),
       synonymNeighbours: (phrases) => this.mappedReads(() => source.synonymNeighbours(phrases)),
       reading: (work) => this.mappedReads(work),
     };

@@ -173,6 +173,8 @@ export interface SynonymSource {
    * (the graph keeps every phrase it is given).
    */
   bucketHeads(keys: number[], limit: number): HeadRows;
+  /** The name of a stored phrase that bucketHeads gave without one (by its row id). */
+  phraseName?(id: number): string;
   /** Stored phrases' row ids and vectors (absent: not stored). */
   phraseVectors(phrases: string[]): Map<string, { id: number; vector: Float32Array }>;
   /**
@@ -189,9 +191,14 @@ export interface SynonymSource {
  * the source gives it: the first call to return the phrase) the `dim` floats of `vectors[p]` from
  * `vectorAt[p]`, a view of a whole file's records that the phrases share, so a session's ~500k phrases
  * at 100,000 records make no object or view each. Row i: phrase `heads[i]` heads bucket `keys[i]`.
+ * A phrase's name may be left out (undefined: the source's `phraseName` gives it when asked), and its
+ * rank (`ranks[p]`, phraseRank of its name) given where the source keeps it: of the ~500k heads a
+ * session meets at 100,000 records, only the few thousand that become neighbours are ever named. The
+ * columns are read before the source's next call, which may reuse their memory.
  */
 export interface HeadRows {
-  phrases: string[];
+  phrases: (string | undefined)[];
+  ranks?: ArrayLike<number>;
   ids: ArrayLike<number>;
   vectors: (Float32Array | undefined)[];
   vectorAt: ArrayLike<number>;
@@ -225,7 +232,9 @@ export class SynonymGraph {
    * or of `flat`: stored phrases' vectors are read where the source keeps them (its mapped file), not
    * copied (a session's ~500k at 100,000 records were 128 MB of fresh pages, filled and grown twice).
    */
-  private readonly names: string[] = [];
+  private readonly names: (string | undefined)[] = [];
+  /** Each phrase's row id (0: not stored, a newcomer), so a name left out can be asked for. */
+  private rowOf = new Int32Array(1024);
   /**
    * Numbers by text, for the phrases met by name (newcomers, edges' ends, repairs), and by row id
    * (`byRow[id]` = number + 1) for stored ones: a session's ~490k bucket heads at 100,000 records are
@@ -246,9 +255,18 @@ export class SynonymGraph {
   private inMapped = new Uint8Array(1024);
   private dim = 0;
   private tails = new Float64Array(1024);
+  /**
+   * Phrase n's first BOUND_DIMS dimensions, copied side by side: what a meeting reads, in one place
+   * instead of the head of a 320-byte record somewhere in a 281 MB file (at 100,000 records).
+   */
+  private prefix = new Float32Array(1024 * BOUND_DIMS);
+  /**
+   * Bucket keys, LSH_BANDS a phrase, of the phrases whose keys were computed (phrase n's at slot
+   * `keySlot[n]` − 1; 0: not computed): most stored phrases met are only compared with, never probe.
+   */
   private keys = new Int32Array(1024 * LSH_BANDS);
-  /** Whether phrase n's keys are computed: most stored phrases met are only compared with, never probe. */
-  private keyed = new Uint8Array(1024);
+  private keySlot = new Int32Array(1024);
+  private keySlots = 0;
   /**
    * Each bucket's heads as a linked list in (rank, text) order over typed arrays (keys are dense, below
    * LSH_BANDS · 2^LSH_BITS): `first[key]` its first entry (-1: none); entry e holds phrase `chain[2·e]`
@@ -285,6 +303,7 @@ export class SynonymGraph {
       n = this.newNumber(phrase, vectors, at);
       if (id !== undefined) this.setRow(id, n);
     }
+    this.names[n] ??= phrase;
     this.numbers.set(phrase, n);
     return n;
   }
@@ -293,9 +312,15 @@ export class SynonymGraph {
    * The number of the stored phrase with row id `id`, giving it one when first met (see numberOf); its
    * vector read in place where `vectors` is the array the graph maps.
    */
-  private numberOfRow(id: number, phrase: string, vectors: Float32Array | undefined, at: number): number {
+  private numberOfRow(
+    id: number,
+    phrase: string | undefined,
+    vectors: Float32Array | undefined,
+    at: number,
+    rank?: number,
+  ): number {
     let n = this.rowNumber(id);
-    if (n < 0) this.setRow(id, (n = this.newNumber(phrase, vectors, at, vectors === this.mapped)));
+    if (n < 0) this.setRow(id, (n = this.newNumber(phrase, vectors, at, vectors === this.mapped, rank)));
     return n;
   }
 
@@ -309,17 +334,39 @@ export class SynonymGraph {
     if (id >= this.byRow.length)
       this.byRow = grown(this.byRow, new Int32Array(Math.max(1024, id + 1, this.byRow.length * 2)));
     this.byRow[id] = n + 1;
+    this.rowOf[n] = id;
+  }
+
+  /** Phrase n's name, asked of the source where it was met without one. */
+  private nameOf(n: number): string {
+    let name = this.names[n];
+    if (name === undefined) {
+      if (!this.source.phraseName) throw new Error("synonym graph: a phrase came without its name");
+      name = this.names[n] = this.source.phraseName(this.rowOf[n]);
+    }
+    return name;
   }
 
   /**
    * A new number for `phrase` (with its vector, rank, tail norm), entered in neither index; its vector
-   * read from `vectors` in place, or copied into `flat`.
+   * read from `vectors` in place, or copied into `flat`. A phrase given without its name comes with its
+   * rank.
    */
-  private newNumber(phrase: string, vectors: Float32Array | undefined, at: number, inPlace = false): number {
+  private newNumber(
+    phrase: string | undefined,
+    vectors: Float32Array | undefined,
+    at: number,
+    inPlace = false,
+    rank?: number,
+  ): number {
     if (!vectors) throw new Error(`synonym graph: ${phrase} came without its vector`);
+    if (phrase === undefined && rank === undefined)
+      throw new Error("synonym graph: a phrase came without a name or rank");
     const n = this.names.push(phrase) - 1;
     this.reserve(n + 1, inPlace ? 0 : 1);
     const { dim } = this;
+    const bounded = Math.min(BOUND_DIMS, dim);
+    for (let d = 0; d < bounded; d++) this.prefix[n * BOUND_DIMS + d] = vectors[at + d];
     if (inPlace) {
       this.inMapped[n] = 1;
       this.vectorAt[n] = at;
@@ -334,7 +381,7 @@ export class SynonymGraph {
       this.vectorAt[n] = to;
       this.tails[n] = tailNorm(flat, to, dim);
     }
-    this.ranks[n] = phraseRank(phrase);
+    this.ranks[n] = rank ?? phraseRank(phrase!);
     return n;
   }
 
@@ -348,9 +395,10 @@ export class SynonymGraph {
     if (count > this.ranks.length) {
       const size = Math.max(count, this.ranks.length * 2);
       this.ranks = grown(this.ranks, new Float64Array(size));
+      this.rowOf = grown(this.rowOf, new Int32Array(size));
       this.tails = grown(this.tails, new Float64Array(size));
-      this.keys = grown(this.keys, new Int32Array(size * LSH_BANDS));
-      this.keyed = grown(this.keyed, new Uint8Array(size));
+      this.prefix = grown(this.prefix, new Float32Array(size * BOUND_DIMS));
+      this.keySlot = grown(this.keySlot, new Int32Array(size));
       this.vectorAt = grown(this.vectorAt, new Int32Array(size));
       this.inMapped = grown(this.inMapped, new Uint8Array(size));
     }
@@ -361,11 +409,19 @@ export class SynonymGraph {
 
   /** Where phrase n's LSH_BANDS bucket keys start in `keys`, computing them when first needed. */
   private keyAt(n: number): number {
-    if (!this.keyed[n]) {
-      this.keys.set(bandKeys(this.row(n), this.dim), n * LSH_BANDS);
-      this.keyed[n] = 1;
+    if (!this.keySlot[n]) {
+      const at = this.keySlots++ * LSH_BANDS;
+      if (at === this.keys.length) this.keys = grown(this.keys, new Int32Array(this.keys.length * 2));
+      this.keys.set(bandKeys(this.row(n), this.dim), at);
+      this.keySlot[n] = this.keySlots;
     }
-    return n * LSH_BANDS;
+    return (this.keySlot[n] - 1) * LSH_BANDS;
+  }
+
+  /** Phrase n's bucket key in band `band`. */
+  private keyOf(n: number, band: number): number {
+    const at = this.keyAt(n);
+    return this.keys[at + band];
   }
 
   /** Phrase n's vector. */
@@ -377,7 +433,7 @@ export class SynonymGraph {
   /** Whether phrase a comes before phrase b in a bucket: lower rank, then text. */
   private before(a: number, b: number): boolean {
     return (
-      this.ranks[a] < this.ranks[b] || (this.ranks[a] === this.ranks[b] && this.names[a] < this.names[b])
+      this.ranks[a] < this.ranks[b] || (this.ranks[a] === this.ranks[b] && this.nameOf(a) < this.nameOf(b))
     );
   }
 
@@ -396,13 +452,7 @@ export class SynonymGraph {
     }
     if (e >= 0 && chain[2 * e] === n) return -1;
     if (count >= this.limit) return -1;
-    let entry = this.spare;
-    if (entry >= 0) this.spare = this.chain[2 * entry + 1];
-    else {
-      if (2 * this.entries === this.chain.length)
-        this.chain = grown(this.chain, new Int32Array(this.chain.length * 2));
-      entry = this.entries++;
-    }
+    const entry = this.newEntry();
     this.chain[2 * entry] = n;
     this.chain[2 * entry + 1] = e;
     if (previous >= 0) this.chain[2 * previous + 1] = entry;
@@ -446,6 +496,7 @@ export class SynonymGraph {
       vectorAt,
       keys: rowKeys,
       heads,
+      ranks,
     } = this.source.bucketHeads(missing, this.limit);
     let given = 0;
     let copied = 0;
@@ -459,8 +510,56 @@ export class SynonymGraph {
     this.reserve(this.names.length + given, copied);
     const numbers = new Int32Array(phrases.length);
     for (let p = 0; p < phrases.length; p++)
-      numbers[p] = this.numberOfRow(ids[p], phrases[p], vectors[p], vectorAt[p]);
-    for (let i = 0; i < rowKeys.length; i++) this.enter(rowKeys[i], numbers[heads[i]]);
+      numbers[p] = this.numberOfRow(ids[p], phrases[p], vectors[p], vectorAt[p], ranks?.[p]);
+    for (let i = 0; i < rowKeys.length; ) {
+      const key = rowKeys[i];
+      i = this.appendHeads(key, rowKeys, heads, numbers, i);
+      for (; i < rowKeys.length && rowKeys[i] === key; i++) this.enter(key, numbers[heads[i]]);
+    }
+  }
+
+  /**
+   * Links the rows from `from` of bucket `key` (not entered into yet) at its list's end while they come
+   * in strictly rising rank and within the limit, as a source that keeps heads in order gives them;
+   * returns the first row it did not take, which enter() places (a tie, rows out of order, or past
+   * the limit). PERF: entering each of a session's ~950k head rows at 100,000 records walked its
+   * bucket's list from the front.
+   */
+  private appendHeads(
+    key: number,
+    rowKeys: ArrayLike<number>,
+    heads: ArrayLike<number>,
+    numbers: Int32Array,
+    from: number,
+  ): number {
+    if (this.first[key] >= 0) return from;
+    let i = from;
+    let last = -1;
+    let tail = -1;
+    for (let count = 0; i < rowKeys.length && rowKeys[i] === key && count < this.limit; i++, count++) {
+      const n = numbers[heads[i]];
+      if (last >= 0 && !(this.ranks[last] < this.ranks[n])) break;
+      const entry = this.newEntry();
+      this.chain[2 * entry] = n;
+      this.chain[2 * entry + 1] = -1;
+      if (tail >= 0) this.chain[2 * tail + 1] = entry;
+      else this.first[key] = entry;
+      tail = entry;
+      last = n;
+    }
+    return i;
+  }
+
+  /** A free chain entry (a spare one, or a new one at the end). */
+  private newEntry(): number {
+    let entry = this.spare;
+    if (entry >= 0) this.spare = this.chain[2 * entry + 1];
+    else {
+      if (2 * this.entries === this.chain.length)
+        this.chain = grown(this.chain, new Int32Array(this.chain.length * 2));
+      entry = this.entries++;
+    }
+    return entry;
   }
 
   /** The buckets of these phrases, read. */
@@ -482,7 +581,7 @@ export class SynonymGraph {
     const probes = new Set<number>();
     for (const n of list)
       for (let b = 0; b < LSH_BANDS; b++) {
-        const key = this.keys[this.keyAt(n) + b];
+        const key = this.keyOf(n, b);
         if (!this.heads(key, n)) continue;
         probes.add(key);
         for (let bit = 0; bit < LSH_BITS; bit++) probes.add(key ^ (1 << bit));
@@ -493,8 +592,8 @@ export class SynonymGraph {
   /** Adds to `out` both phrases' keys in the bands where they are one bit apart at most. */
   private closeKeys(x: number, y: number, out: Set<number>): void {
     for (let b = 0; b < LSH_BANDS; b++) {
-      const kx = this.keys[this.keyAt(x) + b];
-      const ky = this.keys[this.keyAt(y) + b];
+      const kx = this.keyOf(x, b);
+      const ky = this.keyOf(y, b);
       const diff = kx ^ ky;
       if ((diff & (diff - 1)) !== 0) continue;
       out.add(kx);
@@ -505,8 +604,8 @@ export class SynonymGraph {
   /** Whether phrases x and y are candidates: in some band one bit apart at most, each among its bucket's heads (their buckets read). */
   private candidates(x: number, y: number): boolean {
     for (let b = 0; b < LSH_BANDS; b++) {
-      const kx = this.keys[this.keyAt(x) + b];
-      const ky = this.keys[this.keyAt(y) + b];
+      const kx = this.keyOf(x, b);
+      const ky = this.keyOf(y, b);
       const diff = kx ^ ky;
       if ((diff & (diff - 1)) === 0 && this.heads(kx, x) && this.heads(ky, y)) return true;
     }
@@ -518,14 +617,14 @@ export class SynonymGraph {
     if (this.seen.length < this.names.length) this.seen = new Int32Array(this.names.length * 2);
     const stamp = ++this.stamp;
     const out: [number, number][] = [];
-    const { flat, mapped, vectorAt, inMapped, dim, tails, first, seen } = this;
+    const { flat, mapped, vectorAt, inMapped, dim, tails, prefix, first, seen } = this;
     const vector = this.row(n);
     const tail = tails[n];
     const bounded = Math.min(BOUND_DIMS, dim);
     const threshold = SYNONYM_THRESHOLD - 1e-6;
     seen[n] = stamp;
     for (let b = 0; b < LSH_BANDS; b++) {
-      const own = this.keys[this.keyAt(n) + b];
+      const own = this.keyOf(n, b);
       if (!this.heads(own, n)) continue;
       for (let probe = -1; probe < LSH_BITS; probe++) {
         const key = probe < 0 ? own : own ^ (1 << probe);
@@ -536,12 +635,12 @@ export class SynonymGraph {
           // j is a candidate only if it heads its own bucket of this band, which is `key`.
           // The cosine's first BOUND_DIMS terms, then the rest only when the Cauchy–Schwarz bound lets
           // it reach the threshold: the same sum in the same order as cosine().
-          const other = inMapped[j] ? mapped : flat;
-          const base = vectorAt[j];
           let score = 0;
           let d = 0;
-          for (; d < bounded; d++) score += vector[d] * other[base + d];
+          for (const at = j * BOUND_DIMS; d < bounded; d++) score += vector[d] * prefix[at + d];
           if (score + tail * tails[j] < threshold) continue;
+          const other = inMapped[j] ? mapped : flat;
+          const base = vectorAt[j];
           for (; d < dim; d++) score += vector[d] * other[base + d];
           if (score >= SYNONYM_THRESHOLD) out.push([j, score]);
         }
@@ -551,7 +650,7 @@ export class SynonymGraph {
   }
 
   private named(list: [number, number][]): Neighbours {
-    return list.map(([j, score]) => [this.names[j], score]);
+    return list.map(([j, score]) => [this.nameOf(j), score]);
   }
 
   private edgesOf(phrase: string): Map<string, number> {
@@ -588,8 +687,10 @@ export class SynonymGraph {
       // An edge's end met before as a bucket head: its number by row id.
       const id = this.endRows.get(phrase);
       const n = id === undefined ? -1 : this.rowNumber(id);
-      if (n >= 0) this.numbers.set(phrase, n);
-      else missing.add(phrase);
+      if (n >= 0) {
+        this.numbers.set(phrase, n);
+        this.names[n] ??= phrase;
+      } else missing.add(phrase);
     }
     if (!missing.size) return;
     for (const [phrase, { id, vector }] of this.source.phraseVectors([...missing])) {
@@ -644,7 +745,7 @@ export class SynonymGraph {
     const evicted = new Set<number>();
     for (const n of newcomers)
       for (let b = 0; b < LSH_BANDS; b++) {
-        const out = this.enter(this.keys[this.keyAt(n) + b], n);
+        const out = this.enter(this.keyOf(n, b), n);
         if (out >= 0 && !isNew.has(out)) evicted.add(out);
       }
     this.loadProbes(newcomers);
@@ -652,12 +753,12 @@ export class SynonymGraph {
     const arrivals = new Map<number, [number, number][]>();
     for (const n of newcomers) {
       const found = this.neighboursOf(n);
-      newNearest.set(this.names[n], nearest(this.named(found), this.k));
+      newNearest.set(this.nameOf(n), nearest(this.named(found), this.k));
       arrive(arrivals, n, found, (j) => !isNew.has(j));
     }
     // Edges of evicted phrases that lost candidacy: each end whose list held the other is recomputed.
     const recompute = new Set<number>();
-    const evictedNames = [...evicted].map((n) => this.names[n]);
+    const evictedNames = [...evicted].map((n) => this.nameOf(n));
     this.readEdges(evictedNames);
     const ends = new Set<string>();
     for (const phrase of evictedNames) for (const other of this.edgesOf(phrase).keys()) ends.add(other);
@@ -665,7 +766,7 @@ export class SynonymGraph {
     // Only the buckets of bands where an edge's two keys are one bit apart at most can join its ends.
     const close = new Set<number>();
     for (const e of evicted)
-      for (const other of this.edgesOf(this.names[e]).keys()) {
+      for (const other of this.edgesOf(this.nameOf(e)).keys()) {
         const w = this.numbers.get(other);
         if (w !== undefined) this.closeKeys(e, w, close);
       }
@@ -680,16 +781,16 @@ export class SynonymGraph {
       return list.has(other);
     };
     for (const e of evicted)
-      for (const other of this.edgesOf(this.names[e]).keys()) {
+      for (const other of this.edgesOf(this.nameOf(e)).keys()) {
         const w = this.numbers.get(other);
         if (w === undefined || this.candidates(e, w)) continue;
-        if (keeps(this.names[e], other)) recompute.add(e);
-        if (keeps(other, this.names[e])) recompute.add(w);
+        if (keeps(this.nameOf(e), other)) recompute.add(e);
+        if (keeps(other, this.nameOf(e))) recompute.add(w);
       }
     for (const n of newcomers) recompute.delete(n);
     this.loadProbes(recompute);
     for (const n of recompute)
-      newNearest.set(this.names[n], nearest(this.named(this.neighboursOf(n)), this.k));
+      newNearest.set(this.nameOf(n), nearest(this.named(this.neighboursOf(n)), this.k));
     this.mergeArrivals(arrivals, recompute, newNearest);
     return this.reconcile(newNearest);
   }
@@ -704,10 +805,10 @@ export class SynonymGraph {
     recomputed: Set<number>,
     newNearest: Map<string, Neighbours>,
   ): void {
-    this.readEdges([...arrivals.keys()].map((j) => this.names[j]));
+    this.readEdges([...arrivals.keys()].map((j) => this.nameOf(j)));
     for (const [j, list] of arrivals) {
       if (recomputed.has(j)) continue;
-      const phrase = this.names[j];
+      const phrase = this.nameOf(j);
       const before = this.nearestOf(phrase);
       // A phrase that moved up in one band may be a candidate through another already (in the list).
       const held = new Set(before.map(([other]) => other));
@@ -743,7 +844,7 @@ export class SynonymGraph {
     const arrivals = new Map<number, [number, number][]>();
     for (const n of recompute) {
       const found = this.neighboursOf(n);
-      newNearest.set(this.names[n], nearest(this.named(found), this.k));
+      newNearest.set(this.nameOf(n), nearest(this.named(found), this.k));
       if (risen.has(n)) arrive(arrivals, n, found);
     }
     this.mergeArrivals(arrivals, recompute, newNearest);

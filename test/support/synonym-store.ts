@@ -47,6 +47,7 @@ export interface HeadRow {
   key: number;
   phrase: string;
   id?: number;
+  rank?: number;
   vector?: Float32Array;
 }
 
@@ -73,15 +74,20 @@ export function headRows(list: HeadRow[]): HeadRows {
   return { phrases, ids, vectors, vectorAt: phrases.map(() => 0), keys, heads };
 }
 
-/** A SynonymSource's columns as rows, each with its phrase's vector (copied out, `dim` wide) where given. */
-export function headRowList(rows: HeadRows, dim: number): HeadRow[] {
+/**
+ * A SynonymSource's bucket heads as rows, each with its phrase's name (asked of the source where the
+ * rows left it out), and its rank and vector (copied out, `dim` wide) where given.
+ */
+export function headRowList(source: SynonymSource, keys: number[], limit: number, dim: number): HeadRow[] {
+  const rows = source.bucketHeads(keys, limit);
   return Array.from(rows.keys, (key, i) => {
     const p = rows.heads[i];
     const vectors = rows.vectors[p];
     const at = rows.vectorAt[p];
     return {
       key,
-      phrase: rows.phrases[p],
+      phrase: rows.phrases[p] ?? source.phraseName!(rows.ids[p]),
+      ...(rows.ranks ? { rank: rows.ranks[p] } : {}),
       ...(vectors ? { vector: vectors.slice(at, at + dim) } : {}),
     };
   });
