@@ -771,22 +771,26 @@ export class SynonymGraph {
         if (w !== undefined) this.closeKeys(e, w, close);
       }
     this.load(close);
+    // The edges that lost candidacy; only their ends' lists are read.
+    const lost: [number, number, string][] = [];
+    for (const e of evicted)
+      for (const other of this.edgesOf(this.nameOf(e)).keys()) {
+        const w = this.numbers.get(other);
+        if (w !== undefined && !this.candidates(e, w)) lost.push([e, w, other]);
+      }
+    this.readEdges(lost.map(([, , other]) => other));
     // PERF: recomputing both ends of every such edge read the probes of ~2x the phrases (2.8 s of a
     // session's 6.6 s at 100,000 synthetic records); an end that only the other kept has its list still.
-    this.readEdges(ends);
     const lists = new Map<string, Set<string>>();
     const keeps = (phrase: string, other: string) => {
       let list = lists.get(phrase);
       if (!list) lists.set(phrase, (list = new Set(this.nearestOf(phrase).map(([p]) => p))));
       return list.has(other);
     };
-    for (const e of evicted)
-      for (const other of this.edgesOf(this.nameOf(e)).keys()) {
-        const w = this.numbers.get(other);
-        if (w === undefined || this.candidates(e, w)) continue;
-        if (keeps(this.nameOf(e), other)) recompute.add(e);
-        if (keeps(other, this.nameOf(e))) recompute.add(w);
-      }
+    for (const [e, w, other] of lost) {
+      if (keeps(this.nameOf(e), other)) recompute.add(e);
+      if (keeps(other, this.nameOf(e))) recompute.add(w);
+    }
     for (const n of newcomers) recompute.delete(n);
     this.loadProbes(recompute);
     for (const n of recompute)
@@ -865,42 +869,38 @@ export class SynonymGraph {
       }
       return set;
     };
-    // Every list is read before any edge changes: the lists of untouched phrases come from their edges,
-    // read here for all of them at once (the phrases of the new lists, then those they are joined to).
+    // Every list a pair's fate needs is read before any edge changes: the new lists, and the old one
+    // (from its edges) of an end whose partner's new list does not hold it. PERF: reading the edges of
+    // every end read ~4,000 phrases' edges a session at 100,000 synthetic records, most of them pairs
+    // that one end's new list settles.
     this.readEdges(newNearest.keys());
-    const ends = new Set<string>();
-    for (const [phrase, list] of newNearest) {
-      for (const [other] of list) ends.add(other);
-      for (const other of this.edgesOf(phrase).keys()) ends.add(other);
-    }
-    this.readEdges(ends);
     const pairs = new Map<string, { a: string; b: string; score: number }>();
     for (const [phrase, list] of newNearest) {
-      keptBy(phrase);
-      for (const [other, score] of list) {
-        keptBy(other);
-        pairs.set(pairKey(phrase, other), { a: phrase, b: other, score });
-      }
-      for (const [other, score] of this.edgesOf(phrase)) {
-        keptBy(other);
+      for (const [other, score] of list) pairs.set(pairKey(phrase, other), { a: phrase, b: other, score });
+      for (const [other, score] of this.edgesOf(phrase))
         if (!pairs.has(pairKey(phrase, other)))
           pairs.set(pairKey(phrase, other), { a: phrase, b: other, score });
-      }
     }
-    const changes: SynonymChanges = { add: [], drop: [] };
+    const open = [...pairs.values()].filter(({ a, b }) => !keptBy(a).has(b) && !newNearest.has(b));
+    this.readEdges(open.map(({ b }) => b));
+    const changing: { a: string; b: string; score: number; wanted: boolean }[] = [];
     for (const { a, b, score } of pairs.values()) {
       const wanted = keptBy(a).has(b) || keptBy(b).has(a);
-      const present = this.edgesOf(a).has(b);
-      if (wanted && !present) {
+      if (wanted !== this.edgesOf(a).has(b)) changing.push({ a, b, score, wanted });
+    }
+    // The held edges of both ends change (a later batch reads them from here, not the store).
+    this.readEdges(changing.map(({ b }) => b));
+    const changes: SynonymChanges = { add: [], drop: [] };
+    for (const { a, b, score, wanted } of changing)
+      if (wanted) {
         this.edgesOf(a).set(b, score);
         this.edgesOf(b).set(a, score);
         changes.add.push({ a, b, score });
-      } else if (!wanted && present) {
+      } else {
         this.edgesOf(a).delete(b);
         this.edgesOf(b).delete(a);
         changes.drop.push({ a, b });
       }
-    }
     return changes;
   }
 }
