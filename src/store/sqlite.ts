@@ -857,11 +857,17 @@ export class SqliteMemoryStore implements MemoryStore {
             upTo,
           ).map((r) => [r.phrase, { id: r.id, vector: readVectors([r]).vectors }]),
         ),
-      synonymNeighbours: (phrases) => {
+      synonymNeighbours: (phrases, known) => {
         const out = new Map<string, [string, number, number][]>();
         const names = new Map<number, string>();
+        const unknown: string[] = [];
+        phrases.forEach((phrase, i) => {
+          const id = known?.[i] ?? 0;
+          if (id > 0) names.set(id, phrase);
+          else unknown.push(phrase);
+        });
         for (const r of inSlices<{ id: number; phrase: string }>(
-          phrases,
+          unknown,
           (marks) => `SELECT id, phrase FROM entities WHERE phrase IN (${marks})`,
         ))
           names.set(r.id, r.phrase);
@@ -900,7 +906,7 @@ export class SqliteMemoryStore implements MemoryStore {
       bucketHeads: (keys, limit) => this.mappedReads(() => source.bucketHeads(keys, limit)),
       phraseVectors: (phrases) => this.mappedReads(() => source.phraseVectors(phrases)),
       phraseName: (id) => this.mappedReads(() => source.phraseName!(id)),
-      synonymNeighbours: (phrases) => this.mappedReads(() => source.synonymNeighbours(phrases)),
+      synonymNeighbours: (phrases, ids) => this.mappedReads(() => source.synonymNeighbours(phrases, ids)),
       reading: (work) => this.mappedReads(work),
     };
   }

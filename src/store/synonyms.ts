@@ -179,9 +179,9 @@ export interface SynonymSource {
   phraseVectors(phrases: string[]): Map<string, { id: number; vector: Float32Array }>;
   /**
    * Stored phrases' synonym edges (other phrase, cosine, the other's row id); a phrase with none may
-   * be absent.
+   * be absent. `ids[i]`: the row id of `phrases[i]` where the caller knows it (0: not known).
    */
-  synonymNeighbours(phrases: string[]): Map<string, [string, number, number][]>;
+  synonymNeighbours(phrases: string[], ids?: ArrayLike<number>): Map<string, [string, number, number][]>;
   /** Runs `work`, which calls the reads above, with what they read held open across them. */
   reading?<T>(work: () => T): T;
 }
@@ -667,7 +667,13 @@ export class SynonymGraph {
     const missing = new Set<string>();
     for (const phrase of phrases) if (!this.adjacency.has(phrase)) missing.add(phrase);
     if (!missing.size) return;
-    const found = this.source.empty ? new Map() : this.source.synonymNeighbours([...missing]);
+    // The row ids known (of phrases met as bucket heads or as edges' ends) spare the source their lookup.
+    const list = [...missing];
+    const ids = list.map((phrase) => {
+      const n = this.numbers.get(phrase);
+      return n === undefined ? (this.endRows.get(phrase) ?? 0) : this.rowOf[n];
+    });
+    const found = this.source.empty ? new Map() : this.source.synonymNeighbours(list, ids);
     for (const phrase of missing) {
       const edges = new Map<string, number>();
       for (const [other, score, id] of found.get(phrase) ?? []) {
