@@ -176,6 +176,20 @@ describe("the phrase file", () => {
     expect(text.includes("QuokkaLedger")).toBe(false);
   });
 
+  test("forget's repair reads the phrases that stay from the file as it was: the same graph as a forget without the file", async () => {
+    const runs = [lookAlikes("a", 2, 0), lookAlikes("b", 2, 3), syntheticConversation(1, 2, "c")];
+    const withFile = await indexed("pf-repair-file", ...runs);
+    const without = await indexed("pf-repair-table", ...runs);
+    const synonyms = (r: string) => dumpGraph(r).edges.filter((e) => e.startsWith("2|"));
+    expect(synonyms(withFile)).toEqual(synonyms(without));
+    rmSync(phraseFilePath(storePath(without))!);
+    for (const root of [withFile, without])
+      expect((await forgetSession(root, "b1")).status).toBe("forgotten");
+    expect(synonyms(withFile).length).toBeGreaterThan(10);
+    expect(dumpGraph(withFile)).toEqual(dumpGraph(without));
+    expect(existsSync(phraseFilePath(storePath(withFile))!)).toBe(false);
+  });
+
   test("where it cannot be written (a directory in its place) the upkeep reads the store, and the edges are the same", async () => {
     const runs = [lookAlikes("a", 2, 0), lookAlikes("b", 2, 20)];
     const root = project("pf-blocked");

@@ -18,7 +18,7 @@
  * read from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes. Words are the
  * machine's (little-endian on every target); the file never leaves it.
  */
-import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync } from "node:fs";
 import { readAt, wordsCheck, writeAt } from "../home/file-io.ts";
 import { phraseFilePath } from "../home/paths.ts";
 
@@ -96,6 +96,28 @@ export class PhraseFile {
       // records) would cost more than the rows a session needs.
       return undefined;
     }
+  }
+
+  /**
+   * The file as it is, read whole into memory (no mapping is held, so it can be removed while it is
+   * read), with no record written; undefined where it is absent or of another layout or store. Forget
+   * reads the phrases that stay through it once the file, which holds the forgotten ones' text, is gone.
+   */
+  static readWhole(path: string, dim: number, identity: string): PhraseFile | undefined {
+    const file = new PhraseFile(path, dim, Bun.hash.crc32(identity));
+    if (file.open() < 0) return undefined;
+    try {
+      // Its own memory, whatever a read's buffer is aligned to: records are read as 4-byte words.
+      const data = readFileSync(path);
+      file.bytes = new Uint8Array(new ArrayBuffer(data.length & ~3));
+      file.bytes.set(data.subarray(0, file.bytes.length));
+    } catch {
+      return undefined;
+    }
+    if (!Buffer.from(file.bytes.buffer, 0, HEAD_BYTES).equals(file.head())) return undefined;
+    file.floats = new Float32Array(file.bytes.buffer);
+    file.words = new Uint32Array(file.bytes.buffer);
+    return file;
   }
 
   /** The id of the file's last whole record (0: none), -1 when it is absent or of another layout or store. */
