@@ -16,7 +16,7 @@ import {
   statSync,
   writeSync,
 } from "node:fs";
-import { phraseFilePath, storePath } from "../src/home/paths.ts";
+import { headsFilePath, phraseFilePath, storePath } from "../src/home/paths.ts";
 import type { ChatRecord } from "../src/memory/chatlog.ts";
 import { forgetSession } from "../src/memory/forget.ts";
 import { indexProject } from "../src/memory/indexer.ts";
@@ -176,18 +176,20 @@ describe("the phrase file", () => {
     expect(text.includes("QuokkaLedger")).toBe(false);
   });
 
-  test("forget's repair reads the phrases that stay from the file as it was: the same graph as a forget without the file", async () => {
+  test("forget's repair reads the phrases that stay and the heads of the buckets none left from the files as they were: the same graph as a forget without them", async () => {
     const runs = [lookAlikes("a", 2, 0), lookAlikes("b", 2, 3), syntheticConversation(1, 2, "c")];
-    const withFile = await indexed("pf-repair-file", ...runs);
+    const withFiles = await indexed("pf-repair-file", ...runs);
     const without = await indexed("pf-repair-table", ...runs);
     const synonyms = (r: string) => dumpGraph(r).edges.filter((e) => e.startsWith("2|"));
-    expect(synonyms(withFile)).toEqual(synonyms(without));
-    rmSync(phraseFilePath(storePath(without))!);
-    for (const root of [withFile, without])
+    expect(synonyms(withFiles)).toEqual(synonyms(without));
+    const files = (root: string) => [phraseFilePath(storePath(root))!, headsFilePath(storePath(root))!];
+    for (const file of files(withFiles)) expect(existsSync(file)).toBe(true);
+    for (const file of files(without)) rmSync(file);
+    for (const root of [withFiles, without])
       expect((await forgetSession(root, "b1")).status).toBe("forgotten");
-    expect(synonyms(withFile).length).toBeGreaterThan(10);
-    expect(dumpGraph(withFile)).toEqual(dumpGraph(without));
-    expect(existsSync(phraseFilePath(storePath(withFile))!)).toBe(false);
+    expect(synonyms(withFiles).length).toBeGreaterThan(10);
+    expect(dumpGraph(withFiles)).toEqual(dumpGraph(without));
+    for (const file of files(withFiles)) expect(existsSync(file)).toBe(false);
   });
 
   test("where it cannot be written (a directory in its place) the upkeep reads the store, and the edges are the same", async () => {

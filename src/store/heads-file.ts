@@ -26,7 +26,7 @@
  * order) — then the log: per phrase its row id, its rank (high and low words), its LSH_BANDS keys and
  * a check.
  */
-import { closeSync, constants, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { wordsCheck, writeAt } from "../home/file-io.ts";
 import { headsFilePath } from "../home/paths.ts";
 import { Growable } from "./growable.ts";
@@ -216,17 +216,21 @@ export class BucketHeads {
   /**
    * The heads file of the store named `identity` as of row `upTo`: its base and the phrases after it
    * (the log's, then `unlogged(after, upTo)` for those past the log's end); undefined where there is
-   * none usable (absent, of another store or rule, damaged).
+   * none usable (absent, of another store or rule, damaged). `whole`: read into memory instead of
+   * mapped (so the file can be removed while it is read) and never appended to.
    */
   static open(
     path: string,
     identity: string,
     upTo: number,
     unlogged: (after: number, upTo: number) => Iterable<KeyedPhrase>,
+    options: { whole?: boolean } = {},
   ): BucketHeads | undefined {
     let words: Int32Array;
     try {
-      const bytes = Bun.mmap(path, { shared: false });
+      let bytes: Uint8Array = options.whole ? readFileSync(path) : Bun.mmap(path, { shared: false });
+      // The base's ranks are read as float64: a read's buffer not aligned to them is copied.
+      if (bytes.byteOffset % 8 !== 0) bytes = new Uint8Array(bytes);
       words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
     } catch {
       return undefined;
@@ -287,8 +291,26 @@ export class BucketHeads {
       ids[i] = overlay.ids[p];
       entryRanks[i] = overlay.ranks[p];
     });
-    return new BucketHeads(base, keys, ids, entryRanks, { path, baseUpTo, logUpTo, logEnd });
+    return new BucketHeads(
+      base,
+      keys,
+      ids,
+      entryRanks,
+      options.whole ? undefined : { path, baseUpTo, logUpTo, logEnd },
+    );
   }
+
+  /**
+   * These heads with some buckets' replaced (their row ids and ranks, in rank order): after phrases
+   * left, the buckets they were in, read again from the table, and every other bucket as it was.
+   */
+  replacing(buckets: Map<number, { ids: number[]; ranks: number[] }>): BucketHeads {
+    const heads = new BucketHeads(this.base, this.overlayKeys, this.overlayIds, this.overlayRanks, this.file);
+    heads.replaced = buckets;
+    return heads;
+  }
+
+  private replaced?: Map<number, { ids: number[]; ranks: number[] }>;
 
   /**
    * Appends the row ids of bucket `key`'s heads to `out`, in rank order (their ranks to `ranks`, where given): its
@@ -310,6 +332,15 @@ export class BucketHeads {
     out: { push(id: number): void },
     ranks?: { push(rank: number): void },
   ): void {
+    const replaced = this.replaced?.get(key);
+    if (replaced) {
+      for (let i = 0; i < replaced.ids.length; i++) {
+        if (i >= limit && replaced.ranks[i] !== replaced.ranks[i - 1]) return;
+        out.push(replaced.ids[i]);
+        ranks?.push(replaced.ranks[i]);
+      }
+      return;
+    }
     const { base, overlayKeys, overlayIds, overlayRanks } = this;
     const b = this.baseKeys.find(key);
     let i = b < 0 ? 0 : base.starts[b];

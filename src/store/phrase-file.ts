@@ -106,17 +106,20 @@ export class PhraseFile {
   static readWhole(path: string, dim: number, identity: string): PhraseFile | undefined {
     const file = new PhraseFile(path, dim, Bun.hash.crc32(identity));
     if (file.open() < 0) return undefined;
+    let data: Buffer;
     try {
-      // Its own memory, whatever a read's buffer is aligned to: records are read as 4-byte words.
-      const data = readFileSync(path);
-      file.bytes = new Uint8Array(new ArrayBuffer(data.length & ~3));
-      file.bytes.set(data.subarray(0, file.bytes.length));
+      data = readFileSync(path);
     } catch {
       return undefined;
     }
-    if (!Buffer.from(file.bytes.buffer, 0, HEAD_BYTES).equals(file.head())) return undefined;
-    file.floats = new Float32Array(file.bytes.buffer);
-    file.words = new Uint32Array(file.bytes.buffer);
+    // Records are read as 4-byte words: a read's buffer not aligned to them is copied (a large file's
+    // has memory of its own, at 0).
+    const words = data.length >> 2;
+    const bytes = data.byteOffset % 4 === 0 ? data : Buffer.from(data);
+    if (bytes.byteOffset % 4 !== 0 || !bytes.subarray(0, HEAD_BYTES).equals(file.head())) return undefined;
+    file.bytes = bytes;
+    file.floats = new Float32Array(bytes.buffer, bytes.byteOffset, words);
+    file.words = new Uint32Array(bytes.buffer, bytes.byteOffset, words);
     return file;
   }
 

@@ -289,6 +289,20 @@ export function factKey(subject: string, predicate: string, object: string): str
   return `${subject}\u0001${predicate}\u0001${object}`;
 }
 
+/** A bucket's heads: row ids and ranks, in rank order. */
+type BucketRows = { ids: number[]; ranks: number[] };
+
+/** The heads of each of `keys` (BUCKET_LIMIT and the ties of the last). */
+function headsAtKeys(heads: BucketHeads, keys: Iterable<number>): Map<number, BucketRows> {
+  const out = new Map<number, BucketRows>();
+  for (const key of keys) {
+    const rows: BucketRows = { ids: [], ranks: [] };
+    heads.headsOf(key, BUCKET_LIMIT, rows.ids, rows.ranks);
+    out.set(key, rows);
+  }
+  return out;
+}
+
 /**
  * Removes the indexer's cache files beside the store at `storeFile` (the phrase and heads files): any
  * deletion of phrases, or a store discarded, leaves them naming rows that are gone.
@@ -680,11 +694,12 @@ export class SqliteMemoryStore implements MemoryStore {
    * before a run). Buckets' heads come from heads-file.ts's arrays, built from phrase_keys; with
    * `cacheFiles` (the indexer) from the heads file's base and the phrases after it, and the heads'
    * vectors and names from the phrase file beside the store, brought up to `upTo` first; vectors and
-   * names from `phraseFile` where given (forget's copy of the file from before it).
+   * names from `phraseFile` and BUCKET_LIMIT's heads from `heads` where given (forget's, from the
+   * files as they were before it).
    */
   synonymSource(
     upTo = Number.MAX_SAFE_INTEGER,
-    options: { cacheFiles?: boolean; phraseFile?: PhraseFile } = {},
+    options: { cacheFiles?: boolean; phraseFile?: PhraseFile; heads?: BucketHeads } = {},
   ): SynonymSource {
     // Lists of phrases in slices of up to 500 (each one `?`), one query per slice.
     const inSlices = <T>(
@@ -733,7 +748,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // (~5 s at 100,000 records: the first run after a forget or an upgrade built it twice).
     const headsByLimit = new Map<number, BucketHeads>();
     const headsAt = (limit: number): BucketHeads => {
-      let heads = headsByLimit.get(limit);
+      let heads = headsByLimit.get(limit) ?? (limit === BUCKET_LIMIT ? options.heads : undefined);
       if (!heads) {
         this.ensurePhraseKeys();
         const path = options.cacheFiles && limit === BUCKET_LIMIT ? headsFilePath(this.path) : undefined;
@@ -1046,7 +1061,7 @@ export class SqliteMemoryStore implements MemoryStore {
    * The heads of these buckets as the table has them now (BUCKET_LIMIT lowest ranks and the ties of the
    * last, by row id): one pass over phrase_keys keeping only their rows.
    */
-  private bucketHeadsAt(keys: Iterable<number>): Map<number, number[]> {
+  private bucketHeadsAt(keys: Iterable<number>): Map<number, BucketRows> {
     const wanted = [...keys];
     const only = new Uint8Array(LSH_BANDS * 2 ** LSH_BITS);
     for (const key of wanted) only[key] = 1;
@@ -1064,14 +1079,7 @@ export class SqliteMemoryStore implements MemoryStore {
       BUCKET_LIMIT,
       only,
     );
-    const heads = BucketHeads.of(base);
-    const out = new Map<number, number[]>();
-    for (const key of wanted) {
-      const ids: number[] = [];
-      heads.headsOf(key, BUCKET_LIMIT, ids);
-      out.set(key, ids);
-    }
-    return out;
+    return headsAtKeys(BucketHeads.of(base), wanted);
   }
 
   /**
@@ -1247,6 +1255,20 @@ export class SqliteMemoryStore implements MemoryStore {
     // The phrase file as it was, read before it goes: the repair reads the heads' vectors from it, not
     // a row at random each (15.6 s of a session's forget at 100,000 synthetic records).
     const phraseFile = going.length ? this.phraseFileAsOf(identity) : undefined;
+    // So are the bucket heads: every bucket but those the phrases leave keeps its heads.
+    const headsPath = headsFilePath(this.path);
+    const headsBefore =
+      going.length && headsPath
+        ? BucketHeads.open(
+            headsPath,
+            identity,
+            this.maxEntityId(),
+            (after, to) => this.keyedPhrases(after, to),
+            {
+              whole: true,
+            },
+          )
+        : undefined;
     const keysOf = this.sql("SELECT keys FROM phrase_keys WHERE entity = ?");
     const leftKeys = new Set<number>();
     for (const id of going) {
@@ -1254,7 +1276,11 @@ export class SqliteMemoryStore implements MemoryStore {
       if (row) for (const key of keysOfBlob(row.keys)) leftKeys.add(key);
     }
     /** Bucket keys the removed phrases leave, with their heads before any left. */
-    const left = leftKeys.size ? this.bucketHeadsAt(leftKeys) : new Map<number, number[]>();
+    const left = !leftKeys.size
+      ? new Map<number, BucketRows>()
+      : headsBefore
+        ? headsAtKeys(headsBefore, leftKeys)
+        : this.bucketHeadsAt(leftKeys);
     for (const entityId of going) {
       this.sql("DELETE FROM phrase_keys WHERE entity = ?").run(entityId);
       // The phrase file holds the phrase's text: it goes first (the next run rewrites it).
@@ -1293,7 +1319,7 @@ export class SqliteMemoryStore implements MemoryStore {
     this.repairSynonyms(
       [...bereaved].filter((id) => !removed.has(id)),
       left,
-      phraseFile,
+      { phraseFile, headsBefore },
     );
     this.ids = undefined;
     return { facts, entities, edgesRemoved, edgesLowered };
@@ -1307,26 +1333,31 @@ export class SqliteMemoryStore implements MemoryStore {
    * so the recall snapshot is rebuilt anyway: dropped synonym rows (weight 0) and their change records
    * go.
    */
-  private repairSynonyms(bereaved: number[], left: Map<number, number[]>, phraseFile?: PhraseFile): void {
+  private repairSynonyms(
+    bereaved: number[],
+    left: Map<number, BucketRows>,
+    before: { phraseFile?: PhraseFile; headsBefore?: BucketHeads } = {},
+  ): void {
     this.sql("DELETE FROM edges WHERE kind = ? AND weight <= 0").run(EDGE_KIND.synonym);
     this.sql("DELETE FROM synonym_changes").run();
     this.ids = undefined;
-    const now = left.size ? this.bucketHeadsAt(left.keys()) : new Map<number, number[]>();
+    const now = left.size ? this.bucketHeadsAt(left.keys()) : new Map<number, BucketRows>();
     const movedUp = new Set<number>();
-    for (const [key, before] of left) {
-      const was = new Set(before);
-      for (const id of now.get(key) ?? []) if (!was.has(id)) movedUp.add(id);
+    for (const [key, { ids }] of left) {
+      const was = new Set(ids);
+      for (const id of now.get(key)?.ids ?? []) if (!was.has(id)) movedUp.add(id);
     }
+    // The heads as the file had them, with the buckets phrases left read again: the rest did not change.
+    const heads = before.headsBefore?.replacing(now);
     const name = this.sql("SELECT phrase FROM entities WHERE id = ?");
     const phrasesOf = (ids: Iterable<number>) =>
       [...ids].map((id) => (name.get(id) as { phrase: string }).phrase);
     if (bereaved.length || movedUp.size)
       this.addSynonyms(
         changesOf(
-          new SynonymGraph(this.synonymSource(Number.MAX_SAFE_INTEGER, { phraseFile })).repair(
-            phrasesOf(bereaved),
-            phrasesOf(movedUp),
-          ),
+          new SynonymGraph(
+            this.synonymSource(Number.MAX_SAFE_INTEGER, { phraseFile: before.phraseFile, heads }),
+          ).repair(phrasesOf(bereaved), phrasesOf(movedUp)),
         ),
       );
   }
