@@ -1,5 +1,5 @@
 /** Positioned whole reads and writes on an open file: the loops a short read or write needs, once. */
-import { readSync, writeSync } from "node:fs";
+import { readFileSync, readSync, writeSync } from "node:fs";
 
 /** Reads `length` bytes at `position` (fewer at the end of the file). */
 export function readAt(fd: number, position: number, length: number, into?: Buffer): Buffer {
@@ -11,6 +11,15 @@ export function readAt(fd: number, position: number, length: number, into?: Buff
     done += n;
   }
   return done === length ? buffer : buffer.subarray(0, done);
+}
+
+/**
+ * A file's bytes read whole into memory of their own (no mapping held, so the file can be removed while
+ * they are read), starting at a multiple of `alignment` bytes: a read's buffer that does not is copied.
+ */
+export function readAligned(path: string, alignment: number): Uint8Array {
+  const data = readFileSync(path);
+  return data.byteOffset % alignment === 0 ? data : new Uint8Array(data);
 }
 
 /** Writes all of `data` at `position`. */

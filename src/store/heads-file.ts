@@ -26,8 +26,8 @@
  * order) — then the log: per phrase its row id, its rank (high and low words), its LSH_BANDS keys and
  * a check.
  */
-import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { wordsCheck, writeAt } from "../home/file-io.ts";
+import { closeSync, constants, openSync, renameSync, rmSync } from "node:fs";
+import { readAligned, wordsCheck, writeAt } from "../home/file-io.ts";
 import { headsFilePath } from "../home/paths.ts";
 import { Growable } from "./growable.ts";
 import { BUCKET_LIMIT, LSH_BANDS, LSH_BITS, SYNONYM_RULE } from "./synonyms.ts";
@@ -228,9 +228,8 @@ export class BucketHeads {
   ): BucketHeads | undefined {
     let words: Int32Array;
     try {
-      let bytes: Uint8Array = options.whole ? readFileSync(path) : Bun.mmap(path, { shared: false });
-      // The base's ranks are read as float64: a read's buffer not aligned to them is copied.
-      if (bytes.byteOffset % 8 !== 0) bytes = new Uint8Array(bytes);
+      // The base's ranks are read as float64 (a mapping starts at a page).
+      const bytes = options.whole ? readAligned(path, 8) : Bun.mmap(path, { shared: false });
       words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
     } catch {
       return undefined;

@@ -18,8 +18,8 @@
  * read from the store), two spare bytes, the vector (f32 × dim), the name's UTF-8 bytes. Words are the
  * machine's (little-endian on every target); the file never leaves it.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, rmSync } from "node:fs";
-import { readAt, wordsCheck, writeAt } from "../home/file-io.ts";
+import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
+import { readAligned, readAt, wordsCheck, writeAt } from "../home/file-io.ts";
 import { phraseFilePath } from "../home/paths.ts";
 
 const MAGIC = "TFPHRASE";
@@ -87,10 +87,7 @@ export class PhraseFile {
       return undefined;
     }
     try {
-      file.bytes = Bun.mmap(path, { shared: false });
-      file.floats = new Float32Array(file.bytes.buffer, file.bytes.byteOffset, file.bytes.length >> 2);
-      file.words = new Uint32Array(file.bytes.buffer, file.bytes.byteOffset, file.bytes.length >> 2);
-      return file;
+      return file.reading(Bun.mmap(path, { shared: false }));
     } catch {
       // Where files cannot be mapped the store is read: reading the file whole (281 MB at 100,000
       // records) would cost more than the rows a session needs.
@@ -106,21 +103,27 @@ export class PhraseFile {
   static readWhole(path: string, dim: number, identity: string): PhraseFile | undefined {
     const file = new PhraseFile(path, dim, Bun.hash.crc32(identity));
     if (file.open() < 0) return undefined;
-    let data: Buffer;
+    let bytes: Uint8Array;
     try {
-      data = readFileSync(path);
+      // Records are read as 4-byte words.
+      bytes = readAligned(path, 4);
     } catch {
       return undefined;
     }
-    // Records are read as 4-byte words: a read's buffer not aligned to them is copied (a large file's
-    // has memory of its own, at 0).
-    const words = data.length >> 2;
-    const bytes = data.byteOffset % 4 === 0 ? data : Buffer.from(data);
-    if (bytes.byteOffset % 4 !== 0 || !bytes.subarray(0, HEAD_BYTES).equals(file.head())) return undefined;
-    file.bytes = bytes;
-    file.floats = new Float32Array(bytes.buffer, bytes.byteOffset, words);
-    file.words = new Uint32Array(bytes.buffer, bytes.byteOffset, words);
-    return file;
+    if (
+      bytes.length < HEAD_BYTES ||
+      !Buffer.from(bytes.buffer, bytes.byteOffset, HEAD_BYTES).equals(file.head())
+    )
+      return undefined;
+    return file.reading(bytes);
+  }
+
+  /** This file, reading its records from `bytes` (the file's, 4-byte aligned). */
+  private reading(bytes: Uint8Array): PhraseFile {
+    this.bytes = bytes;
+    this.floats = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+    this.words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+    return this;
   }
 
   /** The id of the file's last whole record (0: none), -1 when it is absent or of another layout or store. */
