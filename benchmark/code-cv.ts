@@ -56,6 +56,10 @@ const ALTERNATIVES: Record<string, Config[]> = {
   buildOutputPenalty: single("buildOutputPenalty", [1]),
   namedTestDirPenalty: single("namedTestDirPenalty", [1]),
   strongPathPenalty: single("strongPathPenalty", [0.15, 0.2, 0.45, 0.6]),
+  lexicalMargin: product(
+    { lexicalMarginBoost: 0 },
+    { lexicalMarginBoost: [0.25, 0.75, 1], lexicalMarginRatio: [1.1, 1.35, 1.5] },
+  ),
   feedback: product(
     { feedbackWeight: 0 },
     {

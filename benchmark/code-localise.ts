@@ -64,6 +64,7 @@ const UNSEEN: { mirror: string; language: string }[] = [
 /** Ranking variants scored beside the shipped one (`--variants`): each turns one mechanism off or on. */
 const VARIANTS: Record<string, Config> = {
   "feedback-off": { feedbackWeight: 0 },
+  "lexical-margin-off": { lexicalMarginBoost: 0 },
   /** The ranking before issue 20's second round (definition boost 3, same-file decay 0.5, no build-output or named test folder rule). */
   "round-start": {
     definitionBoost: 3,

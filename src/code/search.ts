@@ -7,7 +7,14 @@ import type { ContentKind } from "./languages.ts";
 import { pathTable, rerank } from "./rank/boosts.ts";
 import { isSymbolQuery } from "./rank/definitions.ts";
 import { lexicalFeedback, turnPostingsAround } from "./rank/expansion.ts";
-import { CANDIDATES_PER_RESULT, fuse, fusionWeight, MIN_CANDIDATES, queryKind } from "./rank/fusion.ts";
+import {
+  CANDIDATES_PER_RESULT,
+  fuse,
+  fusionWeight,
+  liftClearLexicalWinner,
+  MIN_CANDIDATES,
+  queryKind,
+} from "./rank/fusion.ts";
 import { pathPenalty } from "./rank/penalties.ts";
 import { selectTop } from "./rank/selection.ts";
 import { tuningVersion } from "./rank/tuning.ts";
@@ -161,12 +168,16 @@ export function searchIndex(
   const feedback =
     lexicalRanked.length && !symbolQuery ? lexicalFeedback(index, terms, lexicalRanked) : undefined;
   lap("feedback terms");
-  if (feedback)
-    lexicalRanked = topBm25(index.bm25, { terms, feedback }, candidateCount, {
+  let lexicalScores = lexical.scores;
+  if (feedback) {
+    const fed = topBm25(index.bm25, { terms, feedback }, candidateCount, {
       allowed: filter,
       chunkFile: index.chunkFile,
       previous: lexical.walked,
-    }).ranked;
+    });
+    lexicalRanked = fed.ranked;
+    lexicalScores = fed.scores;
+  }
   lap("feedback");
   // Punctuation alone (`?.`, `->`) has no meaning to embed: it is looked for literally. So is a query
   // no chunk shares a word with: to our 64-dimension static model such a query is noise. On
@@ -194,6 +205,7 @@ export function searchIndex(
 
   const kind = queryKind(text, symbolQuery);
   const scores = fuse(lexicalRanked, denseRanked, fusionWeight(kind));
+  liftClearLexicalWinner(scores, lexicalRanked, lexicalScores);
   lap("fusion");
   rerank(index, scores, text, kind, isAllowed);
   lap("rerank");

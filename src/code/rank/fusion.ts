@@ -58,3 +58,31 @@ export function fuse(lexicalRanked: number[], denseRanked: number[], alpha: numb
         scores.set(id, alpha * (denseFused.get(id) ?? 0) + (1 - alpha) * (lexicalFused.get(id) ?? 0));
   return scores;
 }
+
+/**
+ * A lexical winner by a clear margin: when the best BM25 score is at least LEXICAL_MARGIN_RATIO × the
+ * second's, that chunk gains LEXICAL_MARGIN_BOOST × the best fused score before the rerank. Fusion
+ * sees ranks alone (at k = 60 the first rank scores 1.6 % above the second), so a chunk that matches
+ * the query's terms far better than any other counted no more than a narrow winner, and the dense
+ * list or the reranker's boosts could put another above it. Chosen on the development set (every
+ * fold with one repository left out took the ratio, all but one the boost) and holding on
+ * repositories it never saw; at a lead under 1.2 BM25's first is no surer than its second, and
+ * lifting it loses on both (docs/code-search.md).
+ */
+export const LEXICAL_MARGIN_RATIO = 1.2;
+export const LEXICAL_MARGIN_BOOST = 0.5;
+
+/** Lifts the lexical list's first in `scores` (fused) where its BM25 score leads the second's by the margin. */
+export function liftClearLexicalWinner(
+  scores: Map<number, number>,
+  lexicalRanked: number[],
+  lexicalScores: number[],
+): void {
+  const boost = tuned("lexicalMarginBoost", LEXICAL_MARGIN_BOOST);
+  if (boost <= 0 || lexicalRanked.length < 2) return;
+  if (lexicalScores[0] < tuned("lexicalMarginRatio", LEXICAL_MARGIN_RATIO) * lexicalScores[1]) return;
+  let best = 0;
+  for (const score of scores.values()) best = Math.max(best, score);
+  const winner = lexicalRanked[0];
+  scores.set(winner, (scores.get(winner) ?? 0) + boost * best);
+}

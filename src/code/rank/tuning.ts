@@ -19,7 +19,9 @@ export type TunableWeight =
   | "feedbackWeight"
   | "feedbackChunks"
   | "feedbackTerms"
-  | "feedbackSupport";
+  | "feedbackSupport"
+  | "lexicalMarginBoost"
+  | "lexicalMarginRatio";
 
 const overrides = new Map<TunableWeight, number>();
 /** Bumped by every setTuning: what a cache of tuned values (search.ts's path penalties) was made under. */
