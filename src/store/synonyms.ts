@@ -104,8 +104,11 @@ export function probeKeys(keys: number[]): number[] {
   return out;
 }
 
-/** A vector's LSH_BANDS bucket keys (band number and its sign bits in one integer). */
-export function bandKeys(vector: Float32Array, dim = vector.length): number[] {
+/**
+ * A vector's projections on the LSH_BANDS · LSH_BITS hyperplanes, band by band: bit `k` of band b's
+ * key is the sign of projection b · LSH_BITS + (LSH_BITS − 1 − k). The array is reused by the next call.
+ */
+export function bandProjections(vector: Float32Array, dim = vector.length): Float64Array {
   const planes = hyperplanes(dim);
   projections.fill(0);
   for (let d = 0; d < dim; d++) {
@@ -113,6 +116,12 @@ export function bandKeys(vector: Float32Array, dim = vector.length): number[] {
     const row = d * PLANES;
     for (let p = 0; p < PLANES; p++) projections[p] += planes[row + p] * x;
   }
+  return projections;
+}
+
+/** A vector's LSH_BANDS bucket keys (band number and its sign bits in one integer). */
+export function bandKeys(vector: Float32Array, dim = vector.length): number[] {
+  bandProjections(vector, dim);
   const keys: number[] = [];
   for (let band = 0; band < LSH_BANDS; band++) {
     let bits = 0;
