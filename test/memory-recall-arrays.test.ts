@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { arrayTerms, encodedTerms } from "../src/memory/recall/bm25.ts";
+import { addNormalised, minMax } from "../src/memory/recall/snapshot.ts";
 import { seededRandom } from "./support/random.ts";
 
 /** A term table as recall.bin stores it: the terms in JavaScript's order, as UTF-8 bytes with offsets. */
@@ -60,4 +61,24 @@ test("stored terms are found by their UTF-8 bytes exactly where the in-memory ta
   stored.forEach((term, i) => {
     expect(fromBytes.at(i)).toBe(term);
   });
+});
+
+test("scores normalised in place add exactly what minMax's array adds, ties and all-equal lists too", () => {
+  const random = seededRandom(11);
+  for (let trial = 0; trial < 200; trial++) {
+    const n = 1 + Math.floor(random() * 300);
+    const kind = trial % 4;
+    // Spread values, all equal (positive, or zero), and lists with many ties.
+    const values = Float64Array.from({ length: n }, () =>
+      kind === 0 ? random() * 10 - 2 : kind === 1 ? 3 : kind === 2 ? 0 : Math.floor(random() * 3),
+    );
+    const weight = random();
+    const start = Float64Array.from({ length: n }, () => random());
+    const expected = Float64Array.from(start);
+    const normalised = minMax(values);
+    for (let i = 0; i < n; i++) expected[i] += weight * normalised[i];
+    const got = Float64Array.from(start);
+    addNormalised(got, values, weight);
+    expect([...got]).toEqual([...expected]);
+  }
 });

@@ -11,7 +11,7 @@
  *   Word-based facts add less than precise ones; BM25 with its session neighbours is the strong signal
  *   in conversations (LoCoMo recall@10 69.6 vs 67.7 with the LLM-graph recipe).
  */
-import { minMax, topIndices } from "./snapshot.ts";
+import { addNormalised, topIndices } from "./snapshot.ts";
 
 /** Above this share of LLM-built passages, the graph is trusted as an LLM graph. */
 export const LLM_GRAPH_SHARE = 0.5;
@@ -42,11 +42,6 @@ export function reciprocalRankFusion(
 /** Σ weight × min-max(scores). */
 export function scoreFusion(lists: Float64Array[], weights: readonly number[]): Float64Array {
   const out = new Float64Array(lists[0]?.length ?? 0);
-  const normalised = new Float64Array(out.length);
-  for (let l = 0; l < lists.length; l++) {
-    const weight = weights[l] ?? 0;
-    minMax(lists[l], normalised);
-    for (let i = 0; i < out.length; i++) out[i] += weight * normalised[i];
-  }
+  for (let l = 0; l < lists.length; l++) addNormalised(out, lists[l], weights[l] ?? 0);
   return out;
 }
