@@ -548,7 +548,7 @@ export function minMax(
 }
 
 /** What minMax normalises `values` by: their lowest value and the span up to the highest (≤ 0: none). */
-export function rangeOf(values: Float64Array): { lo: number; span: number } {
+function rangeOf(values: Float64Array): { lo: number; span: number } {
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < values.length; i++) {
