@@ -20,6 +20,7 @@ import { denseTop, int8Rows } from "../src/code/dense.ts";
 import {
   BUCKET_LIMIT,
   bandProjections,
+  keysOfProjections,
   LSH_BANDS,
   LSH_BITS,
   phraseRank,
@@ -61,11 +62,9 @@ const weak = new Uint8Array(count * LSH_BANDS * KEPT_WEAK);
 const order = Array.from({ length: LSH_BITS }, (_, k) => k);
 for (let i = 0; i < count; i++) {
   const projections = bandProjections(vectors.subarray(i * dim, (i + 1) * dim), dim);
+  // Band-prefixed keys, as the store keeps them: a probe flips one of their low LSH_BITS bits.
+  keys.set(keysOfProjections(projections), i * LSH_BANDS);
   for (let band = 0; band < LSH_BANDS; band++) {
-    let bits = 0;
-    for (let bit = 0; bit < LSH_BITS; bit++)
-      bits = (bits << 1) | (projections[band * LSH_BITS + bit] >= 0 ? 1 : 0);
-    keys[i * LSH_BANDS + band] = bits;
     const strength = (k: number) => Math.abs(projections[band * LSH_BITS + LSH_BITS - 1 - k]);
     order.sort((a, b) => strength(a) - strength(b));
     for (let k = 0; k < KEPT_WEAK; k++) weak[(i * LSH_BANDS + band) * KEPT_WEAK + k] = order[k];

@@ -121,7 +121,11 @@ export function bandProjections(vector: Float32Array, dim = vector.length): Floa
 
 /** A vector's LSH_BANDS bucket keys (band number and its sign bits in one integer). */
 export function bandKeys(vector: Float32Array, dim = vector.length): number[] {
-  bandProjections(vector, dim);
+  return keysOfProjections(bandProjections(vector, dim));
+}
+
+/** The bucket keys of bandProjections' projections. */
+export function keysOfProjections(projections: Float64Array): number[] {
   const keys: number[] = [];
   for (let band = 0; band < LSH_BANDS; band++) {
     let bits = 0;

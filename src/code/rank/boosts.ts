@@ -13,7 +13,7 @@ import {
   stemNamesSymbol,
   symbolName,
 } from "./definitions.ts";
-import type { QueryKind } from "./fusion.ts";
+import { maxOf, type QueryKind } from "./fusion.ts";
 import { type PathWordTable, pathKeywordMatcher, pathWordTable, queryKeywords } from "./path-words.ts";
 import { tuned } from "./tuning.ts";
 
@@ -156,12 +156,6 @@ export function pathTable(index: CodeIndex): PathWordTable {
   let table = pathTables.get(index);
   if (!table) pathTables.set(index, (table = pathWordTable(index.files.map((f) => f.path))));
   return table;
-}
-
-function maxOf(scores: Map<number, number>): number {
-  let max = 0;
-  for (const score of scores.values()) if (score > max) max = score;
-  return max;
 }
 
 /** The best chunk of each file gains a share of the best score, in proportion to the file's total. */

@@ -81,8 +81,13 @@ export function liftClearLexicalWinner(
   const boost = tuned("lexicalMarginBoost", LEXICAL_MARGIN_BOOST);
   if (boost <= 0 || lexicalRanked.length < 2) return;
   if (lexicalScores[0] < tuned("lexicalMarginRatio", LEXICAL_MARGIN_RATIO) * lexicalScores[1]) return;
-  let best = 0;
-  for (const score of scores.values()) best = Math.max(best, score);
   const winner = lexicalRanked[0];
-  scores.set(winner, (scores.get(winner) ?? 0) + boost * best);
+  scores.set(winner, (scores.get(winner) ?? 0) + boost * maxOf(scores));
+}
+
+/** The best of a query's fused scores (0 when none is positive): what fusion's lift and the boosts scale by. */
+export function maxOf(scores: Map<number, number>): number {
+  let max = 0;
+  for (const score of scores.values()) if (score > max) max = score;
+  return max;
 }

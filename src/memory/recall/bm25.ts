@@ -61,7 +61,7 @@ export function encodedTerms(bytes: Uint8Array, offsets: Uint32Array): TermList 
       const b = probe[k];
       if (a === b) continue;
       if (a < 0x80 && b < 0x80) return a - b;
-      const found = decoder.decode(bytes.subarray(from, to));
+      const found = at(i);
       return found < term ? -1 : found > term ? 1 : 0;
     }
     return to - from - length;
